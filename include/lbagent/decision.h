@@ -1,0 +1,30 @@
+/* What the node should be, and why: the single input of every reply. */
+#ifndef LBAGENT_DECISION_H
+#define LBAGENT_DECISION_H
+
+#include <stdbool.h>
+
+#include "lbagent/markers.h"
+#include "lbagent/text.h"
+
+enum node_state {
+	NODE_UP,	/* serving at `weight` percent */
+	NODE_DRAIN,	/* no new sessions (marker) */
+	NODE_MAINT,	/* out entirely (marker) */
+	NODE_STATE_COUNT
+};
+
+struct decision {
+	enum node_state	state;
+	unsigned	weight;			/* 0-100, meaningful when up */
+	char		reason[REASON_MAX + 1];	/* "" when there is nothing to say */
+};
+
+const char	*node_state_name(enum node_state);
+int		 node_state_parse(const char *, enum node_state *);
+
+/* Markers override everything else; maint wins over drain. */
+void		 decision_from_markers(const struct markers *, struct decision *);
+bool		 decision_equal(const struct decision *, const struct decision *);
+
+#endif

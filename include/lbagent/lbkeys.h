@@ -1,0 +1,96 @@
+/*
+ * Load-balancer keys. Every HAProxy instance, and every backend in it that
+ * names this node, checks on its own; lbagent tells them apart by source
+ * address and request text (agent-send). For each key it remembers which
+ * of its claims (reply.h) the key has seen, and after a claim ends, owes
+ * that key the restore word for twice the longest gap between its checks,
+ * and at least once. Pure logic over a caller-supplied clock (ms).
+ */
+#ifndef LBAGENT_LBKEYS_H
+#define LBAGENT_LBKEYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "lbagent/reply.h"
+
+#define LBKEY_ADDR_MAX		46	/* INET6_ADDRSTRLEN */
+#define LBKEY_TEXT_MAX		256
+#define LBKEY_GAPS		8	/* the gaps remembered per key */
+#define LBKEY_DEFAULT_GAP_MS	2000	/* HAProxy's default agent-inter */
+#define LBKEYS_MAX		1024
+
+struct lbkey {
+	char		addr[LBKEY_ADDR_MAX];
+	char		text[LBKEY_TEXT_MAX];
+	size_t		textlen;
+	int64_t		last_seen_ms;
+	uint64_t	checks;
+	int64_t		gaps_ms[LBKEY_GAPS];
+	unsigned	ngaps, gap_next;
+	unsigned	saw;		/* CLAIM_* bits seen and not yet released */
+	unsigned	owes;		/* CLAIM_* bits whose restore word is owed */
+	bool		restore_started[CLAIM_COUNT];
+	int64_t		restore_since_ms[CLAIM_COUNT];
+	unsigned	restore_sent[CLAIM_COUNT];
+};
+
+struct lbkeys;
+
+struct lbkeys	*lbkeys_new(int64_t forget_after_ms);
+void		 lbkeys_free(struct lbkeys *);
+
+/*
+ * Sets what the current decision claims (CLAIM_* bits). A claim that ends
+ * makes every key that saw it owe the restore word; a claim that starts
+ * again turns an unpaid debt back into "saw". Returns true when anything
+ * worth persisting changed.
+ */
+bool		 lbkeys_claim(struct lbkeys *, unsigned claims, int64_t now_ms);
+unsigned	 lbkeys_claims(const struct lbkeys *);
+
+/*
+ * One check from (addr, text): returns the restore words (CLAIM_* bits) to
+ * add to this reply and records that the key saw the current claims.
+ * *created tells whether the key is new; *changed whether to persist.
+ */
+unsigned	 lbkeys_check(struct lbkeys *, const char *addr, const char *text,
+		    size_t len, int64_t now_ms, bool *created, bool *changed);
+
+/*
+ * The request text arrived after a reply was sent under (addr, ""): moves
+ * what that reply claimed to (addr, text), dropping the provisional key if
+ * that check created it.
+ */
+bool		 lbkeys_late_text(struct lbkeys *, const char *addr,
+		    const char *text, size_t len, unsigned carried,
+		    bool provisional_created, int64_t now_ms);
+
+/* True when any check from addr has sent text: worth waiting for it. */
+bool		 lbkeys_addr_sends_text(const struct lbkeys *, const char *addr);
+
+/* Forgets keys not seen for forget_after; true when any was. */
+bool		 lbkeys_expire(struct lbkeys *, int64_t now_ms);
+
+/* The restore window of a key: twice its longest recent gap. */
+int64_t		 lbkeys_window_ms(const struct lbkey *);
+
+size_t		 lbkeys_count(const struct lbkeys *);
+const struct lbkey *lbkeys_get(const struct lbkeys *, size_t i);
+size_t		 lbkeys_owing(const struct lbkeys *);
+
+/*
+ * Persistence. Times go out as wall-clock milliseconds and come back as
+ * ages, so a wall clock that jumped gives no negative age. On load every
+ * key counts as seen now: while lbagent was stopped, silence proves
+ * nothing.
+ */
+json_t		*lbkeys_to_json(const struct lbkeys *, int64_t now_ms,
+		    int64_t wall_ms);
+int		 lbkeys_from_json(struct lbkeys *, const json_t *,
+		    int64_t now_ms, int64_t wall_ms, const char **why);
+
+#endif

@@ -1,0 +1,26 @@
+/* The agent port: accepts HAProxy's checks and hands each its reply line. */
+#ifndef LBAGENT_LISTENER_H
+#define LBAGENT_LISTENER_H
+
+#include <event2/event.h>
+
+#include "lbagent/agent.h"
+#include "lbagent/config.h"
+
+/* Each connection is bounded: this many request bytes, this long open. */
+#define LISTENER_REQUEST_MAX	256
+#define LISTENER_DEADLINE_MS	2000
+/* How long to wait for agent-send text from an address known to send it. */
+#define LISTENER_REQUEST_WAIT_MS 250
+/* Bytes read after the reply before an endless sender is cut off. */
+#define LISTENER_DRAIN_MAX	(64 * 1024)
+
+struct listener;
+
+/* Binds every configured address; NULL (with the reason logged) on failure. */
+struct listener	*listener_new(struct event_base *, const struct config *,
+		    struct agent *);
+/* Stops accepting and closes every open connection. */
+void		 listener_free(struct listener *);
+
+#endif

@@ -1,0 +1,34 @@
+/* Marker files: an operator's manual modes, read from state_dir. */
+#ifndef LBAGENT_MARKERS_H
+#define LBAGENT_MARKERS_H
+
+#include <stdbool.h>
+
+#include "lbagent/text.h"
+
+enum marker_kind {
+	MARKER_MAINT,
+	MARKER_DRAIN,
+	MARKER_COUNT
+};
+
+struct marker {
+	bool	present;
+	bool	unreadable;		/* present, but its reason could not be read */
+	char	reason[REASON_MAX + 1];	/* first line, or "<name> marker" */
+	char	error[128];		/* why it was unreadable */
+};
+
+struct markers {
+	struct marker	m[MARKER_COUNT];
+};
+
+const char	*marker_name(enum marker_kind);
+
+/*
+ * Reads every marker in dir. Never blocks on a FIFO or device and never
+ * fails: a marker that exists but cannot be read counts as present.
+ */
+void		 markers_read(const char *dir, struct markers *);
+
+#endif

@@ -1,0 +1,20 @@
+/* Human values (durations, booleans, counts) parsed in one place. */
+#ifndef LBAGENT_UNITS_H
+#define LBAGENT_UNITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Each parser takes the whole string (no leading or trailing junk), stores
+ * the value and returns 0, or returns -1 and points *why at a static
+ * explanation fit to follow "FILE:LINE: KEY: ".
+ */
+int	units_duration_ms(const char *s, uint64_t *ms, const char **why);
+int	units_bool(const char *s, bool *value, const char **why);
+int	units_uint(const char *s, uint64_t *value, const char **why);
+
+/* Formats a duration the way the parser reads it back ("1500ms", "2s", "10m"). */
+void	units_format_ms(uint64_t ms, char *buf, unsigned long size);
+
+#endif

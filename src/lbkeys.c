@@ -1,0 +1,509 @@
+/* Load-balancer keys and the restore words owed to them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/lbkeys.h"
+#include "lbagent/log.h"
+#include "lbagent/text.h"
+
+struct lbkeys {
+	struct lbkey	*keys;		/* unordered; swap-removed */
+	size_t		 count, cap;
+	unsigned	 claims;	/* what the current decision claims */
+	int64_t		 forget_after_ms;
+};
+
+static const char *const claim_names[CLAIM_COUNT] = { "admin", "weight" };
+
+struct lbkeys *
+lbkeys_new(int64_t forget_after_ms)
+{
+	struct lbkeys	*lbk;
+
+	if ((lbk = calloc(1, sizeof(*lbk))) == NULL)
+		return NULL;
+	lbk->forget_after_ms = forget_after_ms;
+	return lbk;
+}
+
+void
+lbkeys_free(struct lbkeys *lbk)
+{
+	if (lbk == NULL)
+		return;
+	free(lbk->keys);
+	free(lbk);
+}
+
+/* "127.0.0.2 \"web\"" for logs. */
+static const char *
+key_label(const struct lbkey *k, char buf[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4])
+{
+	size_t	n = strlen(k->addr);
+
+	memcpy(buf, k->addr, n);
+	buf[n++] = ' ';
+	buf[n++] = '"';
+	n += text_escape(buf + n, k->text, k->textlen);
+	buf[n++] = '"';
+	buf[n] = '\0';
+	return buf;
+}
+
+static struct lbkey *
+find(const struct lbkeys *lbk, const char *addr, const char *text, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < lbk->count; i++) {
+		struct lbkey *k = &lbk->keys[i];
+
+		if (k->textlen == len && strcmp(k->addr, addr) == 0 &&
+		    memcmp(k->text, text, len) == 0)
+			return k;
+	}
+	return NULL;
+}
+
+static void
+remove_at(struct lbkeys *lbk, size_t i)
+{
+	lbk->keys[i] = lbk->keys[--lbk->count];
+}
+
+/* Makes room by dropping the key seen longest ago; only a flood gets here. */
+static void
+evict_oldest(struct lbkeys *lbk)
+{
+	char	label[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4];
+	size_t	i, oldest = 0;
+
+	for (i = 1; i < lbk->count; i++)
+		if (lbk->keys[i].last_seen_ms < lbk->keys[oldest].last_seen_ms)
+			oldest = i;
+	log_warnx("more than %d load-balancer keys: forgetting %s",
+	    LBKEYS_MAX, key_label(&lbk->keys[oldest], label));
+	remove_at(lbk, oldest);
+}
+
+static struct lbkey *
+add(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
+    int64_t now_ms)
+{
+	struct lbkey	*k;
+	size_t		 cap;
+
+	if (lbk->count == LBKEYS_MAX)
+		evict_oldest(lbk);
+	if (lbk->count == lbk->cap) {
+		cap = lbk->cap ? lbk->cap * 2 : 8;
+		if ((k = realloc(lbk->keys, cap * sizeof(*k))) == NULL)
+			return NULL;
+		lbk->keys = k;
+		lbk->cap = cap;
+	}
+	k = &lbk->keys[lbk->count++];
+	memset(k, 0, sizeof(*k));
+	snprintf(k->addr, sizeof(k->addr), "%s", addr);
+	if (len > LBKEY_TEXT_MAX)
+		len = LBKEY_TEXT_MAX;
+	memcpy(k->text, text, len);
+	k->textlen = len;
+	k->last_seen_ms = now_ms;
+	return k;
+}
+
+int64_t
+lbkeys_window_ms(const struct lbkey *k)
+{
+	int64_t		longest = 0;
+	unsigned	i;
+
+	for (i = 0; i < k->ngaps; i++)
+		if (k->gaps_ms[i] > longest)
+			longest = k->gaps_ms[i];
+	return 2 * (longest > 0 ? longest : LBKEY_DEFAULT_GAP_MS);
+}
+
+bool
+lbkeys_claim(struct lbkeys *lbk, unsigned claims, int64_t now_ms)
+{
+	unsigned	released = lbk->claims & ~claims;
+	unsigned	renewed = claims & ~lbk->claims;
+	bool		changed = lbk->claims != claims;
+	unsigned	b;
+	size_t		i;
+
+	(void)now_ms;
+	for (i = 0; i < lbk->count; i++) {
+		struct lbkey *k = &lbk->keys[i];
+
+		for (b = 0; b < CLAIM_COUNT; b++) {
+			unsigned bit = 1u << b;
+
+			if ((released & bit) && (k->saw & bit)) {
+				k->saw &= ~bit;
+				k->owes |= bit;
+				k->restore_started[b] = false;
+				k->restore_sent[b] = 0;
+				changed = true;
+			}
+			/*
+			 * Claimed again before the debt was settled: whether
+			 * or not the restore word got through, the key may
+			 * hold the claim, so it is owed again at the next
+			 * release. Erring this way never strands a server.
+			 */
+			if ((renewed & bit) && (k->owes & bit)) {
+				k->owes &= ~bit;
+				k->saw |= bit;
+				changed = true;
+			}
+		}
+	}
+	lbk->claims = claims;
+	return changed;
+}
+
+unsigned
+lbkeys_claims(const struct lbkeys *lbk)
+{
+	return lbk->claims;
+}
+
+/* The restore words this check carries; settles debts whose window ended. */
+static unsigned
+collect_restore(struct lbkey *k, int64_t now_ms, bool *changed)
+{
+	char		label[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4];
+	unsigned	restore = 0, b;
+
+	for (b = 0; b < CLAIM_COUNT; b++) {
+		unsigned bit = 1u << b;
+
+		if (!(k->owes & bit))
+			continue;
+		if (k->restore_started[b] &&
+		    now_ms - k->restore_since_ms[b] >= lbkeys_window_ms(k)) {
+			k->owes &= ~bit;
+			*changed = true;
+			log_info("%s: restore word '%s' delivered %u times in "
+			    "%lld ms; done", key_label(k, label),
+			    reply_restore_word(bit), k->restore_sent[b],
+			    (long long)(now_ms - k->restore_since_ms[b]));
+			continue;
+		}
+		if (!k->restore_started[b]) {
+			k->restore_started[b] = true;
+			k->restore_since_ms[b] = now_ms;
+			*changed = true;
+			log_notice("%s: sending '%s' for %lld ms",
+			    key_label(k, label), reply_restore_word(bit),
+			    (long long)lbkeys_window_ms(k));
+		}
+		k->restore_sent[b]++;
+		restore |= bit;
+	}
+	return restore;
+}
+
+static void
+note_gap(struct lbkeys *lbk, struct lbkey *k, int64_t now_ms)
+{
+	int64_t	gap = now_ms - k->last_seen_ms;
+
+	/* A gap as long as the forget time is a pause, not a check interval. */
+	if (gap <= 0 || gap >= lbk->forget_after_ms)
+		return;
+	k->gaps_ms[k->gap_next] = gap;
+	k->gap_next = (k->gap_next + 1) % LBKEY_GAPS;
+	if (k->ngaps < LBKEY_GAPS)
+		k->ngaps++;
+}
+
+unsigned
+lbkeys_check(struct lbkeys *lbk, const char *addr, const char *text,
+    size_t len, int64_t now_ms, bool *created, bool *changed)
+{
+	struct lbkey	*k;
+	unsigned	 restore;
+
+	*created = false;
+	*changed = false;
+	if (len > LBKEY_TEXT_MAX)
+		len = LBKEY_TEXT_MAX;
+	if ((k = find(lbk, addr, text, len)) == NULL) {
+		if ((k = add(lbk, addr, text, len, now_ms)) == NULL)
+			return 0;
+		*created = true;
+		*changed = true;
+	} else
+		note_gap(lbk, k, now_ms);
+	k->last_seen_ms = now_ms;
+	k->checks++;
+	restore = collect_restore(k, now_ms, changed);
+	if (lbk->claims & ~k->saw) {
+		k->saw |= lbk->claims;
+		*changed = true;
+	}
+	return restore;
+}
+
+bool
+lbkeys_late_text(struct lbkeys *lbk, const char *addr, const char *text,
+    size_t len, unsigned carried, bool provisional_created, int64_t now_ms)
+{
+	struct lbkey	*k;
+	bool		 changed = false;
+
+	if (len > LBKEY_TEXT_MAX)
+		len = LBKEY_TEXT_MAX;
+	if (provisional_created && (k = find(lbk, addr, "", 0)) != NULL &&
+	    k->checks == 1 && k->owes == 0) {
+		remove_at(lbk, (size_t)(k - lbk->keys));
+		changed = true;
+	}
+	if ((k = find(lbk, addr, text, len)) == NULL) {
+		if ((k = add(lbk, addr, text, len, now_ms)) == NULL)
+			return changed;
+		k->checks = 1;
+		changed = true;
+	}
+	carried &= lbk->claims;
+	if (carried & ~k->saw) {
+		k->saw |= carried;
+		changed = true;
+	}
+	return changed;
+}
+
+bool
+lbkeys_addr_sends_text(const struct lbkeys *lbk, const char *addr)
+{
+	size_t	i;
+
+	for (i = 0; i < lbk->count; i++)
+		if (lbk->keys[i].textlen > 0 &&
+		    strcmp(lbk->keys[i].addr, addr) == 0)
+			return true;
+	return false;
+}
+
+bool
+lbkeys_expire(struct lbkeys *lbk, int64_t now_ms)
+{
+	char	label[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4];
+	bool	changed = false;
+	size_t	i = 0;
+
+	while (i < lbk->count) {
+		struct lbkey *k = &lbk->keys[i];
+
+		if (now_ms - k->last_seen_ms < lbk->forget_after_ms) {
+			i++;
+			continue;
+		}
+		if (k->owes)
+			log_warnx("%s: not seen for %lld s; forgetting it with "
+			    "a restore word still owed", key_label(k, label),
+			    (long long)((now_ms - k->last_seen_ms) / 1000));
+		else
+			log_info("%s: not seen for %lld s; forgotten",
+			    key_label(k, label),
+			    (long long)((now_ms - k->last_seen_ms) / 1000));
+		remove_at(lbk, i);
+		changed = true;
+	}
+	return changed;
+}
+
+size_t
+lbkeys_count(const struct lbkeys *lbk)
+{
+	return lbk->count;
+}
+
+const struct lbkey *
+lbkeys_get(const struct lbkeys *lbk, size_t i)
+{
+	return i < lbk->count ? &lbk->keys[i] : NULL;
+}
+
+size_t
+lbkeys_owing(const struct lbkeys *lbk)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < lbk->count; i++)
+		if (lbk->keys[i].owes)
+			n++;
+	return n;
+}
+
+static json_t *
+bits_to_json(unsigned bits)
+{
+	json_t		*a = json_array();
+	unsigned	 b;
+
+	for (b = 0; a != NULL && b < CLAIM_COUNT; b++)
+		if (bits & (1u << b))
+			json_array_append_new(a, json_string(claim_names[b]));
+	return a;
+}
+
+json_t *
+lbkeys_to_json(const struct lbkeys *lbk, int64_t now_ms, int64_t wall_ms)
+{
+	char		 text[4 * LBKEY_TEXT_MAX + 1];
+	json_t		*arr, *o, *gaps, *owed;
+	size_t		 i;
+	unsigned	 b, g;
+
+	if ((arr = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < lbk->count; i++) {
+		const struct lbkey *k = &lbk->keys[i];
+
+		text_escape(text, k->text, k->textlen);
+		gaps = json_array();
+		for (g = 0; g < k->ngaps; g++)
+			json_array_append_new(gaps, json_integer(k->gaps_ms[g]));
+		owed = json_array();
+		for (b = 0; b < CLAIM_COUNT; b++) {
+			if (!(k->owes & (1u << b)))
+				continue;
+			json_array_append_new(owed, json_pack("{s:s, s:o, s:i}",
+			    "claim", claim_names[b],
+			    "started", k->restore_started[b] ?
+			    json_integer(wall_ms - (now_ms -
+			    k->restore_since_ms[b])) : json_null(),
+			    "sent", (int)k->restore_sent[b]));
+		}
+		o = json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:o}",
+		    "addr", k->addr, "send", text,
+		    "last_seen", (json_int_t)(wall_ms - (now_ms - k->last_seen_ms)),
+		    "checks", (json_int_t)k->checks,
+		    "gaps_ms", gaps, "saw", bits_to_json(k->saw), "owes", owed);
+		if (o == NULL || json_array_append_new(arr, o) == -1) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static int
+claim_from_name(const char *name)
+{
+	int	b;
+
+	for (b = 0; b < CLAIM_COUNT; b++)
+		if (strcmp(name, claim_names[b]) == 0)
+			return b;
+	return -1;
+}
+
+static int
+bits_from_json(const json_t *a, unsigned *bits)
+{
+	size_t	 i;
+	json_t	*v;
+	int	 b;
+
+	*bits = 0;
+	if (!json_is_array(a))
+		return -1;
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) ||
+		    (b = claim_from_name(json_string_value(v))) == -1)
+			return -1;
+		*bits |= 1u << b;
+	}
+	return 0;
+}
+
+/* One key from the state file; -1 on anything unexpected. */
+static int
+key_from_json(struct lbkeys *lbk, const json_t *o, int64_t now_ms,
+    int64_t wall_ms)
+{
+	const char	*addr, *send;
+	char		 text[LBKEY_TEXT_MAX];
+	json_t		*gaps, *saw, *owes, *v, *started;
+	json_int_t	 checks, last_seen, sent;
+	struct lbkey	*k;
+	long		 len;
+	size_t		 i;
+	int		 b;
+
+	if (json_unpack((json_t *)o, "{s:s, s:s, s:I, s:I, s:o, s:o, s:o}",
+	    "addr", &addr, "send", &send, "last_seen", &last_seen,
+	    "checks", &checks, "gaps_ms", &gaps, "saw", &saw, "owes", &owes) != 0)
+		return -1;
+	(void)last_seen;
+	if (strlen(addr) == 0 || strlen(addr) >= LBKEY_ADDR_MAX || checks < 0 ||
+	    (len = text_unescape(text, sizeof(text), send)) < 0 ||
+	    !json_is_array(gaps) || json_array_size(gaps) > LBKEY_GAPS ||
+	    !json_is_array(owes) || find(lbk, addr, text, (size_t)len) != NULL)
+		return -1;
+	if (lbk->count == LBKEYS_MAX ||
+	    (k = add(lbk, addr, text, (size_t)len, now_ms)) == NULL)
+		return -1;
+	k->checks = (uint64_t)checks;
+	json_array_foreach(gaps, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+		    json_integer_value(v) >= lbk->forget_after_ms)
+			goto bad;
+		k->gaps_ms[k->ngaps++] = json_integer_value(v);
+	}
+	k->gap_next = k->ngaps % LBKEY_GAPS;
+	if (bits_from_json(saw, &k->saw) == -1)
+		goto bad;
+	json_array_foreach(owes, i, v) {
+		const char *claim;
+
+		if (json_unpack(v, "{s:s, s:o, s:I}", "claim", &claim,
+		    "started", &started, "sent", &sent) != 0 ||
+		    (b = claim_from_name(claim)) == -1 || sent < 0 ||
+		    (k->owes & (1u << b)) ||
+		    !(json_is_null(started) || json_is_integer(started)))
+			goto bad;
+		k->owes |= 1u << b;
+		k->restore_sent[b] = (unsigned)(sent > 1000000 ? 1000000 : sent);
+		if (json_is_integer(started)) {
+			json_int_t age = wall_ms - json_integer_value(started);
+
+			/* A clock that went backwards gives age 0, not < 0. */
+			k->restore_started[b] = true;
+			k->restore_since_ms[b] = now_ms - (age > 0 ? age : 0);
+		}
+	}
+	if (k->saw & k->owes)
+		goto bad;
+	return 0;
+bad:
+	remove_at(lbk, lbk->count - 1);
+	return -1;
+}
+
+int
+lbkeys_from_json(struct lbkeys *lbk, const json_t *arr, int64_t now_ms,
+    int64_t wall_ms, const char **why)
+{
+	size_t	 i;
+	json_t	*o;
+
+	if (!json_is_array(arr)) {
+		*why = "load_balancers is not an array";
+		return -1;
+	}
+	json_array_foreach(arr, i, o) {
+		if (key_from_json(lbk, o, now_ms, wall_ms) == -1) {
+			*why = "a load-balancer entry is malformed";
+			lbk->count = 0;
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,511 @@
+/*
+ * The agent port. Each connection is a small state machine driven by one
+ * event: read the request (agent-send) if one is coming, write the reply,
+ * then read until the peer closes, so that we never close with unread
+ * input (the kernel would answer it with a reset that can cost HAProxy
+ * the reply). Everything is bounded: bytes, time, connections.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event_struct.h>
+#include <event2/listener.h>
+
+#include "lbagent/clock.h"
+#include "lbagent/lbkeys.h"
+#include "lbagent/listener.h"
+#include "lbagent/log.h"
+
+#define LISTEN_BACKLOG		4096
+#define RESUME_AFTER_MS		100	/* after running out of descriptors */
+
+enum conn_state {
+	CONN_REQUEST,	/* waiting for the request line */
+	CONN_REPLY,	/* writing the reply line */
+	CONN_DRAIN,	/* reply written, write side shut: reading to EOF */
+};
+
+struct conn {
+	struct conn		*prev, *next;	/* listener::conns */
+	struct listener		*l;
+	evutil_socket_t		 fd;
+	struct event		 ev;
+	enum conn_state		 state;
+	int64_t			 deadline_ms;
+	int64_t			 request_until_ms;
+	char			 addr[LBKEY_ADDR_MAX];
+	char			 req[LISTENER_REQUEST_MAX];
+	size_t			 reqlen;
+	bool			 replied_early;	/* before any request text */
+	bool			 late_done;
+	struct agent_check	 ck;
+	char			 out[REPLY_MAX];
+	size_t			 outlen, outoff;
+	size_t			 drained;
+};
+
+struct listener {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct agent		*agent;
+	struct evconnlistener	*ls[2 * CONFIG_MAX_LISTEN];
+	size_t			 nls;
+	struct conn		*conns;
+	size_t			 nconns;
+	bool			 paused;
+	struct event		*resume_ev;
+};
+
+enum io_result { IO_DONE, IO_AGAIN, IO_CLOSED };
+
+static void	conn_cb(evutil_socket_t, short, void *);
+
+static void
+listener_pause(struct listener *l)
+{
+	size_t	i;
+
+	if (l->paused)
+		return;
+	for (i = 0; i < l->nls; i++)
+		evconnlistener_disable(l->ls[i]);
+	l->paused = true;
+}
+
+static void
+listener_resume(struct listener *l)
+{
+	size_t	i;
+
+	if (!l->paused || l->nconns >= l->cfg->max_connections)
+		return;
+	for (i = 0; i < l->nls; i++)
+		evconnlistener_enable(l->ls[i]);
+	l->paused = false;
+}
+
+static void
+conn_close(struct conn *c)
+{
+	struct listener	*l = c->l;
+
+	event_del(&c->ev);
+	evutil_closesocket(c->fd);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		l->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	l->nconns--;
+	free(c);
+	if (!event_pending(l->resume_ev, EV_TIMEOUT, NULL))
+		listener_resume(l);
+}
+
+/* (Re)arms the connection's event for `what`, until `until_ms` at most. */
+static void
+conn_wait(struct conn *c, short what, int64_t until_ms)
+{
+	int64_t		left = until_ms - clock_now_ms();
+	struct timeval	tv;
+
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = (time_t)(left / 1000);
+	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
+	event_del(&c->ev);
+	event_assign(&c->ev, c->l->base, c->fd, what, conn_cb, c);
+	event_add(&c->ev, &tv);
+}
+
+/* Reads request bytes until a newline, the limit, EOF or EAGAIN. */
+static enum io_result
+conn_read_request(struct conn *c)
+{
+	ssize_t	n;
+
+	while (c->reqlen < sizeof(c->req)) {
+		n = recv(c->fd, c->req + c->reqlen, sizeof(c->req) - c->reqlen, 0);
+		if (n > 0) {
+			if (memchr(c->req + c->reqlen, '\n', (size_t)n) != NULL) {
+				c->reqlen += (size_t)n;
+				return IO_DONE;
+			}
+			c->reqlen += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return IO_DONE;		/* sent what it had, then shut */
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return IO_AGAIN;
+		return IO_CLOSED;		/* reset: nobody to answer */
+	}
+	return IO_DONE;
+}
+
+/* The request's first line, without its line ending: the key's text. */
+static size_t
+request_text_len(const char *req, size_t len)
+{
+	const char	*nl = memchr(req, '\n', len);
+
+	if (nl != NULL)
+		len = (size_t)(nl - req);
+	if (len > 0 && req[len - 1] == '\r')
+		len--;
+	return len;
+}
+
+static void
+conn_enter_drain(struct conn *c)
+{
+	/* Our FIN tells a reader the line is complete. */
+	shutdown(c->fd, SHUT_WR);
+	c->state = CONN_DRAIN;
+	conn_wait(c, EV_READ, c->deadline_ms);
+}
+
+static void
+conn_write(struct conn *c)
+{
+	ssize_t	n;
+
+	while (c->outoff < c->outlen) {
+		n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n >= 0) {
+			c->outoff += (size_t)n;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			c->state = CONN_REPLY;
+			conn_wait(c, EV_WRITE, c->deadline_ms);
+			return;
+		}
+		conn_close(c);		/* reset or gone: nothing to finish */
+		return;
+	}
+	conn_enter_drain(c);
+}
+
+static void
+conn_reply(struct conn *c)
+{
+	c->replied_early = c->reqlen == 0;
+	c->outlen = agent_reply(c->l->agent, c->addr, c->req,
+	    request_text_len(c->req, c->reqlen), c->out, &c->ck);
+	c->outoff = 0;
+	conn_write(c);
+}
+
+/*
+ * Reads what comes after the reply. Text that arrives after an early
+ * reply is the request we did not wait for: it tells the key.
+ */
+static void
+conn_drain(struct conn *c)
+{
+	char	buf[4096];
+	ssize_t	n;
+	size_t	take;
+
+	for (;;) {
+		n = recv(c->fd, buf, sizeof(buf), 0);
+		if (n == 0 || (n == -1 && errno != EINTR && errno != EAGAIN &&
+		    errno != EWOULDBLOCK)) {
+			conn_close(c);
+			return;
+		}
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			conn_wait(c, EV_READ, c->deadline_ms);
+			return;
+		}
+		if (c->replied_early && !c->late_done) {
+			take = sizeof(c->req) - c->reqlen;
+			if (take > (size_t)n)
+				take = (size_t)n;
+			memcpy(c->req + c->reqlen, buf, take);
+			c->reqlen += take;
+			if (memchr(c->req, '\n', c->reqlen) != NULL ||
+			    c->reqlen == sizeof(c->req)) {
+				c->late_done = true;
+				agent_late_text(c->l->agent, c->addr, c->req,
+				    request_text_len(c->req, c->reqlen), &c->ck);
+			}
+		}
+		c->drained += (size_t)n;
+		if (c->drained > LISTENER_DRAIN_MAX) {
+			conn_close(c);
+			return;
+		}
+	}
+}
+
+static void
+conn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+	int64_t		 now = clock_now_ms();
+
+	(void)fd;
+	if ((what & EV_TIMEOUT) && now >= c->deadline_ms) {
+		conn_close(c);
+		return;
+	}
+	switch (c->state) {
+	case CONN_REQUEST:
+		if (what & EV_READ) {
+			switch (conn_read_request(c)) {
+			case IO_CLOSED:
+				conn_close(c);
+				return;
+			case IO_AGAIN:
+				if (now < c->request_until_ms) {
+					conn_wait(c, EV_READ, c->request_until_ms);
+					return;
+				}
+				break;
+			case IO_DONE:
+				break;
+			}
+		}
+		conn_reply(c);
+		return;
+	case CONN_REPLY:
+		conn_write(c);
+		return;
+	case CONN_DRAIN:
+		conn_drain(c);
+		return;
+	}
+}
+
+/* The peer's address as text; IPv4-mapped IPv6 reads as IPv4. */
+static void
+format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
+{
+	const struct sockaddr_in6	*s6 = (const void *)sa;
+	const struct sockaddr_in	*s4 = (const void *)sa;
+
+	buf[0] = '\0';
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &s4->sin_addr, buf, LBKEY_ADDR_MAX);
+	else if (sa->sa_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], buf,
+		    LBKEY_ADDR_MAX);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &s6->sin6_addr, buf, LBKEY_ADDR_MAX);
+	if (buf[0] == '\0')
+		snprintf(buf, LBKEY_ADDR_MAX, "unknown");
+}
+
+static void
+accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
+    int socklen, void *arg)
+{
+	struct listener	*l = arg;
+	struct conn	*c;
+	int64_t		 now = clock_now_ms();
+
+	(void)ev;
+	(void)socklen;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->l = l;
+	c->fd = fd;
+	c->deadline_ms = now + LISTENER_DEADLINE_MS;
+	c->state = CONN_REQUEST;
+	format_addr(sa, c->addr);
+	event_assign(&c->ev, l->base, fd, EV_READ, conn_cb, c);
+	c->next = l->conns;
+	if (l->conns != NULL)
+		l->conns->prev = c;
+	l->conns = c;
+	if (++l->nconns >= l->cfg->max_connections)
+		listener_pause(l);
+
+	switch (conn_read_request(c)) {
+	case IO_CLOSED:
+		conn_close(c);
+		return;
+	case IO_DONE:
+		conn_reply(c);
+		return;
+	case IO_AGAIN:
+		break;
+	}
+	/*
+	 * Nothing complete yet. Wait briefly only when text is coming: part
+	 * of it is here, or this address has sent text before. Otherwise
+	 * answer now; text that still comes is read after the reply.
+	 */
+	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
+		c->request_until_ms = now + LISTENER_REQUEST_WAIT_MS;
+		conn_wait(c, EV_READ, c->request_until_ms);
+		return;
+	}
+	conn_reply(c);
+}
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	listener_resume(arg);
+}
+
+static void
+accept_error_cb(struct evconnlistener *ev, void *arg)
+{
+	struct listener	*l = arg;
+	struct timeval	 tv = { 0, RESUME_AFTER_MS * 1000 };
+	int		 err = EVUTIL_SOCKET_ERROR();
+
+	(void)ev;
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+		/* Pause instead of spinning on a listener we cannot serve. */
+		if (!l->paused)
+			log_warnx("accept: %s (%zu connections open): pausing "
+			    "for %d ms", strerror(err), l->nconns,
+			    RESUME_AFTER_MS);
+		listener_pause(l);
+		event_add(l->resume_ev, &tv);
+		return;
+	}
+	log_warnx("accept: %s", strerror(err));
+}
+
+/* Binds one address; -1 on failure, with the reason logged. */
+static int
+listen_one(struct listener *l, const struct config_listen *cl,
+    const struct addrinfo *ai, bool wildcard)
+{
+	struct evconnlistener	*ev;
+	evutil_socket_t		 fd;
+	int			 one = 1;
+	char			 host[LBKEY_ADDR_MAX];
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd == -1) {
+		if (wildcard && ai->ai_family == AF_INET6 &&
+		    errno == EAFNOSUPPORT) {
+			log_notice("listen %s: no IPv6 on this host; IPv4 only",
+			    cl->text);
+			return 0;
+		}
+		log_err("listen %s: socket", cl->text);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) == -1) {
+		if (wildcard && ai->ai_family == AF_INET6 &&
+		    (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT)) {
+			log_notice("listen %s: no IPv6 on this host; IPv4 only",
+			    cl->text);
+			close(fd);
+			return 0;
+		}
+		log_err("listen %s: bind", cl->text);
+		close(fd);
+		return -1;
+	}
+	ev = evconnlistener_new(l->base, accept_cb, l,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, LISTEN_BACKLOG, fd);
+	if (ev == NULL) {
+		log_err("listen %s", cl->text);
+		close(fd);
+		return -1;
+	}
+	evconnlistener_set_error_cb(ev, accept_error_cb);
+	l->ls[l->nls++] = ev;
+	format_addr(ai->ai_addr, host);
+	log_notice("listening on %s%s%s:%s", ai->ai_family == AF_INET6 ? "[" : "",
+	    host, ai->ai_family == AF_INET6 ? "]" : "", cl->port);
+	return 0;
+}
+
+struct listener *
+listener_new(struct event_base *base, const struct config *cfg,
+    struct agent *agent)
+{
+	struct listener	*l;
+	struct addrinfo	 hints, *res, *ai;
+	size_t		 i;
+	int		 rc;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	l->base = base;
+	l->cfg = cfg;
+	l->agent = agent;
+	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL)
+		goto fail;
+	for (i = 0; i < cfg->nlisten; i++) {
+		const struct config_listen *cl = &cfg->listen[i];
+
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+		rc = getaddrinfo(cl->host[0] ? cl->host : NULL, cl->port,
+		    &hints, &res);
+		if (rc != 0) {
+			log_errx("listen %s: %s", cl->text, gai_strerror(rc));
+			goto fail;
+		}
+		for (ai = res; ai != NULL; ai = ai->ai_next) {
+			if (l->nls == sizeof(l->ls) / sizeof(l->ls[0]) ||
+			    listen_one(l, cl, ai, cl->host[0] == '\0') == -1) {
+				freeaddrinfo(res);
+				goto fail;
+			}
+		}
+		freeaddrinfo(res);
+	}
+	if (l->nls == 0) {
+		log_errx("no address to listen on");
+		goto fail;
+	}
+	return l;
+fail:
+	listener_free(l);
+	return NULL;
+}
+
+void
+listener_free(struct listener *l)
+{
+	size_t	i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->nls; i++)
+		evconnlistener_free(l->ls[i]);
+	l->nls = 0;
+	l->paused = true;
+	while (l->conns != NULL)
+		conn_close(l->conns);
+	if (l->resume_ev != NULL)
+		event_free(l->resume_ev);
+	free(l);
+}

@@ -1,0 +1,151 @@
+/*
+ * Logging. On a terminal, plain lines on stderr. Under systemd, stderr is
+ * journald's stream (JOURNAL_STREAM), so lines carry "<N>" priorities and
+ * nothing goes to syslog twice. Anywhere else, syslog and stderr both, so
+ * a supervisor that captures stderr still sees everything.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "lbagent/log.h"
+
+static enum { LOG_TO_TTY, LOG_TO_JOURNAL, LOG_TO_SYSLOG } log_mode = LOG_TO_TTY;
+static int log_debug_on;
+
+/* True when stderr is the journald stream systemd gave us. */
+static int
+stderr_is_journal(void)
+{
+	const char		*env = getenv("JOURNAL_STREAM");
+	unsigned long long	 dev, ino;
+	struct stat		 st;
+
+	if (env == NULL || sscanf(env, "%llu:%llu", &dev, &ino) != 2)
+		return 0;
+	if (fstat(STDERR_FILENO, &st) == -1)
+		return 0;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+static const char *
+prio_name(int prio)
+{
+	switch (prio) {
+	case LOG_ERR:		return "error";
+	case LOG_WARNING:	return "warning";
+	case LOG_NOTICE:	return "notice";
+	case LOG_INFO:		return "info";
+	default:		return "debug";
+	}
+}
+
+/* libevent's own messages go through the same path. */
+static void
+log_libevent(int severity, const char *msg)
+{
+	switch (severity) {
+	case EVENT_LOG_ERR:	log_errx("libevent: %s", msg); break;
+	case EVENT_LOG_WARN:	log_warnx("libevent: %s", msg); break;
+	case EVENT_LOG_MSG:	log_info("libevent: %s", msg); break;
+	default:		log_debug("libevent: %s", msg); break;
+	}
+}
+
+void
+log_init(const char *ident)
+{
+	if (isatty(STDERR_FILENO))
+		log_mode = LOG_TO_TTY;
+	else if (stderr_is_journal())
+		log_mode = LOG_TO_JOURNAL;
+	else {
+		log_mode = LOG_TO_SYSLOG;
+		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	}
+	event_set_log_callback(log_libevent);
+}
+
+void
+log_close(void)
+{
+	if (log_mode == LOG_TO_SYSLOG)
+		closelog();
+}
+
+void
+log_set_debug(int on)
+{
+	log_debug_on = on;
+}
+
+static void
+log_vemit(int prio, const char *errstr, const char *fmt, va_list ap)
+{
+	char		 msg[1024];
+	char		 when[32];
+	struct timespec	 ts;
+	struct tm	 tm;
+	int		 n;
+
+	if (prio == LOG_DEBUG && !log_debug_on)
+		return;
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n >= 0 && errstr != NULL && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", errstr);
+
+	switch (log_mode) {
+	case LOG_TO_JOURNAL:
+		fprintf(stderr, "<%d>%s\n", prio, msg);
+		break;
+	case LOG_TO_SYSLOG:
+		syslog(prio, "%s", msg);
+		/* FALLTHROUGH */
+	case LOG_TO_TTY:
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(stderr, "%s.%03ldZ %s: %s\n", when,
+		    ts.tv_nsec / 1000000, prio_name(prio), msg);
+		break;
+	}
+}
+
+#define LOG_FN(fn, prio, with_errno)				\
+void								\
+fn(const char *fmt, ...)					\
+{								\
+	va_list	ap;						\
+	int	saved = errno;					\
+								\
+	va_start(ap, fmt);					\
+	log_vemit(prio, with_errno ? strerror(saved) : NULL, fmt, ap); \
+	va_end(ap);						\
+	errno = saved;						\
+}
+
+LOG_FN(log_err, LOG_ERR, 1)
+LOG_FN(log_errx, LOG_ERR, 0)
+LOG_FN(log_warn, LOG_WARNING, 1)
+LOG_FN(log_warnx, LOG_WARNING, 0)
+LOG_FN(log_notice, LOG_NOTICE, 0)
+LOG_FN(log_info, LOG_INFO, 0)
+LOG_FN(log_debug, LOG_DEBUG, 0)
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vemit(LOG_ERR, NULL, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

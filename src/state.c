@@ -1,0 +1,215 @@
+/* The state file: load, validate, save atomically. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lbagent/log.h"
+#include "lbagent/state.h"
+
+/* A state file is small; anything larger is not ours. */
+#define STATE_MAX_BYTES	(4 * 1024 * 1024)
+
+static int
+state_path(char *buf, size_t size, const char *dir, const char *suffix)
+{
+	return snprintf(buf, size, "%s/%s%s", dir, STATE_FILE, suffix) <
+	    (int)size ? 0 : -1;
+}
+
+static int
+decision_from_json(const json_t *o, struct decision *d, const char **why)
+{
+	const char	*state, *reason;
+	json_int_t	 weight;
+
+	if (json_unpack((json_t *)o, "{s:s, s:I, s:s}", "state", &state,
+	    "weight", &weight, "reason", &reason) != 0) {
+		*why = "decision lacks state, weight or reason";
+		return -1;
+	}
+	memset(d, 0, sizeof(*d));
+	if (node_state_parse(state, &d->state) == -1) {
+		*why = "unknown state in decision";
+		return -1;
+	}
+	if (weight < 0 || weight > 100) {
+		*why = "weight out of range in decision";
+		return -1;
+	}
+	d->weight = (unsigned)weight;
+	text_reason(d->reason, reason, strlen(reason));
+	return 0;
+}
+
+static int
+parse(const json_t *root, struct state *st, struct lbkeys *lbk,
+    int64_t now_ms, int64_t wall_ms, const char **why)
+{
+	json_t		*decision = NULL, *lbs;
+	json_int_t	 version, incarnation;
+
+	if (json_unpack((json_t *)root, "{s:I, s:I, s?o, s:o}",
+	    "version", &version, "incarnation", &incarnation,
+	    "decision", &decision, "load_balancers", &lbs) != 0) {
+		*why = "missing version, incarnation or load_balancers";
+		return -1;
+	}
+	if (version != STATE_VERSION) {
+		*why = "unknown version";
+		return -1;
+	}
+	if (incarnation < 0) {
+		*why = "negative incarnation";
+		return -1;
+	}
+	st->incarnation = (uint64_t)incarnation;
+	if (decision != NULL && !json_is_null(decision)) {
+		if (decision_from_json(decision, &st->decision, why) == -1)
+			return -1;
+		st->has_decision = true;
+		/* Claims first, so that loaded debts are not taken for renewals. */
+		lbkeys_claim(lbk, reply_claims(&st->decision), now_ms);
+	}
+	return lbkeys_from_json(lbk, lbs, now_ms, wall_ms, why);
+}
+
+/* Moves a bad file aside so that an operator can look at it later. */
+static void
+move_aside(const char *dir, const char *path, const char *why)
+{
+	char	aside[PATH_MAX];
+
+	if (state_path(aside, sizeof(aside), dir, ".corrupt") == 0 &&
+	    rename(path, aside) == 0)
+		log_errx("%s: %s; moved aside to %s, starting fresh", path, why,
+		    aside);
+	else
+		log_errx("%s: %s; could not move it aside (%s), starting fresh",
+		    path, why, strerror(errno));
+}
+
+enum state_load_result
+state_load(const char *dir, struct state *st, struct lbkeys *lbk,
+    int64_t now_ms, int64_t wall_ms)
+{
+	char		 path[PATH_MAX], reason[256];
+	const char	*why = NULL;
+	json_error_t	 jerr;
+	json_t		*root;
+	struct stat	 sb;
+	int		 fd;
+
+	memset(st, 0, sizeof(*st));
+	if (state_path(path, sizeof(path), dir, "") == -1)
+		return STATE_NONE;
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) == -1) {
+		if (errno == ENOENT)
+			return STATE_NONE;
+		snprintf(reason, sizeof(reason), "cannot open: %s",
+		    strerror(errno));
+		move_aside(dir, path, reason);
+		return STATE_CORRUPT;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size > STATE_MAX_BYTES) {
+		close(fd);
+		move_aside(dir, path, "not a regular file of sane size");
+		return STATE_CORRUPT;
+	}
+	root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
+	close(fd);
+	if (root == NULL) {
+		snprintf(reason, sizeof(reason), "not valid JSON (line %d: %s)",
+		    jerr.line, jerr.text);
+		move_aside(dir, path, reason);
+		return STATE_CORRUPT;
+	}
+	if (parse(root, st, lbk, now_ms, wall_ms, &why) == -1) {
+		json_decref(root);
+		memset(st, 0, sizeof(*st));
+		lbkeys_claim(lbk, 0, now_ms);
+		move_aside(dir, path, why);
+		return STATE_CORRUPT;
+	}
+	json_decref(root);
+	return STATE_LOADED;
+}
+
+/* Writes all of buf or fails. */
+static int
+write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+state_save(const char *dir, const struct state *st, const struct lbkeys *lbk,
+    int64_t now_ms, int64_t wall_ms)
+{
+	char	 path[PATH_MAX], tmp[PATH_MAX], *text = NULL;
+	json_t	*root, *decision = json_null(), *lbs;
+	int	 fd = -1, dfd, saved;
+
+	if (state_path(path, sizeof(path), dir, "") == -1 ||
+	    state_path(tmp, sizeof(tmp), dir, ".tmp") == -1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (st->has_decision)
+		decision = json_pack("{s:s, s:i, s:s}", "state",
+		    node_state_name(st->decision.state), "weight",
+		    (int)st->decision.weight, "reason", st->decision.reason);
+	lbs = lbkeys_to_json(lbk, now_ms, wall_ms);
+	root = json_pack("{s:i, s:I, s:I, s:o, s:o}", "version", STATE_VERSION,
+	    "incarnation", (json_int_t)st->incarnation, "saved_at",
+	    (json_int_t)wall_ms, "decision", decision, "load_balancers", lbs);
+	if (root == NULL || (text = json_dumps(root, JSON_INDENT(1))) == NULL) {
+		json_decref(root);
+		errno = ENOMEM;
+		return -1;
+	}
+	json_decref(root);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	if (fd == -1 || write_all(fd, text, strlen(text)) == -1 ||
+	    write_all(fd, "\n", 1) == -1 || fsync(fd) == -1)
+		goto fail;
+	if (close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) == -1)
+		goto fail;
+	/* The rename itself must reach the disk too. */
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(text);
+	return 0;
+fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+	free(text);
+	errno = saved;
+	return -1;
+}

@@ -1,0 +1,110 @@
+/* Durations, booleans and counts: the only place human values are parsed. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lbagent/units.h"
+
+/* Longest duration we accept: a week, far above any sane window. */
+#define UNITS_MAX_DURATION_MS	(7ULL * 24 * 3600 * 1000)
+
+static const struct {
+	const char	*suffix;
+	uint64_t	 ms;
+} duration_units[] = {
+	{ "ms", 1 },
+	{ "s", 1000 },
+	{ "m", 60 * 1000 },
+	{ "h", 3600 * 1000 },
+};
+
+/* Reads a run of decimal digits; strtoull would accept signs and spaces. */
+static int
+parse_digits(const char **p, uint64_t *value)
+{
+	uint64_t	v = 0;
+	const char	*s = *p;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	for (; isdigit((unsigned char)*s); s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*p = s;
+	*value = v;
+	return 0;
+}
+
+int
+units_duration_ms(const char *s, uint64_t *ms, const char **why)
+{
+	uint64_t	v;
+	size_t		i;
+
+	if (parse_digits(&s, &v) == -1) {
+		*why = "expected a duration such as 500ms, 2s, 1m or 1h";
+		return -1;
+	}
+	for (i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
+		if (strcmp(s, duration_units[i].suffix) != 0)
+			continue;
+		if (v > UNITS_MAX_DURATION_MS / duration_units[i].ms) {
+			*why = "duration too long (at most 168h)";
+			return -1;
+		}
+		*ms = v * duration_units[i].ms;
+		return 0;
+	}
+	*why = *s == '\0' ? "duration needs a unit: ms, s, m or h" :
+	    "unknown duration unit (use ms, s, m or h)";
+	return -1;
+}
+
+int
+units_bool(const char *s, bool *value, const char **why)
+{
+	static const char *const yes[] = { "yes", "true", "on" };
+	static const char *const no[] = { "no", "false", "off" };
+	size_t	i;
+
+	for (i = 0; i < 3; i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*value = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*value = false;
+			return 0;
+		}
+	}
+	*why = "expected yes, no, true, false, on or off";
+	return -1;
+}
+
+int
+units_uint(const char *s, uint64_t *value, const char **why)
+{
+	if (parse_digits(&s, value) == -1 || *s != '\0') {
+		*why = "expected a whole number";
+		return -1;
+	}
+	return 0;
+}
+
+void
+units_format_ms(uint64_t ms, char *buf, unsigned long size)
+{
+	if (ms != 0 && ms % (3600 * 1000) == 0)
+		snprintf(buf, size, "%lluh", (unsigned long long)(ms / 3600000));
+	else if (ms != 0 && ms % (60 * 1000) == 0)
+		snprintf(buf, size, "%llum", (unsigned long long)(ms / 60000));
+	else if (ms % 1000 == 0)
+		snprintf(buf, size, "%llus", (unsigned long long)(ms / 1000));
+	else
+		snprintf(buf, size, "%llums", (unsigned long long)ms);
+}

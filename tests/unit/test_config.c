@@ -1,0 +1,266 @@
+/* The configuration: defaults, every error path with its line, the docs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/config.h"
+#include "testutil.h"
+
+static char	*dir;
+
+static void
+setup(void)
+{
+	dir = tu_tmpdir();
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* Loads text; returns the config (or NULL) and fills errs. */
+static struct config *
+load(const char *text, struct config_errors *errs, char **pathp)
+{
+	char		*path = tu_write(dir, "t.conf", text, -1);
+	struct config	*cfg = config_load(path, errs);
+
+	if (pathp != NULL)
+		*pathp = path;
+	else
+		free(path);
+	return cfg;
+}
+
+/* Expects exactly one error, "PATH:LINE: msg". */
+static void
+expect_error(const char *text, unsigned line, const char *msg)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+	char			*path, *want;
+
+	cfg = load(text, &errs, &path);
+	ck_assert_ptr_null(cfg);
+	ck_assert_int_ne(asprintf(&want, "%s:%u: %s", path, line, msg), -1);
+	ck_assert_msg(errs.count == 1, "%zu errors for:\n%s\nfirst: %s",
+	    errs.count, text, errs.count ? errs.lines[0] : "");
+	ck_assert_str_eq(errs.lines[0], want);
+	free(want);
+	free(path);
+	config_errors_free(&errs);
+}
+
+START_TEST(defaults)
+{
+	struct config_errors	 errs;
+	struct config		*cfg = load("[agent]\n", &errs, NULL);
+
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(errs.count, 0);
+	ck_assert_uint_eq(cfg->nlisten, 1);
+	ck_assert_str_eq(cfg->listen[0].host, "");
+	ck_assert_str_eq(cfg->listen[0].port, "9505");
+	ck_assert_str_eq(cfg->state_dir, "/var/lib/lbagent");
+	ck_assert_uint_eq(cfg->max_connections, 1024);
+	ck_assert(cfg->reply_reasons);
+	ck_assert_uint_eq(cfg->lb_forget_after_ms, 600000);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	/* An empty file is a valid file. */
+	cfg = load("", &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(every_key_set)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+
+	cfg = load("; comment\n# another\n\n[agent]\n"
+	    "listen = 127.0.0.1:9505, [::1]:9506 ,*:9507\n"
+	    "state_dir = /tmp/x\n"
+	    "max_connections = 8 ; inline comment\n"
+	    "reply_reasons = off\n"
+	    "lb_forget_after = 90s\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert_uint_eq(cfg->nlisten, 3);
+	ck_assert_str_eq(cfg->listen[0].host, "127.0.0.1");
+	ck_assert_str_eq(cfg->listen[0].port, "9505");
+	ck_assert_str_eq(cfg->listen[1].host, "::1");
+	ck_assert_str_eq(cfg->listen[1].port, "9506");
+	ck_assert_str_eq(cfg->listen[2].host, "");
+	ck_assert_str_eq(cfg->listen[2].text, "*:9507");
+	ck_assert_str_eq(cfg->state_dir, "/tmp/x");
+	ck_assert_uint_eq(cfg->max_connections, 8);
+	ck_assert(!cfg->reply_reasons);
+	ck_assert_uint_eq(cfg->lb_forget_after_ms, 90000);
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(error_paths)
+{
+	expect_error("[agent]\nlisten = *:9505\nbogus = 1\n", 3,
+	    "unknown key 'bogus' in [agent]");
+	expect_error("[agent]\n\n[nope]\nx = 1\n", 3,
+	    "unknown section [nope] (known: [agent])");
+	expect_error("listen = *:1\n", 1,
+	    "listen: key outside any section (expected [agent] first)");
+	expect_error("[agent]\nlb_forget_after = 10\n", 2,
+	    "lb_forget_after: duration needs a unit: ms, s, m or h: '10'");
+	expect_error("[agent]\nlb_forget_after = 10x\n", 2,
+	    "lb_forget_after: unknown duration unit (use ms, s, m or h): '10x'");
+	expect_error("[agent]\nlb_forget_after = 500ms\n", 2,
+	    "lb_forget_after: '500ms' out of range (1s to 168h)");
+	expect_error("[agent]\nreply_reasons = maybe\n", 2,
+	    "reply_reasons: expected yes, no, true, false, on or off: 'maybe'");
+	expect_error("[agent]\nmax_connections = 0\n", 2,
+	    "max_connections: '0' out of range (1 to 65536)");
+	expect_error("[agent]\nmax_connections = lots\n", 2,
+	    "max_connections: expected a whole number: 'lots'");
+	expect_error("[agent]\nstate_dir = relative/dir\n", 2,
+	    "state_dir: must be an absolute path: 'relative/dir'");
+	expect_error("[agent]\nstate_dir =\n", 2, "state_dir: empty value");
+	expect_error("[agent]\nlisten = 9505\n", 2,
+	    "listen: expected ADDR:PORT, e.g. *:9505 or 127.0.0.1:9505: '9505'");
+	expect_error("[agent]\nlisten = localhost:9505\n", 2,
+	    "listen: not a numeric IPv4 address, '*' or [IPv6]: 'localhost:9505'");
+	expect_error("[agent]\nlisten = ::1:9505\n", 2,
+	    "listen: not a numeric IPv4 address, '*' or [IPv6]: '::1:9505'");
+	expect_error("[agent]\nlisten = [::1]9505\n", 2,
+	    "listen: expected [IPv6]:PORT: '[::1]9505'");
+	expect_error("[agent]\nlisten = *:70000\n", 2,
+	    "listen: port must be a number from 1 to 65535: '*:70000'");
+	expect_error("[agent]\nlisten = *:0\n", 2,
+	    "listen: port must be a number from 1 to 65535: '*:0'");
+	expect_error("[agent]\nlisten = ,\n", 2,
+	    "listen: no address given: ','");
+	expect_error("[agent]\nlisten = *:1, ,\n", 2,
+	    "listen: expected ADDR:PORT, e.g. *:9505 or 127.0.0.1:9505: '*:1, ,'");
+	expect_error("[agent]\nmax_connections = 5\nmax_connections = 6\n", 3,
+	    "max_connections: given twice (first on line 2)");
+	expect_error("[agent]\njust some words\n", 2, "expected 'key = value'");
+	expect_error("[agent]\nlisten: *:9505\n", 2,
+	    "expected 'key = value' (':' is not a separator)");
+	expect_error("[agent]\nlisten = *:9505\n  *:9506\n", 3,
+	    "continuation lines are not supported; keep a value on one line");
+	expect_error("[agent\n", 1, "section header without ']'");
+}
+END_TEST
+
+START_TEST(long_line)
+{
+	char	text[600];
+
+	snprintf(text, sizeof(text), "[agent]\nstate_dir = /%0400d\n"
+	    "max_connections = 2\n", 0);
+	expect_error(text, 2, "line too long (at most 198 characters)");
+}
+END_TEST
+
+START_TEST(every_error_reported_in_order)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+	char			*path, want[512];
+
+	cfg = load("[agent]\nbogus = 1\nmax_connections = -1\n[x]\n"
+	    "reply_reasons = perhaps\n", &errs, &path);
+	ck_assert_ptr_null(cfg);
+	ck_assert_uint_eq(errs.count, 3);
+	snprintf(want, sizeof(want), "%s:2: unknown key 'bogus' in [agent]", path);
+	ck_assert_str_eq(errs.lines[0], want);
+	snprintf(want, sizeof(want), "%s:3: max_connections: expected a whole "
+	    "number: '-1'", path);
+	ck_assert_str_eq(errs.lines[1], want);
+	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent])",
+	    path);
+	ck_assert_str_eq(errs.lines[2], want);
+	free(path);
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+	struct config_errors	 errs;
+	char			 want[512];
+
+	ck_assert_ptr_null(config_load("/nonexistent/lbagent.conf", &errs));
+	ck_assert_uint_eq(errs.count, 1);
+	snprintf(want, sizeof(want), "/nonexistent/lbagent.conf: cannot open: "
+	    "No such file or directory");
+	ck_assert_str_eq(errs.lines[0], want);
+	config_errors_free(&errs);
+}
+END_TEST
+
+/* The shipped config parses, and documents every key with its default. */
+START_TEST(shipped_config_documents_every_key)
+{
+	const char		*root = getenv("SOURCE_ROOT");
+	char			 path[1024], *keys = NULL, *conf = NULL, *line,
+				*save, want[256], name[64], def[128];
+	size_t			 klen = 0, clen = 0, nkeys = 0;
+	struct config_errors	 errs;
+	struct config		*cfg;
+	FILE			*fp;
+
+	ck_assert_ptr_nonnull(root);
+	snprintf(path, sizeof(path), "%s/conf/lbagent.conf", root);
+	cfg = config_load(path, &errs);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	ck_assert_ptr_nonnull(fp = fopen(path, "r"));
+	ck_assert_ptr_nonnull(conf = malloc(65536));
+	clen = fread(conf, 1, 65535, fp);
+	conf[clen] = '\0';
+	fclose(fp);
+
+	ck_assert_ptr_nonnull(fp = open_memstream(&keys, &klen));
+	config_print_keys(fp);
+	fclose(fp);
+	for (line = strtok_r(keys, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%63[a-z_] (%*[^,], default %127[^,)]", name,
+		    def) != 2)
+			continue;
+		snprintf(want, sizeof(want), "\n;%s = %s\n", name, def);
+		ck_assert_msg(strstr(conf, want) != NULL,
+		    "conf/lbagent.conf lacks the line '%s'", want + 1);
+		nkeys++;
+	}
+	ck_assert_uint_ge(nkeys, 5);
+	free(keys);
+	free(conf);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("config");
+	TCase	*tc = tcase_create("config");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, every_key_set);
+	tcase_add_test(tc, error_paths);
+	tcase_add_test(tc, long_line);
+	tcase_add_test(tc, every_error_reported_in_order);
+	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, shipped_config_documents_every_key);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}

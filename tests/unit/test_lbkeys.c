@@ -1,0 +1,343 @@
+/* Per-load-balancer restore bookkeeping, over a fake clock. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lbagent/lbkeys.h"
+#include "testutil.h"
+
+#define FORGET_MS	600000
+
+static int64_t	now;
+
+static unsigned
+check(struct lbkeys *lbk, const char *addr, const char *text)
+{
+	bool	created, changed;
+
+	return lbkeys_check(lbk, addr, text, strlen(text), now, &created,
+	    &changed);
+}
+
+/* Two HAProxy instances; drain; released; each gets ready, then no more. */
+START_TEST(two_lbs_each_get_ready_once_window_ends)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+	int		 i;
+
+	now = 1000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), 0);
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), 0);
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	/* Checks every 2 s: both see the drain. */
+	for (i = 0; i < 3; i++) {
+		now += 2000;
+		ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), 0);
+		ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), 0);
+	}
+	lbkeys_claim(lbk, 0, now);
+	ck_assert_uint_eq(lbkeys_owing(lbk), 2);
+
+	/* A newcomer never saw the drain: no ready for it. */
+	ck_assert_uint_eq(check(lbk, "10.0.0.3", "web"), 0);
+
+	/* .1 checks every 2 s: window 4 s from its first ready. */
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	/* .2 is 500 ms late once: longest gap 2.5 s, window 5 s. */
+	now += 500;
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), CLAIM_ADMIN);
+	now += 1500;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	now += 500;
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), CLAIM_ADMIN);
+	now += 1500;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), 0);
+	now += 500;
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), CLAIM_ADMIN);
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), 0);
+	ck_assert_uint_eq(lbkeys_owing(lbk), 0);
+	/* An operator's MAINT set now is never undone. */
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), 0);
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), 0);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+/* Two backends of one HAProxy without agent-send share a key. */
+START_TEST(shared_key_covers_both_checks)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+	int		 i;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	/* Backend A at t, backend B at t+300, each every 2 s. */
+	for (i = 0; i < 4; i++) {
+		check(lbk, "10.0.0.1", "");
+		now += 300;
+		check(lbk, "10.0.0.1", "");
+		now += 1700;
+	}
+	lbkeys_claim(lbk, 0, now);
+	ck_assert_uint_eq(lbkeys_window_ms(lbkeys_get(lbk, 0)), 3400);
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", ""), CLAIM_ADMIN);	/* A */
+	now += 300;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", ""), CLAIM_ADMIN);	/* B */
+	now += 1700;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", ""), CLAIM_ADMIN);	/* A */
+	now += 300;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", ""), CLAIM_ADMIN);	/* B */
+	now += 1700;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", ""), 0);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+START_TEST(default_window_and_at_least_once)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+	int		 i;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	check(lbk, "10.0.0.1", "x");
+	/* No gap known yet: HAProxy's default 2 s, so a 4 s window. */
+	ck_assert_int_eq(lbkeys_window_ms(lbkeys_get(lbk, 0)), 4000);
+	for (i = 0; i < LBKEY_GAPS; i++) {
+		now += 100;
+		check(lbk, "10.0.0.1", "x");
+	}
+	ck_assert_int_eq(lbkeys_window_ms(lbkeys_get(lbk, 0)), 200);
+	lbkeys_claim(lbk, 0, now);
+	/* The load balancer pauses (a reload) far longer than any window... */
+	now += 30000;
+	/* ...and still gets its ready, for twice the new longest gap. */
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "x"), CLAIM_ADMIN);
+	ck_assert_int_eq(lbkeys_window_ms(lbkeys_get(lbk, 0)), 60000);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+START_TEST(forgotten_after_silence)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+
+	now = 1000;
+	check(lbk, "10.0.0.1", "web");
+	check(lbk, "10.0.0.2", "web");
+	now += FORGET_MS - 1;
+	check(lbk, "10.0.0.2", "web");
+	ck_assert(!lbkeys_expire(lbk, now));
+	now += 1;
+	ck_assert(lbkeys_expire(lbk, now));
+	ck_assert_uint_eq(lbkeys_count(lbk), 1);
+	ck_assert_str_eq(lbkeys_get(lbk, 0)->addr, "10.0.0.2");
+	lbkeys_free(lbk);
+}
+END_TEST
+
+START_TEST(reclaimed_before_delivery_is_owed_again)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	check(lbk, "10.0.0.1", "web");
+	lbkeys_claim(lbk, 0, now);			/* released... */
+	lbkeys_claim(lbk, CLAIM_ADMIN, now + 100);	/* ...and back */
+	ck_assert_uint_eq(lbkeys_owing(lbk), 0);
+	lbkeys_claim(lbk, 0, now + 200);		/* released again */
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+START_TEST(weight_claim_is_separate)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_WEIGHT, now);
+	check(lbk, "10.0.0.1", "web");
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_WEIGHT);
+	lbkeys_claim(lbk, 0, now);
+	/* The 100% window (4 s) is still open: both words. */
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ALL);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+START_TEST(late_text_moves_the_claim)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+	bool		 created, changed;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	ck_assert(!lbkeys_addr_sends_text(lbk, "10.0.0.1"));
+	/* Replied before the text came: filed under (addr, ""). */
+	lbkeys_check(lbk, "10.0.0.1", "", 0, now, &created, &changed);
+	ck_assert(created);
+	ck_assert(lbkeys_late_text(lbk, "10.0.0.1", "web", 3, CLAIM_ADMIN,
+	    created, now));
+	ck_assert_uint_eq(lbkeys_count(lbk), 1);
+	ck_assert_uint_eq(lbkeys_get(lbk, 0)->textlen, 3);
+	ck_assert(lbkeys_addr_sends_text(lbk, "10.0.0.1"));
+	ck_assert(!lbkeys_addr_sends_text(lbk, "10.0.0.2"));
+	lbkeys_claim(lbk, 0, now);
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+START_TEST(flood_is_bounded)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+	char		 text[32];
+	int		 i;
+
+	now = 1000;
+	for (i = 0; i < LBKEYS_MAX + 100; i++) {
+		snprintf(text, sizeof(text), "garbage%d", i);
+		now++;
+		check(lbk, "10.9.9.9", text);
+	}
+	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+/* Saved mid-release, loaded into a new table: every debt survives. */
+START_TEST(restart_in_the_middle)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS), *back;
+	const char	*why = NULL;
+	json_t		*j;
+	int64_t		 wall = 1700000000000;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	check(lbk, "10.0.0.1", "web");
+	check(lbk, "10.0.0.2", "web\\\x01");
+	now += 2000;
+	check(lbk, "10.0.0.1", "web");
+	check(lbk, "10.0.0.2", "web\\\x01");
+	lbkeys_claim(lbk, 0, now);
+	now += 2000;
+	/* The first got its ready; the second has not been asked since. */
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	j = lbkeys_to_json(lbk, now, wall);
+	ck_assert_ptr_nonnull(j);
+	lbkeys_free(lbk);
+
+	/* Back 1 s later (wall clock), on a monotonic clock that restarted. */
+	back = lbkeys_new(FORGET_MS);
+	now = 50;
+	ck_assert_msg(lbkeys_from_json(back, j, now, wall + 1000, &why) == 0,
+	    "%s", why);
+	json_decref(j);
+	ck_assert_uint_eq(lbkeys_count(back), 2);
+	ck_assert_uint_eq(lbkeys_owing(back), 2);
+	now += 500;
+	ck_assert_uint_eq(check(back, "10.0.0.2", "web\\\x01"), CLAIM_ADMIN);
+	/* 10.0.0.1's window (4 s from its first ready) is 1.5 s along... */
+	ck_assert_uint_eq(check(back, "10.0.0.1", "web"), CLAIM_ADMIN);
+	now += 2000;
+	ck_assert_uint_eq(check(back, "10.0.0.1", "web"), CLAIM_ADMIN);
+	/* ...and ends 4 s after the ready sent before the restart. */
+	now += 2000;
+	ck_assert_uint_eq(check(back, "10.0.0.1", "web"), 0);
+	lbkeys_free(back);
+}
+END_TEST
+
+START_TEST(wall_clock_backwards_is_age_zero)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS), *back;
+	const char	*why;
+	json_t		*j;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	check(lbk, "10.0.0.1", "web");
+	lbkeys_claim(lbk, 0, now);
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	j = lbkeys_to_json(lbk, now, 1700000000000);
+	back = lbkeys_new(FORGET_MS);
+	/* The wall clock now reads an hour earlier: the window restarts. */
+	ck_assert_int_eq(lbkeys_from_json(back, j, 10, 1700000000000 - 3600000,
+	    &why), 0);
+	now = 10 + 3000;
+	ck_assert_uint_eq(check(back, "10.0.0.1", "web"), CLAIM_ADMIN);
+	json_decref(j);
+	lbkeys_free(lbk);
+	lbkeys_free(back);
+}
+END_TEST
+
+START_TEST(malformed_json_rejected)
+{
+	const char	*bad[] = {
+		"{}",
+		"[1]",
+		"[{\"addr\":\"\",\"send\":\"\",\"last_seen\":0,\"checks\":0,"
+		    "\"gaps_ms\":[],\"saw\":[],\"owes\":[]}]",
+		"[{\"addr\":\"a\",\"send\":\"\\\\q\",\"last_seen\":0,\"checks\":0,"
+		    "\"gaps_ms\":[],\"saw\":[],\"owes\":[]}]",
+		"[{\"addr\":\"a\",\"send\":\"\",\"last_seen\":0,\"checks\":0,"
+		    "\"gaps_ms\":[-5],\"saw\":[],\"owes\":[]}]",
+		"[{\"addr\":\"a\",\"send\":\"\",\"last_seen\":0,\"checks\":0,"
+		    "\"gaps_ms\":[],\"saw\":[\"bogus\"],\"owes\":[]}]",
+		"[{\"addr\":\"a\",\"send\":\"\",\"last_seen\":0,\"checks\":0,"
+		    "\"gaps_ms\":[],\"saw\":[\"admin\"],\"owes\":[{\"claim\":"
+		    "\"admin\",\"started\":null,\"sent\":0}]}]",
+		"[{\"addr\":\"a\",\"send\":\"\",\"last_seen\":0,\"checks\":0,"
+		    "\"gaps_ms\":[],\"saw\":[],\"owes\":[]},"
+		    "{\"addr\":\"a\",\"send\":\"\",\"last_seen\":0,\"checks\":0,"
+		    "\"gaps_ms\":[],\"saw\":[],\"owes\":[]}]",
+	};
+	const char	*why;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+		json_t		*j = json_loads(bad[i], 0, NULL);
+
+		ck_assert_ptr_nonnull(j);
+		ck_assert_msg(lbkeys_from_json(lbk, j, 0, 0, &why) == -1,
+		    "accepted %s", bad[i]);
+		ck_assert_uint_eq(lbkeys_count(lbk), 0);
+		json_decref(j);
+		lbkeys_free(lbk);
+	}
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("lbkeys");
+	TCase	*tc = tcase_create("lbkeys");
+
+	tcase_add_test(tc, two_lbs_each_get_ready_once_window_ends);
+	tcase_add_test(tc, shared_key_covers_both_checks);
+	tcase_add_test(tc, default_window_and_at_least_once);
+	tcase_add_test(tc, forgotten_after_silence);
+	tcase_add_test(tc, reclaimed_before_delivery_is_owed_again);
+	tcase_add_test(tc, weight_claim_is_separate);
+	tcase_add_test(tc, late_text_moves_the_claim);
+	tcase_add_test(tc, flood_is_bounded);
+	tcase_add_test(tc, restart_in_the_middle);
+	tcase_add_test(tc, wall_clock_backwards_is_age_zero);
+	tcase_add_test(tc, malformed_json_rejected);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}

@@ -1,0 +1,138 @@
+/* Marker files: missing, empty, long, binary, unreadable, and precedence. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lbagent/decision.h"
+#include "lbagent/markers.h"
+#include "testutil.h"
+
+static char	*dir;
+
+static void
+setup(void)
+{
+	dir = tu_tmpdir();
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+START_TEST(missing)
+{
+	struct markers	ms;
+
+	markers_read(dir, &ms);
+	ck_assert(!ms.m[MARKER_MAINT].present);
+	ck_assert(!ms.m[MARKER_DRAIN].present);
+	/* A state_dir that does not exist holds no markers. */
+	markers_read("/nonexistent/dir", &ms);
+	ck_assert(!ms.m[MARKER_DRAIN].present);
+}
+END_TEST
+
+START_TEST(empty_gives_default_reason)
+{
+	struct markers	ms;
+
+	free(tu_write(dir, "drain", "", -1));
+	free(tu_write(dir, "maint", "\n\n", -1));
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	ck_assert(!ms.m[MARKER_DRAIN].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "drain marker");
+	ck_assert_str_eq(ms.m[MARKER_MAINT].reason, "maint marker");
+}
+END_TEST
+
+START_TEST(first_line_is_reason)
+{
+	struct markers	ms;
+
+	free(tu_write(dir, "drain", "maintenance: kernel upgrade\nby alice\n", -1));
+	markers_read(dir, &ms);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "maintenance: kernel upgrade");
+}
+END_TEST
+
+START_TEST(long_and_binary)
+{
+	struct markers	ms;
+	char		big[5000];
+
+	memset(big, 'y', sizeof(big));
+	free(tu_write(dir, "drain", big, sizeof(big)));
+	free(tu_write(dir, "maint", "\x01\x02zap\xff\x00ok", 9));
+	markers_read(dir, &ms);
+	ck_assert_uint_eq(strlen(ms.m[MARKER_DRAIN].reason), REASON_MAX);
+	ck_assert_str_eq(ms.m[MARKER_MAINT].reason, "??zap??ok");
+}
+END_TEST
+
+START_TEST(unreadable_counts_as_present)
+{
+	struct markers	ms;
+	char		path[1024];
+
+	/* A directory cannot be read as a file, even by root. */
+	snprintf(path, sizeof(path), "%s/maint", dir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	/* A FIFO must neither block the reader nor be ignored. */
+	snprintf(path, sizeof(path), "%s/drain", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_MAINT].present);
+	ck_assert(ms.m[MARKER_MAINT].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_MAINT].reason, "maint marker");
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	ck_assert(ms.m[MARKER_DRAIN].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].error, "not a regular file");
+}
+END_TEST
+
+START_TEST(maint_wins_over_drain)
+{
+	struct markers	ms;
+	struct decision	d;
+
+	markers_read(dir, &ms);
+	decision_from_markers(&ms, &d);
+	ck_assert_int_eq(d.state, NODE_UP);
+	ck_assert_uint_eq(d.weight, 100);
+	ck_assert_str_eq(d.reason, "");
+
+	free(tu_write(dir, "drain", "draining", -1));
+	markers_read(dir, &ms);
+	decision_from_markers(&ms, &d);
+	ck_assert_int_eq(d.state, NODE_DRAIN);
+	ck_assert_str_eq(d.reason, "draining");
+
+	free(tu_write(dir, "maint", "upgrade", -1));
+	markers_read(dir, &ms);
+	decision_from_markers(&ms, &d);
+	ck_assert_int_eq(d.state, NODE_MAINT);
+	ck_assert_str_eq(d.reason, "upgrade");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("markers");
+	TCase	*tc = tcase_create("markers");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, missing);
+	tcase_add_test(tc, empty_gives_default_reason);
+	tcase_add_test(tc, first_line_is_reason);
+	tcase_add_test(tc, long_and_binary);
+	tcase_add_test(tc, unreadable_counts_as_present);
+	tcase_add_test(tc, maint_wins_over_drain);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}

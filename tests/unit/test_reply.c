@@ -1,0 +1,108 @@
+/* Reply composition. */
+#include <string.h>
+
+#include "lbagent/reply.h"
+#include "testutil.h"
+
+static struct decision
+mk(enum node_state s, unsigned weight, const char *reason)
+{
+	struct decision	d;
+
+	memset(&d, 0, sizeof(d));
+	d.state = s;
+	d.weight = weight;
+	strcpy(d.reason, reason);
+	return d;
+}
+
+static const char *
+line(struct decision d, unsigned restore, bool reasons)
+{
+	static char	buf[REPLY_MAX];
+	size_t		n = reply_compose(&d, restore, reasons, buf);
+
+	ck_assert_uint_eq(n, strlen(buf));
+	ck_assert_int_eq(buf[n - 1], '\n');
+	return buf;
+}
+
+START_TEST(states)
+{
+	ck_assert_str_eq(line(mk(NODE_UP, 100, ""), 0, true), "up\n");
+	ck_assert_str_eq(line(mk(NODE_DRAIN, 100, "maintenance: kernel upgrade"),
+	    0, true), "drain #maintenance: kernel upgrade\n");
+	ck_assert_str_eq(line(mk(NODE_MAINT, 100, "maint marker"), 0, true),
+	    "maint #maint marker\n");
+	ck_assert_str_eq(line(mk(NODE_UP, 50, "preview: refused"), 0, true),
+	    "up 50% #preview: refused\n");
+	ck_assert_str_eq(line(mk(NODE_UP, 0, ""), 0, true), "up 0%\n");
+}
+END_TEST
+
+START_TEST(reasons_off)
+{
+	ck_assert_str_eq(line(mk(NODE_DRAIN, 100, "secret-ish"), 0, false),
+	    "drain\n");
+}
+END_TEST
+
+START_TEST(restore_words)
+{
+	ck_assert_str_eq(line(mk(NODE_UP, 100, ""), CLAIM_ADMIN, true),
+	    "ready up\n");
+	ck_assert_str_eq(line(mk(NODE_UP, 100, ""), CLAIM_WEIGHT, true),
+	    "up 100%\n");
+	ck_assert_str_eq(line(mk(NODE_UP, 100, "x"), CLAIM_ALL, true),
+	    "ready up 100% #x\n");
+	/* "ready" never goes out with a drain or maint it would undo. */
+	ck_assert_str_eq(line(mk(NODE_DRAIN, 100, ""), CLAIM_ADMIN, true),
+	    "drain\n");
+	/* A reduced weight is sent as itself, not as 100%. */
+	ck_assert_str_eq(line(mk(NODE_UP, 75, ""), CLAIM_WEIGHT, true),
+	    "up 75%\n");
+}
+END_TEST
+
+START_TEST(claims)
+{
+	struct decision	d = mk(NODE_UP, 100, "");
+
+	ck_assert_uint_eq(reply_claims(&d), 0);
+	d = mk(NODE_DRAIN, 100, "");
+	ck_assert_uint_eq(reply_claims(&d), CLAIM_ADMIN);
+	d = mk(NODE_MAINT, 100, "");
+	ck_assert_uint_eq(reply_claims(&d), CLAIM_ADMIN);
+	d = mk(NODE_UP, 60, "");
+	ck_assert_uint_eq(reply_claims(&d), CLAIM_WEIGHT);
+	ck_assert_str_eq(reply_restore_word(CLAIM_ADMIN), "ready");
+	ck_assert_str_eq(reply_restore_word(CLAIM_WEIGHT), "100%");
+}
+END_TEST
+
+START_TEST(longest_fits)
+{
+	struct decision	d = mk(NODE_MAINT, 100, "");
+	const char	*l;
+
+	memset(d.reason, 'r', REASON_MAX);
+	d.reason[REASON_MAX] = '\0';
+	l = line(d, CLAIM_ALL, true);
+	ck_assert_uint_eq(strlen(l), strlen("maint 100% #") + REASON_MAX + 1);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("reply");
+	TCase	*tc = tcase_create("reply");
+
+	tcase_add_test(tc, states);
+	tcase_add_test(tc, reasons_off);
+	tcase_add_test(tc, restore_words);
+	tcase_add_test(tc, claims);
+	tcase_add_test(tc, longest_fits);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}

@@ -1,0 +1,124 @@
+/* Durations, booleans and counts. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lbagent/units.h"
+#include "testutil.h"
+
+static uint64_t
+dur_ok(const char *s)
+{
+	uint64_t	 ms = 12345;
+	const char	*why = NULL;
+
+	ck_assert_msg(units_duration_ms(s, &ms, &why) == 0, "%s: %s", s, why);
+	return ms;
+}
+
+static void
+dur_bad(const char *s, const char *why_expected)
+{
+	uint64_t	 ms = 7;
+	const char	*why = NULL;
+
+	ck_assert_msg(units_duration_ms(s, &ms, &why) == -1, "%s accepted", s);
+	ck_assert_uint_eq(ms, 7);
+	ck_assert_str_eq(why, why_expected);
+}
+
+START_TEST(durations)
+{
+	ck_assert_uint_eq(dur_ok("500ms"), 500);
+	ck_assert_uint_eq(dur_ok("2s"), 2000);
+	ck_assert_uint_eq(dur_ok("1m"), 60000);
+	ck_assert_uint_eq(dur_ok("1h"), 3600000);
+	ck_assert_uint_eq(dur_ok("0s"), 0);
+	ck_assert_uint_eq(dur_ok("1500ms"), 1500);
+	ck_assert_uint_eq(dur_ok("168h"), 168ULL * 3600000);
+	dur_bad("", "expected a duration such as 500ms, 2s, 1m or 1h");
+	dur_bad("s", "expected a duration such as 500ms, 2s, 1m or 1h");
+	dur_bad("-1s", "expected a duration such as 500ms, 2s, 1m or 1h");
+	dur_bad(" 2s", "expected a duration such as 500ms, 2s, 1m or 1h");
+	dur_bad("2", "duration needs a unit: ms, s, m or h");
+	dur_bad("2x", "unknown duration unit (use ms, s, m or h)");
+	dur_bad("1.5s", "unknown duration unit (use ms, s, m or h)");
+	dur_bad("2s ", "unknown duration unit (use ms, s, m or h)");
+	dur_bad("2S", "unknown duration unit (use ms, s, m or h)");
+	dur_bad("169h", "duration too long (at most 168h)");
+	dur_bad("99999999999999999999999s",
+	    "expected a duration such as 500ms, 2s, 1m or 1h");
+}
+END_TEST
+
+START_TEST(booleans)
+{
+	const char	*yes[] = { "yes", "true", "on", "YES", "True" };
+	const char	*no[] = { "no", "false", "off", "NO", "Off" };
+	const char	*bad[] = { "", "1", "0", "y", "enabled", "yes " };
+	const char	*why;
+	bool		 v;
+	size_t		 i;
+
+	for (i = 0; i < 5; i++) {
+		v = false;
+		ck_assert_int_eq(units_bool(yes[i], &v, &why), 0);
+		ck_assert(v);
+		ck_assert_int_eq(units_bool(no[i], &v, &why), 0);
+		ck_assert(!v);
+	}
+	for (i = 0; i < 6; i++) {
+		ck_assert_int_eq(units_bool(bad[i], &v, &why), -1);
+		ck_assert_str_eq(why, "expected yes, no, true, false, on or off");
+	}
+}
+END_TEST
+
+START_TEST(numbers)
+{
+	uint64_t	 v;
+	const char	*why;
+
+	ck_assert_int_eq(units_uint("1024", &v, &why), 0);
+	ck_assert_uint_eq(v, 1024);
+	ck_assert_int_eq(units_uint("0", &v, &why), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(units_uint("", &v, &why), -1);
+	ck_assert_int_eq(units_uint("-1", &v, &why), -1);
+	ck_assert_int_eq(units_uint("12a", &v, &why), -1);
+	ck_assert_int_eq(units_uint("+3", &v, &why), -1);
+	ck_assert_int_eq(units_uint("18446744073709551616", &v, &why), -1);
+	ck_assert_str_eq(why, "expected a whole number");
+}
+END_TEST
+
+START_TEST(format_round_trips)
+{
+	const uint64_t	 values[] = { 0, 1, 500, 1000, 1500, 60000, 90000,
+	    3600000, 7200000, 5400000 };
+	char		 buf[32];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		units_format_ms(values[i], buf, sizeof(buf));
+		ck_assert_uint_eq(dur_ok(buf), values[i]);
+	}
+	units_format_ms(600000, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "10m");
+	units_format_ms(1500, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1500ms");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("units");
+	TCase	*tc = tcase_create("units");
+
+	tcase_add_test(tc, durations);
+	tcase_add_test(tc, booleans);
+	tcase_add_test(tc, numbers);
+	tcase_add_test(tc, format_round_trips);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}

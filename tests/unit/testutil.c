@@ -1,0 +1,53 @@
+/* Helpers for the unit tests: temp directories and files, the runner. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+char *
+tu_tmpdir(void)
+{
+	char	*dir = strdup("/tmp/lbagent-unit-XXXXXX");
+
+	ck_assert_ptr_nonnull(dir);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	return dir;
+}
+
+void
+tu_rmtree(const char *dir)
+{
+	char	cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+char *
+tu_write(const char *dir, const char *name, const char *data, long len)
+{
+	char	*path;
+	FILE	*fp;
+	size_t	 n = len < 0 ? strlen(data) : (size_t)len;
+
+	ck_assert_int_ne(asprintf(&path, "%s/%s", dir, name), -1);
+	ck_assert_ptr_nonnull(fp = fopen(path, "w"));
+	ck_assert_uint_eq(fwrite(data, 1, n, fp), n);
+	ck_assert_int_eq(fclose(fp), 0);
+	return path;
+}
+
+int
+tu_run(Suite *s)
+{
+	SRunner	*sr = srunner_create(s);
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
