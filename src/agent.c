@@ -18,6 +18,7 @@
 
 #define MARKER_POLL_MS	250	/* markers show in replies well within 1 s */
 #define EXPIRE_POLL_MS	5000
+#define SAVE_RETRY_MS	1000	/* after a failed save (disk full, no fds) */
 
 struct agent {
 	struct event_base	*base;
@@ -28,7 +29,7 @@ struct agent {
 	/* The line for each set of restore words, indexed by CLAIM_* bits. */
 	char			 lines[CLAIM_ALL + 1][REPLY_MAX];
 	size_t			 lens[CLAIM_ALL + 1];
-	struct event		*marker_ev, *expire_ev, *save_ev;
+	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
 	bool			 save_failed;
 };
 
@@ -57,12 +58,18 @@ save_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	struct timeval	 retry = { SAVE_RETRY_MS / 1000,
+			    (SAVE_RETRY_MS % 1000) * 1000 };
+
 	if (state_save(a->cfg->state_dir, &a->state, a->keys, clock_now_ms(),
 	    clock_wall_ms()) == -1) {
 		if (!a->save_failed)
-			log_warn("%s/%s: cannot save state", a->cfg->state_dir,
-			    STATE_FILE);
+			log_warn("%s/%s: cannot save state; retrying every %d ms",
+			    a->cfg->state_dir, STATE_FILE, SAVE_RETRY_MS);
 		a->save_failed = true;
+		/* What is owed must reach the disk even if nothing else changes. */
+		if (a->retry_ev != NULL)
+			evtimer_add(a->retry_ev, &retry);
 	} else if (a->save_failed) {
 		log_notice("%s/%s: saved again", a->cfg->state_dir, STATE_FILE);
 		a->save_failed = false;
@@ -144,7 +151,7 @@ log_marker_changes(const struct markers *old, const struct markers *new)
 static void
 read_markers(struct agent *a, bool at_start)
 {
-	struct markers	ms;
+	struct markers	ms = a->markers;
 	struct decision	d;
 
 	markers_read(a->cfg->state_dir, &ms);
@@ -219,6 +226,7 @@ agent_new(struct event_base *base, const struct config *cfg)
 	}
 	a->state.incarnation++;
 	if ((a->save_ev = event_new(base, -1, 0, save_cb, a)) == NULL ||
+	    (a->retry_ev = evtimer_new(base, save_cb, a)) == NULL ||
 	    (a->marker_ev = add_timer(a, MARKER_POLL_MS, marker_cb)) == NULL ||
 	    (a->expire_ev = add_timer(a, EXPIRE_POLL_MS, expire_cb)) == NULL)
 		goto fail;
@@ -247,6 +255,9 @@ agent_free(struct agent *a)
 		event_free(a->marker_ev);
 	if (a->expire_ev != NULL)
 		event_free(a->expire_ev);
+	if (a->retry_ev != NULL)
+		event_free(a->retry_ev);
+	a->retry_ev = NULL;
 	if (a->save_ev != NULL) {
 		/* A save still pending must not be lost at shutdown. */
 		save_cb(-1, 0, a);

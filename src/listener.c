@@ -59,6 +59,7 @@ struct listener {
 	struct conn		*conns;
 	size_t			 nconns;
 	bool			 paused;
+	bool			 starved;	/* out of descriptors; logged once */
 	struct event		*resume_ev;
 };
 
@@ -323,6 +324,10 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 
 	(void)ev;
 	(void)socklen;
+	if (l->starved) {
+		log_notice("accepting again (%zu connections open)", l->nconns);
+		l->starved = false;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		evutil_closesocket(fd);
 		return;
@@ -381,10 +386,11 @@ accept_error_cb(struct evconnlistener *ev, void *arg)
 	(void)ev;
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
 		/* Pause instead of spinning on a listener we cannot serve. */
-		if (!l->paused)
-			log_warnx("accept: %s (%zu connections open): pausing "
-			    "for %d ms", strerror(err), l->nconns,
+		if (!l->starved)
+			log_warnx("accept: %s (%zu connections open): pausing, "
+			    "retrying every %d ms", strerror(err), l->nconns,
 			    RESUME_AFTER_MS);
+		l->starved = true;
 		listener_pause(l);
 		event_add(l->resume_ev, &tv);
 		return;

@@ -26,8 +26,10 @@ struct markers {
 const char	*marker_name(enum marker_kind);
 
 /*
- * Reads every marker in dir. Never blocks on a FIFO or device and never
- * fails: a marker that exists but cannot be read counts as present.
+ * Reads every marker in dir into ms, which holds what was known before.
+ * Never blocks on a FIFO or device: a marker that exists but cannot be
+ * read counts as present. When lbagent itself is out of descriptors or
+ * memory, a marker's entry is left as it was.
  */
 void		 markers_read(const char *dir, struct markers *);
 

@@ -2,7 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "lbagent/decision.h"
 #include "lbagent/markers.h"
@@ -27,6 +31,8 @@ START_TEST(missing)
 {
 	struct markers	ms;
 
+	memset(&ms, 0, sizeof(ms));
+
 	markers_read(dir, &ms);
 	ck_assert(!ms.m[MARKER_MAINT].present);
 	ck_assert(!ms.m[MARKER_DRAIN].present);
@@ -39,6 +45,8 @@ END_TEST
 START_TEST(empty_gives_default_reason)
 {
 	struct markers	ms;
+
+	memset(&ms, 0, sizeof(ms));
 
 	free(tu_write(dir, "drain", "", -1));
 	free(tu_write(dir, "maint", "\n\n", -1));
@@ -54,6 +62,8 @@ START_TEST(first_line_is_reason)
 {
 	struct markers	ms;
 
+	memset(&ms, 0, sizeof(ms));
+
 	free(tu_write(dir, "drain", "maintenance: kernel upgrade\nby alice\n", -1));
 	markers_read(dir, &ms);
 	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "maintenance: kernel upgrade");
@@ -63,6 +73,8 @@ END_TEST
 START_TEST(long_and_binary)
 {
 	struct markers	ms;
+
+	memset(&ms, 0, sizeof(ms));
 	char		big[5000];
 
 	memset(big, 'y', sizeof(big));
@@ -77,6 +89,8 @@ END_TEST
 START_TEST(unreadable_counts_as_present)
 {
 	struct markers	ms;
+
+	memset(&ms, 0, sizeof(ms));
 	char		path[1024];
 
 	/* A directory cannot be read as a file, even by root. */
@@ -98,6 +112,8 @@ END_TEST
 START_TEST(maint_wins_over_drain)
 {
 	struct markers	ms;
+
+	memset(&ms, 0, sizeof(ms));
 	struct decision	d;
 
 	markers_read(dir, &ms);
@@ -120,6 +136,39 @@ START_TEST(maint_wins_over_drain)
 }
 END_TEST
 
+/* Out of descriptors, a read proves nothing: what was known stays. */
+START_TEST(out_of_descriptors_keeps_what_was_known)
+{
+	struct markers	ms;
+	struct rlimit	rl;
+	int		fds[64], n = 0, fd;
+
+	memset(&ms, 0, sizeof(ms));
+	free(tu_write(dir, "drain", "known reason", -1));
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	free(tu_write(dir, "maint", "", -1));
+
+	/* Each Check test runs in its own process: the limit dies with it. */
+	rl.rlim_cur = rl.rlim_max = 16;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while (n < 64 && (fd = open("/dev/null", O_RDONLY)) != -1)
+		fds[n++] = fd;
+	ck_assert_int_eq(errno, EMFILE);
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	ck_assert(!ms.m[MARKER_DRAIN].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "known reason");
+	ck_assert(!ms.m[MARKER_MAINT].present);
+
+	while (n > 0)
+		close(fds[--n]);
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_MAINT].present);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -133,6 +182,7 @@ main(void)
 	tcase_add_test(tc, long_and_binary);
 	tcase_add_test(tc, unreadable_counts_as_present);
 	tcase_add_test(tc, maint_wins_over_drain);
+	tcase_add_test(tc, out_of_descriptors_keeps_what_was_known);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
