@@ -1,0 +1,1135 @@
+"""Black-box harness for lbagent's integration scenarios (stdlib only).
+
+Each scenario is one script that starts the real lbagent and, usually, one or
+more real HAProxy instances on loopback, and ends through run():
+
+    import harness as h
+
+    def main():
+        lb = h.Lbagent()
+        hap = h.Haproxy([lb])
+        hap.wait_status("be", "s1", "UP", h.startup_bound_s(), "s1 UP at start")
+
+    h.run(main)
+
+run() maps the outcome to an exit status (0 pass, 1 failure, 77 skip for an
+environmental reason only), prints what was expected and what was seen plus
+every daemon's log tail and every HAProxy's output on failure, and stops
+every process it started even when the scenario fails or is interrupted.
+
+Conventions:
+- Every time bound handed to wait_until() is a liveness bound: generous, with
+  a margin for shared and noisy machines. Nothing here asserts speed.
+- Each HAProxy instance checks from its own loopback source address
+  (127.0.0.2, 127.0.0.3, ...), because lbagent tells load balancers apart by
+  source address and agent-send text.
+- Processes are started from the main thread only: they are tied to the
+  test's lifetime with a parent-death signal, which Linux delivers when the
+  forking *thread* exits.
+
+Environment:
+  LBAGENT              absolute path of the daemon under test (required)
+  LBAGENT_SANITIZE     meson's b_sanitize value, e.g. "address" (optional)
+  LBAGENT_TEST_KEEP=1  keep the temporary directory for inspection
+  LBAGENT_TEST_TIME_SCALE  multiplies every liveness bound (default 1)
+"""
+
+import atexit
+import csv
+import io
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+POLL_S = 0.05
+AGENT_INTER_MS = 150      # agent-inter used by the scenarios unless they say otherwise
+CHECK_INTER_MS = 200      # the regular TCP check's inter
+LOG_TAIL_LINES = 80
+KILL_GRACE_S = 10.0       # how long a process gets to exit after SIGTERM
+
+
+class TestFailure(AssertionError):
+    """The daemon (or HAProxy as driven by it) did not behave as expected."""
+
+
+class Skip(Exception):
+    """The scenario cannot run here for an environmental reason only."""
+
+
+# ---------------------------------------------------------------- time
+
+def _time_scale():
+    try:
+        scale = float(os.environ.get("LBAGENT_TEST_TIME_SCALE", "1"))
+    except ValueError:
+        scale = 1.0
+    return max(scale, 1.0)
+
+
+def startup_bound_s():
+    """Liveness bound (seconds) for a process to start answering and for
+    HAProxy's first checks (rise 2 x inter 200 ms for the TCP check), with a
+    wide margin for shared machines."""
+    return 10.0
+
+
+def marker_bound_s(agent_inter_ms=AGENT_INTER_MS):
+    """Liveness bound for a marker change to show in HAProxy.
+
+    lbagent promises to pick up a marker change within 1 s, and HAProxy
+    needs up to two agent-inters to ask and apply the new reply (one check
+    may already be in flight with the old answer). That makes
+    1 s + 2 x agent-inter; the extra 2 s is a margin for shared, noisy
+    machines, so this is a liveness bound, not a speed requirement."""
+    return 1.0 + 2 * agent_inter_ms / 1000.0 + 2.0
+
+
+def wait_until(fn, timeout_s, what, ok=None, describe=repr):
+    """Polls fn() every 50 ms until ok(value) (bool(value) when ok is None).
+
+    Returns the accepted value. On timeout raises TestFailure naming `what`
+    and the last observed value (rendered by describe) or the last exception
+    fn raised: a refused connection while a daemon starts is "not yet", not
+    an error. TestFailure and Skip raised by fn propagate at once."""
+    timeout_s *= _time_scale()
+    start = time.monotonic()
+    deadline = start + timeout_s
+    last = "<nothing observed>"
+    while True:
+        try:
+            value = fn()
+        except (TestFailure, Skip):
+            raise
+        except Exception as e:  # noqa: BLE001 - reported as the observation
+            last = f"{type(e).__name__}: {e}"
+        else:
+            if (ok(value) if ok is not None else value):
+                return value
+            last = describe(value)
+        if time.monotonic() >= deadline:
+            raise TestFailure(
+                f"timed out after {timeout_s:.1f} s waiting for {what}\n"
+                f"  last observed: {last}")
+        time.sleep(POLL_S)
+
+
+def hold_for(fn, seconds, what, ok=None, describe=repr, until=None,
+             until_what="the events the hold must outlast", until_timeout_s=10.0):
+    """Asserts that ok(fn()) (bool(fn()) when ok is None) stays true for
+    `seconds`, polling every 50 ms, and then for as long as `until()` is
+    false (bounded by until_timeout_s, a liveness bound): use `until` to
+    make sure the events the hold is about (e.g. agent checks) did happen.
+
+    Exceptions from fn are failures here: a hold is about what was seen.
+    Returns the number of observations."""
+    start = time.monotonic()
+    end = start + seconds
+    until_deadline = None
+    count = 0
+    while True:
+        value = fn()
+        count += 1
+        if not (ok(value) if ok is not None else value):
+            raise TestFailure(
+                f"{what}: stopped holding after {time.monotonic() - start:.2f} s "
+                f"(required {seconds:.2f} s)\n  observed: {describe(value)}")
+        now = time.monotonic()
+        if now >= end:
+            if until is None or until():
+                return count
+            if until_deadline is None:
+                until_deadline = now + until_timeout_s * _time_scale()
+            elif now >= until_deadline:
+                raise TestFailure(
+                    f"{what}: held for {now - start:.2f} s, but {until_what} "
+                    f"did not happen within {until_timeout_s} s more")
+        time.sleep(POLL_S)
+
+
+def expect(cond, message):
+    """Fails with message unless cond."""
+    if not cond:
+        raise TestFailure(message)
+
+
+def expect_equal(seen, expected, what):
+    if seen != expected:
+        raise TestFailure(f"{what}\n  expected: {expected!r}\n  seen:     {seen!r}")
+
+
+# ------------------------------------------------------------ environment
+
+class _Env:
+    """Per-process test context: temp dir, ports, sources, started objects."""
+
+    def __init__(self):
+        self.name = os.path.splitext(os.path.basename(sys.argv[0] or "test"))[0]
+        self.dir = tempfile.mkdtemp(prefix=f"lbagent-{self.name}-")
+        self._ports = set()
+        self._next_source = 2
+        self._sources = set()
+        self._names = {}
+        self._objects = []      # started things, stopped in reverse order
+        self._cleaned = False
+        atexit.register(self.cleanup)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def unique_name(self, base):
+        n = self._names.get(base, 0) + 1
+        self._names[base] = n
+        return base if n == 1 else f"{base}{n}"
+
+    def free_port(self):
+        """A TCP port free on 127.0.0.1 now, never handed out twice here."""
+        for _ in range(100):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in self._ports:
+                self._ports.add(port)
+                return port
+        raise RuntimeError("could not find a free loopback port")
+
+    def source(self, addr=None):
+        """A loopback source address for a load balancer: addr when given,
+        else the next one not used yet here (127.0.0.2, .3, ...)."""
+        if addr is None:
+            while f"127.0.0.{self._next_source}" in self._sources:
+                self._next_source += 1
+            addr = f"127.0.0.{self._next_source}"
+        self._sources.add(addr)
+        return addr
+
+    def register(self, obj):
+        self._objects.append(obj)
+
+    def diagnostics(self):
+        parts = []
+        for obj in self._objects:
+            try:
+                parts.append(obj.diagnostics())
+            except Exception as e:  # noqa: BLE001 - diagnostics must not mask
+                parts.append(f"== {obj!r}: diagnostics failed: {e}")
+        return "\n".join(p for p in parts if p)
+
+    def cleanup(self):
+        if self._cleaned:
+            return
+        self._cleaned = True
+        for obj in reversed(self._objects):
+            try:
+                obj.close()
+            except Exception as e:  # noqa: BLE001 - keep stopping the rest
+                print(f"harness: stopping {obj!r} failed: {e}", file=sys.stderr)
+        if os.environ.get("LBAGENT_TEST_KEEP") == "1":
+            print(f"harness: kept {self.dir}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_env = None
+
+
+def env():
+    global _env
+    if _env is None:
+        _env = _Env()
+    return _env
+
+
+def tmpdir():
+    return env().dir
+
+
+def free_port():
+    return env().free_port()
+
+
+def lbagent_exe():
+    exe = os.environ.get("LBAGENT")
+    if not exe:
+        raise TestFailure("LBAGENT is not set: run through `meson test` or set "
+                          "LBAGENT=/absolute/path/to/lbagent")
+    if not os.path.isabs(exe) or not os.access(exe, os.X_OK):
+        raise TestFailure(f"LBAGENT={exe!r} is not an absolute path to an executable")
+    return exe
+
+
+def require_haproxy():
+    if shutil.which("haproxy") is None:
+        raise Skip("haproxy is not installed (apt-get install haproxy)")
+
+
+def require_source(addr):
+    """Skips when this host cannot use addr as a local source address."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((addr, 0))
+        except OSError as e:
+            raise Skip(f"cannot bind to loopback source {addr}: {e}") from None
+
+
+def raise_nofile(needed):
+    """Raises this process's RLIMIT_NOFILE to at least `needed`."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= needed:
+        return
+    want = needed if hard == resource.RLIM_INFINITY else max(needed, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, want))
+    except (ValueError, OSError) as e:
+        raise Skip(f"cannot raise RLIMIT_NOFILE to {needed} "
+                   f"(soft {soft}, hard {hard}): {e}") from None
+
+
+def asan_enabled(exe=None):
+    """True when the daemon is built with AddressSanitizer: meson passes its
+    b_sanitize option through LBAGENT_SANITIZE; failing that, the binary
+    names the ASan runtime."""
+    if "address" in os.environ.get("LBAGENT_SANITIZE", ""):
+        return True
+    try:
+        with open(exe or lbagent_exe(), "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
+def _preexec_argv():
+    """Ties a child to the test: it gets SIGKILL if the test process dies,
+    even by SIGKILL (meson's timeout), so nothing is left running."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+
+
+def _tail(path, lines=LOG_TAIL_LINES):
+    try:
+        with open(path, "r", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        return f"<cannot read {path}: {e}>"
+    rows = text.splitlines()
+    cut = rows[-lines:]
+    head = f"... ({len(rows) - len(cut)} earlier lines)\n" if len(rows) > len(cut) else ""
+    return head + "\n".join(cut)
+
+
+class _Process:
+    """A child process with its output in a file and a guaranteed end."""
+
+    def __init__(self, argv, log_path, env_vars=None):
+        self.argv = argv
+        self.log_path = log_path
+        self._env_vars = env_vars
+        self.proc = None
+
+    def start(self, banner):
+        with open(self.log_path, "a") as f:
+            f.write(f"=== harness {time.strftime('%H:%M:%S')}: {banner}: "
+                    f"{' '.join(self.argv)}\n")
+        log = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen(
+                _preexec_argv() + self.argv, stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, env=self._env_vars)
+        finally:
+            log.close()
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def signal(self, sig, timeout_s=KILL_GRACE_S):
+        """Sends sig and waits for the exit; returns (returncode, timed_out).
+        A process that outlives the timeout is killed."""
+        if self.proc is None:
+            return None, False
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(sig)
+            except ProcessLookupError:
+                pass
+        try:
+            return self.proc.wait(timeout=timeout_s), False
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(), True
+
+    def close(self):
+        if self.alive():
+            self.signal(signal.SIGTERM, timeout_s=3.0)
+
+
+# ---------------------------------------------------------------- lbagent
+
+def _ini_value(v):
+    if v is True:
+        return "yes"
+    if v is False:
+        return "no"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(x) for x in v)
+    return str(v)
+
+
+def ini_text(sections):
+    """{section: {key: value}} as INI text (True -> yes, lists joined by ', ').
+    A value of None drops the key."""
+    out = []
+    for section, keys in sections.items():
+        out.append(f"[{section}]")
+        for k, v in keys.items():
+            if v is not None:
+                out.append(f"{k} = {_ini_value(v)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def check_config(text, name="checkconf"):
+    """Runs `$LBAGENT -c -f FILE` on text; returns (returncode, output, path)
+    with stdout and stderr together."""
+    path = env().path(env().unique_name(name) + ".conf")
+    with open(path, "w") as f:
+        f.write(text)
+    try:
+        r = subprocess.run([lbagent_exe(), "-c", "-f", path], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=30 * _time_scale())
+    except subprocess.TimeoutExpired:
+        raise TestFailure(f"`lbagent -c -f {path}` did not finish within 30 s") from None
+    return r.returncode, r.stdout.decode(errors="replace"), path
+
+
+def ask(port, send=b"", source="127.0.0.1", host="127.0.0.1", timeout_s=5.0):
+    """One raw agent check, as HAProxy does it: connect (from `source`),
+    send `send` (HAProxy's agent-send; may be empty), read until EOF.
+    Returns the bytes read. Connection errors propagate as OSError."""
+    if isinstance(send, str):
+        send = send.encode()
+    deadline = time.monotonic() + timeout_s
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout_s)
+        if source:
+            s.bind((source, 0))
+        s.connect((host, port))
+        if send:
+            s.sendall(send)
+        chunks, total = [], 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no EOF within {timeout_s} s; read so far "
+                                   f"{b''.join(chunks)!r}")
+            s.settimeout(left)
+            data = s.recv(4096)
+            if not data:
+                return b"".join(chunks)
+            chunks.append(data)
+            total += len(data)
+            if total > 65536:
+                raise TestFailure(f"agent reply longer than 64 KiB: {b''.join(chunks)[:200]!r}...")
+
+
+class Lbagent:
+    """The daemon under test, run in the foreground as `$LBAGENT -f CONFIG`.
+
+    config: None (defaults), a dict of [agent] keys merged over the
+    defaults (listen on a free loopback port, state_dir in the temp dir; a
+    value of None drops a default), a dict of {section: {key: value}}, or
+    INI text in which {port}, {state_dir} and {dir} are replaced."""
+
+    def __init__(self, config=None, *, name="lbagent", port=None, start=True,
+                 asan_quarantine_mb=None, extra_env=None, ready_timeout_s=None):
+        e = env()
+        self.name = e.unique_name(name)
+        self.dir = e.path(self.name)
+        os.makedirs(self.dir)
+        self.state_dir = os.path.join(self.dir, "state")
+        os.makedirs(self.state_dir)
+        self.config_path = os.path.join(self.dir, "lbagent.conf")
+        self.log_path = os.path.join(self.dir, "lbagent.log")
+        self.port = port or e.free_port()
+        self.config_text = self._render(config)
+        with open(self.config_path, "w") as f:
+            f.write(self.config_text)
+        self.exe = lbagent_exe()
+        self.asan = asan_enabled(self.exe)
+        self.ready_timeout_s = ready_timeout_s or startup_bound_s()
+        self._starts = 0
+        vars_ = dict(os.environ)
+        if self.asan and asan_quarantine_mb is not None:
+            # A small quarantine lets freed memory be reused, so RSS reflects
+            # leaks rather than ASan's delayed reuse; kept non-zero so
+            # use-after-free is still caught.
+            opts = vars_.get("ASAN_OPTIONS", "")
+            opts = ":".join(o for o in opts.split(":") if o and
+                            not o.startswith("quarantine_size_mb="))
+            vars_["ASAN_OPTIONS"] = (opts + ":" if opts else "") + \
+                f"quarantine_size_mb={asan_quarantine_mb}"
+        vars_.update(extra_env or {})
+        self._proc = _Process([self.exe, "-f", self.config_path], self.log_path, vars_)
+        e.register(self)
+        if start:
+            self.start()
+
+    def _render(self, config):
+        if isinstance(config, str):
+            return (config.replace("{port}", str(self.port))
+                    .replace("{state_dir}", self.state_dir)
+                    .replace("{dir}", self.dir))
+        sections = {"agent": {"listen": f"127.0.0.1:{self.port}",
+                              "state_dir": self.state_dir}}
+        config = config or {}
+        if any(isinstance(v, dict) for v in config.values()):
+            for section, keys in config.items():
+                sections.setdefault(section, {}).update(keys)
+        else:
+            sections["agent"].update(config)
+        return ini_text(sections)
+
+    def __repr__(self):
+        return f"<Lbagent {self.name} port {self.port} pid {self.pid}>"
+
+    # -- life cycle
+    @property
+    def pid(self):
+        return self._proc.pid
+
+    def alive(self):
+        return self._proc.alive()
+
+    def start(self):
+        """Starts the daemon and waits (bounded) until it answers a check."""
+        if self.alive():
+            raise RuntimeError(f"{self.name} is already running")
+        self._starts += 1
+        self._proc.start(f"start #{self._starts}")
+
+        def answered():
+            if not self.alive():
+                raise TestFailure(
+                    f"{self.name} exited with status {self._proc.proc.returncode} "
+                    f"during start-up")
+            return self.ask()
+
+        wait_until(answered, self.ready_timeout_s,
+                   f"{self.name} to answer an agent check on port {self.port}",
+                   ok=lambda r: r.endswith(b"\n"))
+
+    def stop(self, expect_rc=0, timeout_s=KILL_GRACE_S):
+        """SIGTERM, wait for the exit; fails unless it exits with expect_rc
+        (None: any) within timeout_s. Returns the exit status."""
+        if not self.alive():
+            raise TestFailure(f"{self.name} was not running when it was to be stopped "
+                              f"(exit status {self._proc.proc and self._proc.proc.returncode})")
+        rc, timed_out = self._proc.signal(signal.SIGTERM, timeout_s)
+        if timed_out:
+            raise TestFailure(f"{self.name} did not exit within {timeout_s} s of "
+                              f"SIGTERM (killed; status {rc})")
+        if expect_rc is not None and rc != expect_rc:
+            raise TestFailure(f"{self.name} exited with status {rc} after SIGTERM, "
+                              f"expected {expect_rc}")
+        return rc
+
+    def kill(self):
+        """SIGKILL: no chance to save anything."""
+        rc, _ = self._proc.signal(signal.SIGKILL)
+        return rc
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def close(self):
+        self._proc.close()
+
+    # -- talking to it
+    def ask(self, send=b"", source="127.0.0.1", timeout_s=5.0, port=None):
+        return ask(port or self.port, send=send, source=source, timeout_s=timeout_s)
+
+    def check_config(self):
+        """`-c` on this instance's own configuration: (returncode, output)."""
+        rc, out, _ = check_config(self.config_text, name=self.name + "-check")
+        return rc, out
+
+    # -- observing it
+    def log(self):
+        with open(self.log_path, "r", errors="replace") as f:
+            return f.read()
+
+    def log_mark(self):
+        """A position in the log; see log_since()."""
+        return os.path.getsize(self.log_path)
+
+    def log_since(self, mark):
+        with open(self.log_path, "rb") as f:
+            f.seek(mark)
+            return f.read().decode(errors="replace")
+
+    def log_tail(self, lines=LOG_TAIL_LINES):
+        return _tail(self.log_path, lines)
+
+    def _proc_status(self, field):
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        raise RuntimeError(f"no {field} in /proc/{self.pid}/status")
+
+    def rss_kb(self):
+        """Resident set size in KiB, from /proc/PID/status."""
+        return self._proc_status("VmRSS")
+
+    def fd_count(self):
+        return len(os.listdir(f"/proc/{self.pid}/fd"))
+
+    # -- markers
+    def marker_path(self, name):
+        return os.path.join(self.state_dir, name)
+
+    def set_marker(self, name, text=""):
+        """Creates (or replaces) a marker atomically: the daemon never sees a
+        half-written reason."""
+        tmp = os.path.join(self.dir, f".{name}.tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, self.marker_path(name))
+
+    def clear_marker(self, name):
+        os.unlink(self.marker_path(name))
+
+    def diagnostics(self):
+        state = "running" if self.alive() else (
+            f"exited with {self._proc.proc.returncode}" if self._proc.proc else "never started")
+        out = [f"== {self.name} ({state}, port {self.port}, pid {self.pid}) "
+               f"log {self.log_path}, last {LOG_TAIL_LINES} lines:",
+               self.log_tail()]
+        sj = os.path.join(self.state_dir, "state.json")
+        if os.path.exists(sj):
+            out.append(f"== {self.name} state.json:\n{_tail(sj, 40)}")
+        return "\n".join(out)
+
+
+# ---------------------------------------------------------------- stand-ins
+
+class _Thread:
+    """A daemon thread with a stop flag, for small loopback servers."""
+
+    def _spawn(self, target):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=target, daemon=True)
+        self._thread.start()
+
+    def close(self):
+        self._stop.set()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        self._thread.join(timeout=2)
+
+    def diagnostics(self):
+        return ""
+
+
+class BackendStub(_Thread):
+    """Where HAProxy's regular `check` connects: accepts and closes."""
+
+    def __init__(self, host="127.0.0.1"):
+        self.host = host
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, 0))
+        self.sock.listen(128)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self._spawn(self._loop)
+        env().register(self)
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            c.close()
+
+    def __repr__(self):
+        return f"<BackendStub {self.host}:{self.port}>"
+
+
+_backend = None
+
+
+def backend_stub():
+    """The test's shared backend stand-in (started on first use)."""
+    global _backend
+    if _backend is None:
+        _backend = BackendStub()
+    return _backend
+
+
+class Exchange:
+    """One agent check seen by an AgentTap."""
+
+    def __init__(self, source):
+        self.t = time.monotonic()
+        self.source = source
+        self.request = b""
+        self.reply = b""
+        self.error = None
+
+    def words(self):
+        """The reply's words before any '#' (HAProxy's separators)."""
+        line = self.reply.split(b"\n", 1)[0].split(b"#", 1)[0]
+        return [w for w in re.split(rb"[ \t,\r]+", line) if w]
+
+    def __repr__(self):
+        return (f"<{self.source} sent {self.request!r} got {self.reply!r}"
+                + (f" error {self.error}" if self.error else "") + ">")
+
+
+class AgentTap(_Thread):
+    """A recording relay between HAProxy and lbagent.
+
+    Point a server's agent-port at tap.port: each check is relayed to the
+    daemon from the same source address HAProxy used (so lbagent's keys are
+    unchanged) and recorded as an Exchange. Half-closes are passed on. Only
+    valid while the daemon runs: with the daemon down HAProxy would see an
+    accepted-then-reset connection rather than a refused one."""
+
+    def __init__(self, upstream_port, upstream_host="127.0.0.1"):
+        self.upstream = (upstream_host, upstream_port)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self._lock = threading.Lock()
+        self._exchanges = []
+        self._spawn(self._loop)
+        env().register(self)
+
+    def __repr__(self):
+        return f"<AgentTap :{self.port} -> {self.upstream[1]}>"
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                c, peer = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(c, peer[0]), daemon=True).start()
+
+    def _relay(self, client, source):
+        import selectors
+        ex = Exchange(source)
+        up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            up.bind((source, 0))
+            up.settimeout(2)
+            up.connect(self.upstream)
+            sel = selectors.DefaultSelector()
+            sel.register(client, selectors.EVENT_READ, "client")
+            sel.register(up, selectors.EVENT_READ, "up")
+            open_ = {"client", "up"}
+            deadline = time.monotonic() + 10
+            while open_ and time.monotonic() < deadline and not self._stop.is_set():
+                for key, _ in sel.select(timeout=0.2):
+                    src, dst = (client, up) if key.data == "client" else (up, client)
+                    try:
+                        data = src.recv(65536)
+                    except OSError as e:
+                        ex.error = f"{key.data}: {e}"
+                        open_.clear()
+                        break
+                    if data:
+                        if key.data == "client":
+                            ex.request += data
+                        else:
+                            ex.reply += data
+                        try:
+                            dst.sendall(data)
+                        except OSError as e:
+                            ex.error = f"forwarding from {key.data}: {e}"
+                    else:
+                        sel.unregister(src)
+                        open_.discard(key.data)
+                        try:
+                            dst.shutdown(socket.SHUT_WR)
+                        except OSError:
+                            pass
+            sel.close()
+        except OSError as e:
+            ex.error = f"upstream: {e}"
+        finally:
+            up.close()
+            client.close()
+            with self._lock:
+                self._exchanges.append(ex)
+
+    def mark(self):
+        with self._lock:
+            return len(self._exchanges)
+
+    def exchanges(self, since=0, source=None):
+        with self._lock:
+            return [x for x in self._exchanges[since:]
+                    if source is None or x.source == source]
+
+    def diagnostics(self):
+        last = self.exchanges()[-10:]
+        return f"== {self!r}, last {len(last)} exchanges:\n" + \
+            "\n".join(f"  {x!r}" for x in last)
+
+
+# ---------------------------------------------------------------- HAProxy
+
+class Server:
+    """One `server` line. agent: an Lbagent, an AgentTap (anything with
+    .port) or a port number. agent_send: None inherits the Haproxy's."""
+
+    _INHERIT = object()
+
+    def __init__(self, name, agent, *, agent_addr="127.0.0.1", weight=100,
+                 agent_send=_INHERIT, addr=None, extra=""):
+        self.name = name
+        self.agent_port = agent if isinstance(agent, int) else agent.port
+        self.agent_addr = agent_addr
+        self.weight = weight
+        self.agent_send = agent_send
+        self.addr = addr
+        self.extra = extra
+
+
+def _quote(text):
+    """A double-quoted HAProxy config argument holding text verbatim."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    out = out.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return f'"{out}"'
+
+
+def agent_result(stat):
+    """agent_status without the "* " HAProxy puts in front while a check is
+    in progress (e.g. "* L7OK" -> "L7OK")."""
+    s = stat.get("agent_status", "")
+    return s[2:] if s.startswith("* ") else s
+
+
+def describe_stat(st):
+    """The show-stat fields that matter here, compactly."""
+    if not isinstance(st, dict):
+        return repr(st)
+    keys = ("status", "weight", "check_status", "agent_status", "agent_desc", "last_agt")
+    return "{" + ", ".join(f"{k}={st.get(k, '')!r}" for k in keys) + "}"
+
+
+class Haproxy:
+    """One HAProxy instance (`haproxy -db -f cfg`) checking lbagent(s).
+
+    servers: a list for one backend named "be" (items: Server, or an
+    Lbagent/AgentTap/port, named s1, s2, ...); backends: {name: list} for
+    several. Every server line has a TCP `check` against a shared backend
+    stand-in and an `agent-check` from this instance's own loopback
+    `source` address (127.0.0.2, .3, ... unless given). agent_send is text
+    (a newline is added unless present); None sends nothing."""
+
+    def __init__(self, servers=None, *, backends=None, agent_inter_ms=AGENT_INTER_MS,
+                 inter_ms=CHECK_INTER_MS, source=None, agent_send=None, name="haproxy",
+                 start=True):
+        require_haproxy()
+        if (servers is None) == (backends is None):
+            raise ValueError("give either servers or backends")
+        e = env()
+        self.name = e.unique_name(name)
+        self.dir = e.path(self.name)
+        os.makedirs(self.dir)
+        self.source = e.source(source)
+        require_source(self.source)
+        self.agent_inter_ms = agent_inter_ms
+        self.inter_ms = inter_ms
+        self.agent_send = agent_send
+        self.socket_path = os.path.join(self.dir, "admin.sock")
+        self.config_path = os.path.join(self.dir, "haproxy.cfg")
+        self.log_path = os.path.join(self.dir, "haproxy.log")
+        self.backends = {}
+        for be, items in (backends or {"be": servers}).items():
+            self.backends[be] = [it if isinstance(it, Server) else Server(f"s{i}", it)
+                                 for i, it in enumerate(items, 1)]
+        self.config_text = self._render()
+        with open(self.config_path, "w") as f:
+            f.write(self.config_text)
+        self._proc = _Process(["haproxy", "-db", "-f", self.config_path], self.log_path)
+        e.register(self)
+        if start:
+            self.start()
+
+    def __repr__(self):
+        return f"<Haproxy {self.name} source {self.source} pid {self.pid}>"
+
+    def _render(self):
+        stub = backend_stub()
+        out = ["global",
+               f"    stats socket {self.socket_path} level admin",
+               "",
+               "defaults",
+               "    mode tcp",
+               "    timeout connect 1s",
+               "    timeout client 5s",
+               "    timeout server 5s",
+               "    timeout check 1s",
+               ""]
+        for be, servers in self.backends.items():
+            out.append(f"backend {be}")
+            for s in servers:
+                send = self.agent_send if s.agent_send is Server._INHERIT else s.agent_send
+                line = (f"    server {s.name} {s.addr or f'127.0.0.1:{stub.port}'} "
+                        f"weight {s.weight} check inter {self.inter_ms} agent-check "
+                        f"agent-addr {s.agent_addr} agent-port {s.agent_port} "
+                        f"agent-inter {self.agent_inter_ms} source {self.source}")
+                if send is not None:
+                    line += " agent-send " + _quote(send if send.endswith("\n") else send + "\n")
+                if s.extra:
+                    line += " " + s.extra
+                out.append(line)
+            out.append("")
+        return "\n".join(out)
+
+    # -- life cycle
+    @property
+    def pid(self):
+        return self._proc.pid
+
+    def alive(self):
+        return self._proc.alive()
+
+    def start(self):
+        r = subprocess.run(["haproxy", "-c", "-f", self.config_path],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=30)
+        if r.returncode != 0:
+            raise TestFailure(f"haproxy -c rejected {self.config_path}:\n"
+                              f"{r.stdout.decode(errors='replace')}\n"
+                              f"--- config ---\n{self.config_text}")
+        self._proc.start("start")
+
+        def answered():
+            if not self.alive():
+                raise TestFailure(f"{self.name} exited with status "
+                                  f"{self._proc.proc.returncode} during start-up")
+            return self.cmd("show info")
+
+        wait_until(answered, startup_bound_s(), f"{self.name}'s Runtime API socket",
+                   ok=lambda out: "Pid:" in out, describe=lambda out: out[:200])
+
+    def stop(self):
+        rc, _ = self._proc.signal(signal.SIGTERM)
+        return rc
+
+    def close(self):
+        self._proc.close()
+
+    # -- Runtime API
+    def cmd(self, text, timeout_s=5.0):
+        """One Runtime API command; returns its output."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout_s)
+            s.connect(self.socket_path)
+            s.sendall(text.encode() + b"\n")
+            chunks = []
+            while True:
+                data = s.recv(65536)
+                if not data:
+                    break
+                chunks.append(data)
+        return b"".join(chunks).decode(errors="replace")
+
+    def set_server_state(self, backend, server, state):
+        """`set server BE/SRV state ready|drain|maint`, as an operator does."""
+        out = self.cmd(f"set server {backend}/{server} state {state}")
+        if out.strip():
+            raise TestFailure(f"`set server {backend}/{server} state {state}` "
+                              f"answered {out.strip()!r}")
+
+    def servers_state(self, backend):
+        """`show servers state BACKEND` as a list of dicts (numbers as int)."""
+        out = self.cmd(f"show servers state {backend}")
+        header, rows = None, []
+        for line in out.splitlines():
+            if line.startswith("# "):
+                header = line[2:].split()
+            elif header and line.strip():
+                fields = line.split()
+                rows.append({k: int(v) if v.lstrip("-").isdigit() else v
+                             for k, v in zip(header, fields)})
+        if header is None:
+            raise TestFailure(f"unexpected `show servers state {backend}` output: {out!r}")
+        return rows
+
+    def server_state(self, backend, server):
+        """srv_op_state (2 running, 0 stopped), srv_admin_state (bit 1 forced
+        MAINT, bit 8 forced DRAIN), srv_uweight, ... for one server."""
+        for row in self.servers_state(backend):
+            if row.get("srv_name") == server:
+                return row
+        raise TestFailure(f"{self.name}: no server {backend}/{server} in show servers state")
+
+    def stats(self):
+        """`show stat` as a list of dicts (CSV fields, strings)."""
+        out = self.cmd("show stat")
+        lines = out.splitlines()
+        if not lines or not lines[0].startswith("# "):
+            raise TestFailure(f"unexpected `show stat` output: {out[:300]!r}")
+        lines[0] = lines[0][2:]
+        return list(csv.DictReader(io.StringIO("\n".join(l for l in lines if l.strip()))))
+
+    def stat(self, backend, server):
+        """One server's `show stat` row: status ("UP", "DRAIN (agent)",
+        "MAINT"...), weight, agent_status, agent_desc, last_agt..."""
+        for row in self.stats():
+            if row.get("pxname") == backend and row.get("svname") == server:
+                return row
+        raise TestFailure(f"{self.name}: no server {backend}/{server} in show stat")
+
+    # -- waiting on it
+    def wait_status(self, backend, server, status, timeout_s, what=None, ok=None):
+        """Waits until the server's show-stat status is `status` (and ok(row)
+        when given); returns the row."""
+        what = what or f"{self.name} {backend}/{server} status {status!r}"
+        return wait_until(lambda: self.stat(backend, server), timeout_s, what,
+                          ok=lambda st: st["status"] == status and (ok is None or ok(st)),
+                          describe=describe_stat)
+
+    def hold_status(self, backend, server, status, seconds, what=None, **kw):
+        what = what or f"{self.name} {backend}/{server} staying {status!r}"
+        return hold_for(lambda: self.stat(backend, server), seconds, what,
+                        ok=lambda st: st["status"] == status, describe=describe_stat, **kw)
+
+    def output(self):
+        with open(self.log_path, "r", errors="replace") as f:
+            return f.read()
+
+    def output_since(self, mark):
+        with open(self.log_path, "rb") as f:
+            f.seek(mark)
+            return f.read().decode(errors="replace")
+
+    def output_mark(self):
+        return os.path.getsize(self.log_path)
+
+    def diagnostics(self):
+        out = [f"== {self.name} (source {self.source}, pid {self.pid}, "
+               f"{'running' if self.alive() else 'not running'}) output {self.log_path}:",
+               _tail(self.log_path)]
+        if self.alive():
+            for be, servers in self.backends.items():
+                for s in servers:
+                    try:
+                        st = self.stat(be, s.name)
+                        ss = self.server_state(be, s.name)
+                        out.append(f"   {be}/{s.name}: {describe_stat(st)} "
+                                   f"op_state={ss.get('srv_op_state')} "
+                                   f"admin_state={ss.get('srv_admin_state')} "
+                                   f"uweight={ss.get('srv_uweight')}")
+                    except Exception as e:  # noqa: BLE001
+                        out.append(f"   {be}/{s.name}: cannot read state: {e}")
+        out.append(f"   config {self.config_path}:\n" + self.config_text)
+        return "\n".join(out)
+
+    def server_names(self):
+        return [(be, s.name) for be, servers in self.backends.items() for s in servers]
+
+
+def _all_stats(haproxies):
+    return {f"{h.name}:{be}/{srv}": h.stat(be, srv)
+            for h in haproxies for be, srv in h.server_names()}
+
+
+def _describe_all(seen):
+    return "; ".join(f"{k} {describe_stat(v)}" for k, v in seen.items())
+
+
+def wait_all_status(haproxies, status, timeout_s, what):
+    """Waits until every server of every instance shows `status`."""
+    return wait_until(lambda: _all_stats(haproxies), timeout_s, what,
+                      ok=lambda seen: all(st["status"] == status for st in seen.values()),
+                      describe=_describe_all)
+
+
+def hold_all_status(haproxies, status, seconds, what, **kw):
+    """Asserts every server of every instance keeps showing `status`."""
+    return hold_for(lambda: _all_stats(haproxies), seconds, what,
+                    ok=lambda seen: all(st["status"] == status for st in seen.values()),
+                    describe=_describe_all, **kw)
+
+
+# ---------------------------------------------------------------- entry point
+
+def _on_signal(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _scenario_frames(tb):
+    """Where in the scenario script a failure was raised."""
+    script = os.path.abspath(sys.argv[0])
+    frames = [f for f in traceback.extract_tb(tb) if os.path.abspath(f.filename) == script]
+    return "\n".join(f"  at {os.path.basename(f.filename)}:{f.lineno} in {f.name}: {f.line}"
+                     for f in frames)
+
+
+def run(main):
+    """Runs a scenario and exits: 0 pass, 1 failure, 77 skip. Every process
+    the scenario started is stopped on the way out, whatever happened."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_signal)
+    rc = 1
+    e = env()
+    started = time.monotonic()
+    try:
+        lbagent_exe()
+        main()
+        rc = 0
+        print(f"PASS {e.name} ({time.monotonic() - started:.1f} s)")
+    except Skip as s:
+        rc = 77
+        print(f"SKIP {e.name}: {s}")
+    except TestFailure as f:
+        print(f"FAIL {e.name}: {f}")
+        print(_scenario_frames(f.__traceback__))
+    except KeyboardInterrupt as k:
+        print(f"FAIL {e.name}: interrupted ({k})")
+        traceback.print_exc(file=sys.stdout)
+    except Exception:  # noqa: BLE001 - a harness or scenario bug is a failure too
+        print(f"FAIL {e.name}: unexpected error")
+        traceback.print_exc(file=sys.stdout)
+    finally:
+        if rc == 1:
+            print("\n" + e.diagnostics())
+        sys.stdout.flush()
+        e.cleanup()
+    sys.exit(rc)
+
+
+def section(title):
+    """Prints a progress line: which step a failure happened in."""
+    print(f"-- {time.strftime('%H:%M:%S')} {title}", flush=True)
+

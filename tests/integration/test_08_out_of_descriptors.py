@@ -1,0 +1,80 @@
+"""Out of file descriptors: lbagent pauses accepting instead of spinning,
+keeps the connections it has, and serves everyone once descriptors free up.
+
+The daemon's RLIMIT_NOFILE is cut to 32 after it starts (max_connections
+stays 1024), then 100 clients connect and hold their connections open. The
+daemon answers the first ones and holds them until their 2 s deadline; the
+rest wait in the kernel's queue. While it is out of descriptors, its CPU
+time must stay small: a loop retrying accept() on EMFILE would burn a whole
+core. Afterwards every client has its line and a normal check is answered."""
+
+import resource
+import socket
+import sys
+import time
+
+sys.dont_write_bytecode = True
+import harness as h  # noqa: E402
+
+NOFILE = 32
+CLIENTS = 100
+WATCH_S = 1.5
+# A spinning accept loop uses about WATCH_S of CPU here; a paused one wakes
+# every 100 ms for one accept() and uses a few milliseconds (more under ASan).
+MAX_CPU_S = 0.3
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])     # utime + stime
+    return ticks / h.os.sysconf("SC_CLK_TCK")
+
+
+def main():
+    h.raise_nofile(CLIENTS + 64)
+    lb = h.Lbagent({"max_connections": 1024})
+    resource.prlimit(lb.pid, resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+    mark = lb.log_mark()
+
+    h.section(f"{CLIENTS} clients hold their connections against a limit of {NOFILE}")
+    socks = []
+    for _ in range(CLIENTS):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", lb.port))
+        socks.append(s)
+    h.wait_until(lambda: lb.log_since(mark), 10, "the log to say accepting is paused",
+                 ok=lambda log: "Too many open files" in log and "pausing" in log)
+    before = cpu_seconds(lb.pid)
+    time.sleep(WATCH_S)
+    used = cpu_seconds(lb.pid) - before
+    h.expect(used < MAX_CPU_S,
+             f"lbagent used {used:.2f} s of CPU in {WATCH_S} s while out of descriptors "
+             f"(bound {MAX_CPU_S} s): it spins instead of pausing")
+    h.expect(lb.alive(), "lbagent died when it ran out of descriptors")
+
+    h.section("every client is answered once descriptors free up")
+    replies = {}
+    deadline = time.monotonic() + 60
+    for s in socks:
+        s.setblocking(True)
+        s.settimeout(max(0.1, deadline - time.monotonic()))
+        data = b""
+        try:
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as e:
+            data = f"{type(e).__name__} after {data!r}".encode()
+        s.close()
+        replies[data] = replies.get(data, 0) + 1
+    h.expect(replies == {b"up\n": CLIENTS},
+             f"expected each of {CLIENTS} clients to get 'up\\n', saw {replies!r}")
+    h.expect_equal(lb.ask(), b"up\n", "a normal check afterwards")
+    lb.stop(expect_rc=0)
+
+
+h.run(main)
