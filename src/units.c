@@ -1,6 +1,7 @@
 /* Durations, booleans and counts: the only place human values are parsed. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,68 @@ units_uint(const char *s, uint64_t *value, const char **why)
 		*why = "expected a whole number";
 		return -1;
 	}
+	return 0;
+}
+
+int
+units_double(const char *s, double *value, const char **why)
+{
+	char	*end;
+	double	 v;
+
+	errno = 0;
+	/* strtod would take hex, "inf" and leading blanks: none are ours. */
+	if (*s == '\0' || strspn(s, "+-0123456789.eE") != strlen(s) ||
+	    (v = strtod(s, &end), *end != '\0') || errno != 0 || !isfinite(v)) {
+		*why = "expected a number";
+		return -1;
+	}
+	*value = v;
+	return 0;
+}
+
+int
+units_percent(const char *s, double *pct, const char **why)
+{
+	char	buf[32];
+	size_t	len = strlen(s);
+
+	if (len < 2 || len >= sizeof(buf) || s[len - 1] != '%') {
+		*why = "expected a percentage such as 85%";
+		return -1;
+	}
+	memcpy(buf, s, len - 1);
+	buf[len - 1] = '\0';
+	if (units_double(buf, pct, why) == -1 || *pct < 0 || *pct > 100) {
+		*why = "expected a percentage from 0% to 100%";
+		return -1;
+	}
+	return 0;
+}
+
+int
+units_size(const char *s, uint64_t *bytes, const char **why)
+{
+	static const char	 suffixes[] = "KMGT";
+	const char		*p;
+	uint64_t		 v, mult = 1;
+
+	if (parse_digits(&s, &v) == -1) {
+		*why = "expected a size such as 512M or 5G";
+		return -1;
+	}
+	if (*s != '\0') {
+		if ((p = strchr(suffixes, *s)) == NULL || s[1] != '\0') {
+			*why = "unknown size unit (use K, M, G or T)";
+			return -1;
+		}
+		mult = 1ULL << (10 * (p - suffixes + 1));
+	}
+	if (v > UINT64_MAX / mult) {
+		*why = "size too large";
+		return -1;
+	}
+	*bytes = v * mult;
 	return 0;
 }
 

@@ -14,6 +14,13 @@ int	units_duration_ms(const char *s, uint64_t *ms, const char **why);
 int	units_bool(const char *s, bool *value, const char **why);
 int	units_uint(const char *s, uint64_t *value, const char **why);
 
+/* "85%" or "85.5%": 0 to 100. */
+int	units_percent(const char *s, double *pct, const char **why);
+/* "5G", "500M", "64K", "1T" (powers of 1024) or plain bytes. */
+int	units_size(const char *s, uint64_t *bytes, const char **why);
+/* A finite decimal number ("2", "0.75", "-3"). */
+int	units_double(const char *s, double *value, const char **why);
+
 /* Formats a duration the way the parser reads it back ("1500ms", "2s", "10m"). */
 void	units_format_ms(uint64_t ms, char *buf, unsigned long size);
 

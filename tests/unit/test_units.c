@@ -109,6 +109,55 @@ START_TEST(format_round_trips)
 }
 END_TEST
 
+START_TEST(percent_size_double)
+{
+	const char	*why;
+	uint64_t	 b;
+	double		 d;
+
+	ck_assert_int_eq(units_percent("85%", &d, &why), 0);
+	ck_assert(d == 85.0);
+	ck_assert_int_eq(units_percent("85.5%", &d, &why), 0);
+	ck_assert(d == 85.5);
+	ck_assert_int_eq(units_percent("0%", &d, &why), 0);
+	ck_assert_int_eq(units_percent("100%", &d, &why), 0);
+	ck_assert_int_eq(units_percent("101%", &d, &why), -1);
+	ck_assert_int_eq(units_percent("85", &d, &why), -1);
+	ck_assert_int_eq(units_percent("%", &d, &why), -1);
+	ck_assert_int_eq(units_percent("-1%", &d, &why), -1);
+	ck_assert_int_eq(units_percent("nan%", &d, &why), -1);
+
+	ck_assert_int_eq(units_size("5G", &b, &why), 0);
+	ck_assert_uint_eq(b, 5ULL << 30);
+	ck_assert_int_eq(units_size("512M", &b, &why), 0);
+	ck_assert_uint_eq(b, 512ULL << 20);
+	ck_assert_int_eq(units_size("64K", &b, &why), 0);
+	ck_assert_uint_eq(b, 64ULL << 10);
+	ck_assert_int_eq(units_size("1T", &b, &why), 0);
+	ck_assert_uint_eq(b, 1ULL << 40);
+	ck_assert_int_eq(units_size("4096", &b, &why), 0);
+	ck_assert_uint_eq(b, 4096);
+	ck_assert_int_eq(units_size("5GB", &b, &why), -1);
+	ck_assert_int_eq(units_size("5g", &b, &why), -1);
+	ck_assert_int_eq(units_size("G", &b, &why), -1);
+	ck_assert_int_eq(units_size("99999999999T", &b, &why), -1);
+	ck_assert_str_eq(why, "size too large");
+
+	ck_assert_int_eq(units_double("2", &d, &why), 0);
+	ck_assert(d == 2.0);
+	ck_assert_int_eq(units_double("0.75", &d, &why), 0);
+	ck_assert(d == 0.75);
+	ck_assert_int_eq(units_double("-3", &d, &why), 0);
+	ck_assert(d == -3.0);
+	ck_assert_int_eq(units_double("", &d, &why), -1);
+	ck_assert_int_eq(units_double("0x10", &d, &why), -1);
+	ck_assert_int_eq(units_double("inf", &d, &why), -1);
+	ck_assert_int_eq(units_double(" 1", &d, &why), -1);
+	ck_assert_int_eq(units_double("1e999", &d, &why), -1);
+	ck_assert_int_eq(units_double("1.2.3", &d, &why), -1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -119,6 +168,7 @@ main(void)
 	tcase_add_test(tc, booleans);
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, format_round_trips);
+	tcase_add_test(tc, percent_size_double);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -1,0 +1,27 @@
+/*
+ * libcurl's multi interface driven by the libevent loop: any number of
+ * transfers in flight, none of them blocking the loop. Shared by HTTP and
+ * Docker probes (and later peers and HAProxy stats).
+ */
+#ifndef LBAGENT_CURL_LOOP_H
+#define LBAGENT_CURL_LOOP_H
+
+#include <curl/curl.h>
+#include <event2/event.h>
+
+struct curl_loop;
+
+/* Called once per transfer, from the loop, after it left the multi handle. */
+typedef void (*curl_loop_done_fn)(CURL *easy, CURLcode result, void *arg);
+
+struct curl_loop	*curl_loop_new(struct event_base *);
+/* Aborts every transfer still in flight, without calling their done. */
+void			 curl_loop_free(struct curl_loop *);
+
+/* Starts a configured easy handle; 0, or -1 when the multi refused it. */
+int			 curl_loop_add(struct curl_loop *, CURL *easy,
+			    curl_loop_done_fn done, void *arg);
+/* Stops a transfer in flight; its done is never called. */
+void			 curl_loop_remove(struct curl_loop *, CURL *easy);
+
+#endif
