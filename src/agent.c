@@ -1,9 +1,12 @@
 /*
- * The agent core. Everything that changes a reply goes through
- * agent_set_decision(), which composes the lines once, logs the change and
- * settles the claims with lbkeys; the reply path only copies.
+ * The agent core. Every input (a probe's run, a marker) ends in
+ * service_evaluate(), which makes the service's decision; a change of it
+ * goes through service_set_decision(), which composes the lines once, logs
+ * the change and settles the claims with lbkeys. The reply path only
+ * copies.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,24 +17,53 @@
 #include "lbagent/lbkeys.h"
 #include "lbagent/log.h"
 #include "lbagent/markers.h"
+#include "lbagent/rules.h"
+#include "lbagent/scheduler.h"
 #include "lbagent/state.h"
 
 #define MARKER_POLL_MS	250	/* markers show in replies well within 1 s */
 #define EXPIRE_POLL_MS	5000
 #define SAVE_RETRY_MS	1000	/* after a failed save (disk full, no fds) */
 
-struct agent {
-	struct event_base	*base;
-	const struct config	*cfg;
-	struct lbkeys		*keys;
-	struct state		 state;		/* state.decision: the current one */
-	struct markers		 markers;
+struct service {
+	struct agent		*a;
+	const char		*name;		/* "" for the default service */
+	char			*marker_dir;	/* its own markers; NULL: none */
+	struct markers		 own;
+	struct probe		**probes;	/* agent::probes owns them */
+	size_t			 nprobes;
+	bool			 has_decision;
+	struct decision		 decision;
 	/* The line for each set of restore words, indexed by CLAIM_* bits. */
 	char			 lines[CLAIM_ALL + 1][REPLY_MAX];
 	size_t			 lens[CLAIM_ALL + 1];
+	struct lbkeys		*keys;
+};
+
+struct agent {
+	struct event_base	*base;
+	const struct config	*cfg;
+	const struct probe_env	*env;
+	struct probe		**probes;
+	size_t			 nprobes;
+	struct service		*svcs;		/* [0]: the default service */
+	size_t			 nsvcs;
+	struct markers		 node;		/* state_dir's own markers */
+	uint64_t		 incarnation;
 	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
 	bool			 save_failed;
 };
+
+/* "" for the default service, "service web: " for the others. */
+static const char *
+prefix(const struct service *s, char buf[96])
+{
+	if (s->name[0] == '\0')
+		buf[0] = '\0';
+	else
+		snprintf(buf, 96, "service %s: ", s->name);
+	return buf;
+}
 
 /* The line without its newline, for logs. */
 static const char *
@@ -54,15 +86,29 @@ schedule_save(struct agent *a)
 static void
 save_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent	*a = arg;
+	struct agent		*a = arg;
+	struct state_service	*ss;
+	struct timeval		 retry = { SAVE_RETRY_MS / 1000,
+				    (SAVE_RETRY_MS % 1000) * 1000 };
+	size_t			 i;
+	int			 rc;
 
 	(void)fd;
 	(void)what;
-	struct timeval	 retry = { SAVE_RETRY_MS / 1000,
-			    (SAVE_RETRY_MS % 1000) * 1000 };
-
-	if (state_save(a->cfg->state_dir, &a->state, a->keys, clock_now_ms(),
-	    clock_wall_ms()) == -1) {
+	if ((ss = calloc(a->nsvcs, sizeof(*ss))) == NULL)
+		rc = -1;
+	else {
+		for (i = 0; i < a->nsvcs; i++) {
+			ss[i].name = a->svcs[i].name;
+			ss[i].has_decision = a->svcs[i].has_decision;
+			ss[i].decision = a->svcs[i].decision;
+			ss[i].keys = a->svcs[i].keys;
+		}
+		rc = state_save(a->cfg->state_dir, a->incarnation, ss, a->nsvcs,
+		    clock_now_ms(), clock_wall_ms());
+		free(ss);
+	}
+	if (rc == -1) {
 		if (!a->save_failed)
 			log_warn("%s/%s: cannot save state; retrying every %d ms",
 			    a->cfg->state_dir, STATE_FILE, SAVE_RETRY_MS);
@@ -78,87 +124,133 @@ save_cb(evutil_socket_t fd, short what, void *arg)
 
 /* Says who a claim's end is owed to, or that nobody saw it. */
 static void
-log_release(struct agent *a, const char *word)
+log_release(struct service *s, const char *what, const char *word)
 {
-	size_t	n = lbkeys_owing(a->keys);
+	char	p[96];
+	size_t	n = lbkeys_owing(s->keys);
 
 	if (n == 0)
-		log_warnx("%s ended; no load balancer saw it, so no %s is "
-		    "sent", node_state_name(a->state.decision.state), word);
+		log_warnx("%s%s ended; no load balancer saw it, so no %s is "
+		    "sent", prefix(s, p), what, word);
 	else
-		log_warnx("%s ended: sending %s to the %zu load balancer(s) "
-		    "that saw it", node_state_name(a->state.decision.state),
-		    word, n);
+		log_warnx("%s%s ended: sending %s to the %zu load balancer(s) "
+		    "that saw it", prefix(s, p), what, word, n);
 }
 
-/* Makes d the decision: new lines, a log line, claims settled. */
 static void
-agent_set_decision(struct agent *a, const struct decision *d, bool at_start)
+compose(struct service *s, const struct decision *d)
 {
-	char		 was[REPLY_MAX], now[REPLY_MAX];
-	unsigned	 mask, released;
-	int64_t		 now_ms = clock_now_ms();
+	unsigned	mask;
 
-	if (a->state.has_decision && decision_equal(&a->state.decision, d) &&
-	    !at_start)
-		return;
-	if (a->state.has_decision)
-		printable_line(a->lines[0], was);
 	for (mask = 0; mask <= CLAIM_ALL; mask++)
-		a->lens[mask] = reply_compose(d, mask, a->cfg->reply_reasons,
-		    a->lines[mask]);
-	printable_line(a->lines[0], now);
-	if (!a->state.has_decision)
-		log_notice("replying \"%s\"", now);
+		s->lens[mask] = reply_compose(d, mask, s->a->cfg->reply_reasons,
+		    s->lines[mask]);
+}
+
+/* Makes d the service's decision: new lines, a log line, claims settled. */
+static void
+service_set_decision(struct service *s, const struct decision *d,
+    bool at_start)
+{
+	char		 was[REPLY_MAX], now[REPLY_MAX], p[96];
+	unsigned	 released;
+	const char	*what;
+
+	if (s->has_decision && decision_equal(&s->decision, d) && !at_start)
+		return;
+	if (s->has_decision)
+		printable_line(s->lines[0], was);
+	compose(s, d);
+	printable_line(s->lines[0], now);
+	if (!s->has_decision)
+		log_notice("%sreplying \"%s\"", prefix(s, p), now);
 	else if (strcmp(was, now) != 0)
-		log_warnx("reply changed%s: \"%s\" (was \"%s\")",
+		log_warnx("%sreply changed%s: \"%s\" (was \"%s\")", prefix(s, p),
 		    at_start ? " at start-up" : "", now, was);
 
-	released = lbkeys_claims(a->keys) & ~reply_claims(d);
-	lbkeys_claim(a->keys, reply_claims(d), now_ms);
+	released = lbkeys_claims(s->keys) & ~reply_claims(d);
+	lbkeys_claim(s->keys, reply_claims(d), clock_now_ms());
+	what = s->has_decision ? node_state_name(s->decision.state) : "claim";
 	if (released & CLAIM_ADMIN)
-		log_release(a, "'ready'");
+		log_release(s, what, "'ready'");
 	if (released & CLAIM_WEIGHT)
-		log_release(a, "'100%'");
-	a->state.decision = *d;
-	a->state.has_decision = true;
-	schedule_save(a);
+		log_release(s, "reduced weight", "'100%'");
+	s->decision = *d;
+	s->has_decision = true;
+	schedule_save(s->a);
+}
+
+/* The rules over the service's probes, then its markers over the rules. */
+static void
+service_evaluate(struct service *s, bool at_start)
+{
+	struct rules_input	*in = NULL;
+	struct decision		 target, d;
+	size_t			 i;
+
+	if (s->nprobes > 0 && (in = calloc(s->nprobes, sizeof(*in))) != NULL) {
+		for (i = 0; i < s->nprobes; i++) {
+			const struct probe_conf *pc = probe_conf(s->probes[i]);
+			const struct probe_state *st = probe_state(s->probes[i]);
+
+			in[i].name = pc->name;
+			in[i].counted = st->counted;
+			in[i].reason = st->counted_reason;
+			in[i].on_warn = pc->on_warn;
+			in[i].on_crit = pc->on_crit;
+		}
+	}
+	rules_evaluate(in, in != NULL ? s->nprobes : 0, &target);
+	free(in);
+	decision_make(&s->a->node, s->marker_dir ? &s->own : NULL, &target, &d);
+	service_set_decision(s, &d, at_start);
 }
 
 /* Logs a marker that appeared, went, or became unreadable. */
 static void
-log_marker_changes(const struct markers *old, const struct markers *new)
+log_marker_changes(const char *where, const struct markers *old,
+    const struct markers *new)
 {
 	int	i;
 
 	for (i = 0; i < MARKER_COUNT; i++) {
 		const struct marker *o = &old->m[i], *n = &new->m[i];
+		const char *name = marker_name((enum marker_kind)i);
 
 		if (n->unreadable && (!o->unreadable ||
 		    strcmp(o->error, n->error) != 0))
-			log_warnx("marker %s exists but cannot be read (%s): "
-			    "counting it as present",
-			    marker_name((enum marker_kind)i), n->error);
+			log_warnx("marker %s%s exists but cannot be read (%s): "
+			    "counting it as present", where, name, n->error);
 		if (n->present && !o->present)
-			log_notice("marker %s appeared: %s",
-			    marker_name((enum marker_kind)i), n->reason);
+			log_notice("marker %s%s appeared: %s", where, name,
+			    n->reason);
 		else if (!n->present && o->present)
-			log_notice("marker %s removed",
-			    marker_name((enum marker_kind)i));
+			log_notice("marker %s%s removed", where, name);
 	}
 }
 
 static void
 read_markers(struct agent *a, bool at_start)
 {
-	struct markers	ms = a->markers;
-	struct decision	d;
+	struct markers	ms = a->node;
+	char		where[80];
+	size_t		i;
 
 	markers_read(a->cfg->state_dir, &ms);
-	log_marker_changes(&a->markers, &ms);
-	a->markers = ms;
-	decision_from_markers(&ms, &d);
-	agent_set_decision(a, &d, at_start);
+	log_marker_changes("", &a->node, &ms);
+	a->node = ms;
+	for (i = 0; i < a->nsvcs; i++) {
+		struct service *s = &a->svcs[i];
+
+		if (s->marker_dir != NULL) {
+			ms = s->own;
+			markers_read(s->marker_dir, &ms);
+			snprintf(where, sizeof(where), "%s/", s->name);
+			log_marker_changes(where, &s->own, &ms);
+			s->own = ms;
+		}
+		service_evaluate(s, at_start);
+	}
 }
 
 static void
@@ -173,11 +265,30 @@ static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent	*a = arg;
+	size_t		 i;
+	bool		 changed = false;
 
 	(void)fd;
 	(void)what;
-	if (lbkeys_expire(a->keys, clock_now_ms()))
+	for (i = 0; i < a->nsvcs; i++)
+		changed |= lbkeys_expire(a->svcs[i].keys, clock_now_ms());
+	if (changed)
 		schedule_save(a);
+}
+
+/* A probe finished a run: the services it belongs to look again. */
+static void
+probe_ran(struct probe *p, bool changed, void *arg)
+{
+	struct agent	*a = arg;
+	size_t		 i, j;
+
+	if (!changed)
+		return;
+	for (i = 0; i < a->nsvcs; i++)
+		for (j = 0; j < a->svcs[i].nprobes; j++)
+			if (a->svcs[i].probes[j] == p)
+				service_evaluate(&a->svcs[i], false);
 }
 
 static struct event *
@@ -195,51 +306,153 @@ add_timer(struct agent *a, int ms, event_callback_fn cb)
 	return ev;
 }
 
-struct agent *
-agent_new(struct event_base *base, const struct config *cfg)
+/* The probe of that name, created by create_probes(). */
+static struct probe *
+find_probe(struct agent *a, const char *name)
 {
-	struct agent	*a;
+	size_t	i;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		return NULL;
-	a->base = base;
-	a->cfg = cfg;
-	if ((a->keys = lbkeys_new((int64_t)cfg->lb_forget_after_ms)) == NULL)
-		goto fail;
-	if (mkdir(cfg->state_dir, 0755) == -1 && errno != EEXIST)
-		log_warn("%s: cannot create state directory", cfg->state_dir);
-	switch (state_load(cfg->state_dir, &a->state, a->keys, clock_now_ms(),
-	    clock_wall_ms())) {
+	for (i = 0; i < a->nprobes; i++)
+		if (strcmp(probe_conf(a->probes[i])->name, name) == 0)
+			return a->probes[i];
+	return NULL;
+}
+
+static bool
+named_by_a_service(const struct config *cfg, const char *name)
+{
+	size_t	i, j;
+
+	for (i = 0; i < cfg->nservices; i++)
+		for (j = 0; j < cfg->services[i].nprobes; j++)
+			if (strcmp(cfg->services[i].probes[j], name) == 0)
+				return true;
+	return false;
+}
+
+static int
+create_probes(struct agent *a)
+{
+	size_t	i;
+
+	if (a->cfg->nprobes == 0)
+		return 0;
+	if ((a->probes = calloc(a->cfg->nprobes, sizeof(*a->probes))) == NULL)
+		return -1;
+	for (i = 0; i < a->cfg->nprobes; i++) {
+		a->probes[i] = probe_new(&a->cfg->probes[i], a->env, probe_ran, a);
+		if (a->probes[i] == NULL)
+			return -1;
+		a->nprobes++;
+	}
+	return 0;
+}
+
+/* The default service, then one per [service]; each with its probes. */
+static int
+create_services(struct agent *a)
+{
+	const struct config	*cfg = a->cfg;
+	struct service		*s;
+	size_t			 i, j;
+
+	a->nsvcs = cfg->nservices + 1;
+	if ((a->svcs = calloc(a->nsvcs, sizeof(*a->svcs))) == NULL)
+		return -1;
+	for (i = 0; i < a->nsvcs; i++) {
+		s = &a->svcs[i];
+		s->a = a;
+		if ((s->keys = lbkeys_new((int64_t)cfg->lb_forget_after_ms)) == NULL)
+			return -1;
+		s->probes = calloc(a->nprobes ? a->nprobes : 1, sizeof(*s->probes));
+		if (s->probes == NULL)
+			return -1;
+		if (i == 0) {
+			s->name = "";
+			for (j = 0; j < a->nprobes; j++)
+				if (!named_by_a_service(cfg,
+				    probe_conf(a->probes[j])->name))
+					s->probes[s->nprobes++] = a->probes[j];
+			continue;
+		}
+		s->name = cfg->services[i - 1].name;
+		if (asprintf(&s->marker_dir, "%s/%s", cfg->state_dir,
+		    s->name) == -1) {
+			s->marker_dir = NULL;
+			return -1;
+		}
+		for (j = 0; j < cfg->services[i - 1].nprobes; j++)
+			s->probes[s->nprobes++] = find_probe(a,
+			    cfg->services[i - 1].probes[j]);
+	}
+	return 0;
+}
+
+/* Loads the state file into the services and composes the old lines. */
+static void
+load_state(struct agent *a)
+{
+	struct state_service	*ss;
+	size_t			 i;
+
+	if ((ss = calloc(a->nsvcs, sizeof(*ss))) == NULL)
+		return;
+	for (i = 0; i < a->nsvcs; i++) {
+		ss[i].name = a->svcs[i].name;
+		ss[i].keys = a->svcs[i].keys;
+	}
+	switch (state_load(a->cfg->state_dir, &a->incarnation, ss, a->nsvcs,
+	    clock_now_ms(), clock_wall_ms())) {
 	case STATE_LOADED:
-		log_notice("%s/%s: resumed: last reply was %s, %zu load "
-		    "balancer(s) known", cfg->state_dir, STATE_FILE,
-		    a->state.has_decision ?
-		    node_state_name(a->state.decision.state) : "none",
-		    lbkeys_count(a->keys));
+		log_notice("%s/%s: resumed: last reply was %s", a->cfg->state_dir,
+		    STATE_FILE, ss[0].has_decision ?
+		    node_state_name(ss[0].decision.state) : "none");
 		break;
 	case STATE_NONE:
-		log_notice("%s/%s: none yet: first start", cfg->state_dir,
+		log_notice("%s/%s: none yet: first start", a->cfg->state_dir,
 		    STATE_FILE);
 		break;
 	case STATE_CORRUPT:
 		break;
 	}
-	a->state.incarnation++;
+	for (i = 0; i < a->nsvcs; i++) {
+		if (!ss[i].has_decision)
+			continue;
+		/* The old line, so that the change at start-up is logged. */
+		a->svcs[i].has_decision = true;
+		a->svcs[i].decision = ss[i].decision;
+		compose(&a->svcs[i], &ss[i].decision);
+	}
+	free(ss);
+}
+
+struct agent *
+agent_new(struct event_base *base, const struct config *cfg,
+    const struct probe_env *env)
+{
+	struct agent	*a;
+	size_t		 i;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	a->base = base;
+	a->cfg = cfg;
+	a->env = env;
+	if (create_probes(a) == -1 || create_services(a) == -1)
+		goto fail;
+	if (mkdir(cfg->state_dir, 0755) == -1 && errno != EEXIST)
+		log_warn("%s: cannot create state directory", cfg->state_dir);
+	load_state(a);
+	a->incarnation++;
 	if ((a->save_ev = event_new(base, -1, 0, save_cb, a)) == NULL ||
 	    (a->retry_ev = evtimer_new(base, save_cb, a)) == NULL ||
 	    (a->marker_ev = add_timer(a, MARKER_POLL_MS, marker_cb)) == NULL ||
 	    (a->expire_ev = add_timer(a, EXPIRE_POLL_MS, expire_cb)) == NULL)
 		goto fail;
-	/* The loaded decision composes the old line, so a change is logged. */
-	if (a->state.has_decision) {
-		struct decision old = a->state.decision;
-		unsigned mask;
-
-		for (mask = 0; mask <= CLAIM_ALL; mask++)
-			a->lens[mask] = reply_compose(&old, mask,
-			    cfg->reply_reasons, a->lines[mask]);
-	}
 	read_markers(a, true);
+	for (i = 0; i < a->nprobes; i++)
+		if (probe_schedule(a->probes[i]) == -1)
+			goto fail;
 	return a;
 fail:
 	agent_free(a);
@@ -249,8 +462,14 @@ fail:
 void
 agent_free(struct agent *a)
 {
+	size_t	i;
+
 	if (a == NULL)
 		return;
+	for (i = 0; i < a->nprobes; i++)
+		probe_free(a->probes[i]);
+	free(a->probes);
+	a->nprobes = 0;
 	if (a->marker_ev != NULL)
 		event_free(a->marker_ev);
 	if (a->expire_ev != NULL)
@@ -263,37 +482,78 @@ agent_free(struct agent *a)
 		save_cb(-1, 0, a);
 		event_free(a->save_ev);
 	}
-	lbkeys_free(a->keys);
+	for (i = 0; i < a->nsvcs; i++) {
+		lbkeys_free(a->svcs[i].keys);
+		free(a->svcs[i].probes);
+		free(a->svcs[i].marker_dir);
+	}
+	free(a->svcs);
 	free(a);
 }
 
-size_t
-agent_reply(struct agent *a, const char *addr, const char *text, size_t len,
-    char buf[REPLY_MAX], struct agent_check *ck)
+int
+agent_select(const struct agent *a, int port, const char *text, size_t len)
 {
-	bool		changed;
-	unsigned	restore;
+	size_t	i;
 
-	restore = lbkeys_check(a->keys, addr, text, len, clock_now_ms(),
+	if (port != AGENT_SHARED_PORT)
+		return port;
+	for (i = 1; i < a->nsvcs; i++) {
+		const struct service_conf *sc = &a->cfg->services[i - 1];
+
+		if (sc->listen.count == 0 && strlen(sc->name) == len &&
+		    memcmp(sc->name, text, len) == 0)
+			return (int)i;
+	}
+	return 0;
+}
+
+bool
+agent_wants_name(const struct agent *a, int port)
+{
+	size_t	i;
+
+	if (port != AGENT_SHARED_PORT)
+		return false;
+	for (i = 0; i < a->cfg->nservices; i++)
+		if (a->cfg->services[i].listen.count == 0)
+			return true;
+	return false;
+}
+
+size_t
+agent_reply(struct agent *a, int service, const char *addr, const char *text,
+    size_t len, char buf[REPLY_MAX], struct agent_check *ck)
+{
+	struct service	*s = &a->svcs[service];
+	bool		 changed;
+	unsigned	 restore;
+
+	restore = lbkeys_check(s->keys, addr, text, len, clock_now_ms(),
 	    &ck->created, &changed);
-	ck->carried = reply_claims(&a->state.decision);
-	memcpy(buf, a->lines[restore], a->lens[restore] + 1);
+	ck->carried = reply_claims(&s->decision);
+	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
 	if (changed)
 		schedule_save(a);
-	return a->lens[restore];
+	return s->lens[restore];
 }
 
 void
-agent_late_text(struct agent *a, const char *addr, const char *text,
-    size_t len, const struct agent_check *ck)
+agent_late_text(struct agent *a, int service, const char *addr,
+    const char *text, size_t len, const struct agent_check *ck)
 {
-	if (lbkeys_late_text(a->keys, addr, text, len, ck->carried, ck->created,
-	    clock_now_ms()))
+	if (lbkeys_late_text(a->svcs[service].keys, addr, text, len,
+	    ck->carried, ck->created, clock_now_ms()))
 		schedule_save(a);
 }
 
 bool
-agent_addr_sends_text(struct agent *a, const char *addr)
+agent_addr_sends_text(const struct agent *a, const char *addr)
 {
-	return lbkeys_addr_sends_text(a->keys, addr);
+	size_t	i;
+
+	for (i = 0; i < a->nsvcs; i++)
+		if (lbkeys_addr_sends_text(a->svcs[i].keys, addr))
+			return true;
+	return false;
 }

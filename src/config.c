@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <ini.h>
 
 #include "lbagent/config.h"
+#include "lbagent/probe.h"
 #include "lbagent/units.h"
 
 enum key_type {
@@ -22,7 +24,10 @@ enum key_type {
 	KEY_BOOL,	/* bool */
 	KEY_UINT,	/* uint64_t */
 	KEY_PATH,	/* char *, absolute */
-	KEY_LISTEN,	/* the listen array */
+	KEY_LISTEN,	/* a listen array */
+	KEY_REACTION,	/* struct reaction */
+	KEY_TYPE,	/* a probe's kind */
+	KEY_NAMES,	/* a list of probe names */
 };
 
 struct config_key {
@@ -36,9 +41,10 @@ struct config_key {
 };
 
 #define OFF(f)	offsetof(struct config, f)
+#define POFF(f)	offsetof(struct probe_conf, f)
 
 static const struct config_key config_keys[] = {
-	{ "agent", "listen", KEY_LISTEN, "*:9505", 0, 0, 0,
+	{ "agent", "listen", KEY_LISTEN, "*:9505", 0, 0, OFF(listen),
 	  "Addresses for HAProxy's agent checks, comma-separated: *:PORT "
 	  "(every IPv4 and IPv6 address), 127.0.0.1:PORT, [::1]:PORT." },
 	{ "agent", "state_dir", KEY_PATH, "/var/lib/lbagent", 0, 0,
@@ -57,14 +63,76 @@ static const struct config_key config_keys[] = {
 	  7ULL * 24 * 3600 * 1000, OFF(lb_forget_after_ms),
 	  "Forget a load balancer (source address and agent-send text) not "
 	  "seen for this long." },
+	{ "agent", "request_timeout", KEY_DURATION, "1s", 10, 2000,
+	  OFF(request_timeout_ms),
+	  "On a port shared by several services, how long to wait for the "
+	  "service name (agent-send) before answering for the default "
+	  "service." },
+	{ "agent", "proc_root", KEY_PATH, "/proc", 0, 0, OFF(proc_root),
+	  "Where probes read /proc from (tests point it at fixed files)." },
 };
 
-#define NKEYS	(sizeof(config_keys) / sizeof(config_keys[0]))
+/* Keys every [probe NAME] has, whatever its type. */
+static const struct config_key probe_keys[] = {
+	{ "probe", "type", KEY_TYPE, NULL, 0, 0, 0,
+	  "The kind of check (required)." },
+	{ "probe", "interval", KEY_DURATION, "5s", 100,
+	  24ULL * 3600 * 1000, POFF(interval_ms),
+	  "How often the probe runs (jittered by up to 10%)." },
+	{ "probe", "timeout", KEY_DURATION, "2s", 10, 24ULL * 3600 * 1000,
+	  POFF(timeout_ms),
+	  "A run taking longer is crit ('timed out after 2s'); below "
+	  "interval." },
+	{ "probe", "on_warn", KEY_REACTION, "ignore", 0, 0, POFF(on_warn),
+	  "What a warn result does: down, drain (sent as 0%), NN% (1-99) or "
+	  "ignore (logged and shown only)." },
+	{ "probe", "on_crit", KEY_REACTION, "down", 0, 0, POFF(on_crit),
+	  "What a crit result does: down, drain, NN% or ignore." },
+	{ "probe", "fall", KEY_UINT, "1", 1, 1000, POFF(fall),
+	  "Consecutive non-ok runs before the probe counts as failing." },
+	{ "probe", "rise", KEY_UINT, "1", 1, 1000, POFF(rise),
+	  "Consecutive ok runs before a failing probe counts as ok again." },
+};
 
-static const char *const config_sections[] = { "agent" };
+/* Keys of a [service NAME]. */
+static const struct config_key service_keys[] = {
+	{ "service", "probes", KEY_NAMES, NULL, 0, 0, 0,
+	  "The probes whose results decide this service, comma-separated." },
+	{ "service", "listen", KEY_LISTEN, NULL, 0, 0,
+	  offsetof(struct service_conf, listen),
+	  "Optional ports of this service alone (HAProxy connects there and "
+	  "needs no agent-send); without it, agent-send \"NAME\\n\" on the "
+	  "shared port selects the service." },
+};
+
+#define NKEYS_OF(t)	(sizeof(t) / sizeof((t)[0]))
+#define NKEYS		NKEYS_OF(config_keys)
 
 /* Longest line we accept; inih's own buffer is INI_MAX_LINE. */
 #define LINE_MAX_LEN	(INI_MAX_LINE - 1)
+#define NAME_MAX_LEN	64
+
+enum section_kind { SEC_AGENT, SEC_PROBE, SEC_SERVICE };
+
+static const char *const section_words[] = {
+	[SEC_AGENT] = "agent",
+	[SEC_PROBE] = "probe",
+	[SEC_SERVICE] = "service",
+};
+
+struct section {
+	enum section_kind	 kind;
+	char			 name[NAME_MAX_LEN + 1];	/* "" for [agent] */
+	unsigned		 line;
+	bool			 bad;		/* reported; its keys are ignored */
+};
+
+/* One "key = value" line, kept until its section can be interpreted. */
+struct entry {
+	size_t		 section;
+	char		*key, *value;
+	unsigned	 line;
+};
 
 struct parse {
 	struct config		*cfg;
@@ -73,7 +141,11 @@ struct parse {
 	FILE			*fp;
 	unsigned		 lineno;
 	unsigned		 bad_line;	/* line the reader already reported */
-	unsigned		 seen[NKEYS];	/* line each key was set on */
+	struct section		*sections;
+	size_t			 nsections;
+	struct entry		*entries;
+	size_t			 nentries;
+	bool			 in_section;
 };
 
 static void
@@ -84,9 +156,10 @@ static void
 add_error(struct config_errors *errs, const char *path, unsigned line,
     const char *fmt, ...)
 {
-	char	msg[512], *full, **lines;
-	va_list	ap;
-	int	n;
+	char		 msg[512], *full, **lines;
+	unsigned	*at;
+	va_list		 ap;
+	int		 n;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -103,6 +176,13 @@ add_error(struct config_errors *errs, const char *path, unsigned line,
 		return;
 	}
 	errs->lines = lines;
+	at = realloc(errs->at, (errs->count + 1) * sizeof(*at));
+	if (at == NULL) {
+		free(full);
+		return;
+	}
+	errs->at = at;
+	errs->at[errs->count] = line;
 	errs->lines[errs->count++] = full;
 }
 
@@ -115,6 +195,9 @@ type_name(enum key_type t)
 	case KEY_UINT:		return "number";
 	case KEY_PATH:		return "path";
 	case KEY_LISTEN:	return "address list";
+	case KEY_REACTION:	return "reaction";
+	case KEY_TYPE:		return "probe type";
+	case KEY_NAMES:		return "name list";
 	}
 	return "?";
 }
@@ -175,51 +258,170 @@ config_parse_listen(const char *s, struct config_listen *l, const char **why)
 	return 0;
 }
 
-/* Splits a comma-separated list of listen addresses into cfg->listen. */
+/* Splits a comma-separated list; each item trimmed, empty ones kept. */
 static int
-parse_listen_list(struct config *cfg, const char *value, const char **why)
+split_list(const char *value, char ***itemsp, size_t *countp)
 {
-	char	*copy, *item, *save = NULL, *end;
-	int	 rc = 0;
+	char	**items = NULL, **grown, *copy, *item, *end, *next;
+	size_t	  n = 0;
 
-	if ((copy = strdup(value)) == NULL) {
-		*why = "out of memory";
+	if ((copy = strdup(value)) == NULL)
 		return -1;
-	}
-	cfg->nlisten = 0;
-	for (item = strtok_r(copy, ",", &save); item != NULL;
-	    item = strtok_r(NULL, ",", &save)) {
+	for (item = copy; item != NULL; item = next) {
+		if ((next = strchr(item, ',')) != NULL)
+			*next++ = '\0';
 		while (isspace((unsigned char)*item))
 			item++;
 		end = item + strlen(item);
 		while (end > item && isspace((unsigned char)end[-1]))
 			*--end = '\0';
-		if (cfg->nlisten == CONFIG_MAX_LISTEN) {
+		if ((grown = realloc(items, (n + 1) * sizeof(*items))) == NULL)
+			goto fail;
+		items = grown;
+		if ((items[n] = strdup(item)) == NULL)
+			goto fail;
+		n++;
+	}
+	free(copy);
+	*itemsp = items;
+	*countp = n;
+	return 0;
+fail:
+	while (n > 0)
+		free(items[--n]);
+	free(items);
+	free(copy);
+	return -1;
+}
+
+static void
+free_list(char **items, size_t n)
+{
+	while (n > 0)
+		free(items[--n]);
+	free(items);
+}
+
+/* Splits a comma-separated list of listen addresses. */
+static int
+parse_listen_list(struct config_listens *ls, const char *value,
+    const char **why)
+{
+	char	**items;
+	size_t	  n, i;
+	int	  rc = 0;
+
+	if (split_list(value, &items, &n) == -1) {
+		*why = "out of memory";
+		return -1;
+	}
+	ls->count = 0;
+	if (n == 1 && items[0][0] == '\0')
+		n = 0, free(items[0]);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (ls->count == CONFIG_MAX_LISTEN) {
 			*why = "too many addresses (at most 16)";
 			rc = -1;
-			break;
-		}
-		if (config_parse_listen(item, &cfg->listen[cfg->nlisten],
-		    why) == -1) {
+		} else if (items[i][0] == '\0' && n > 1) {
+			*why = "an empty address in the list";
 			rc = -1;
-			break;
-		}
-		cfg->nlisten++;
+		} else if (config_parse_listen(items[i], &ls->addr[ls->count],
+		    why) == -1)
+			rc = -1;
+		else
+			ls->count++;
 	}
-	if (rc == 0 && cfg->nlisten == 0) {
+	if (rc == 0 && ls->count == 0) {
 		*why = "no address given";
 		rc = -1;
 	}
-	free(copy);
+	free_list(items, n);
 	return rc;
 }
 
-/* Stores one value through the table; returns -1 with *why on error. */
+/* A section or probe name: letters, digits, '_', '-', '.'. */
+static bool
+valid_name(const char *s)
+{
+	size_t	len = strlen(s);
+
+	return len > 0 && len <= NAME_MAX_LEN &&
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789_-.") == len;
+}
+
+/* Parses "name, name": valid, distinct names. */
 static int
-set_value(struct config *cfg, const struct config_key *k, const char *value,
+parse_names(struct service_conf *svc, const char *value, const char **why)
+{
+	char	**items;
+	size_t	  n, i, j;
+
+	if (split_list(value, &items, &n) == -1) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (!valid_name(items[i])) {
+			*why = "expected probe names separated by commas";
+			free_list(items, n);
+			return -1;
+		}
+		for (j = 0; j < i; j++) {
+			if (strcmp(items[i], items[j]) == 0) {
+				*why = "a probe is named twice";
+				free_list(items, n);
+				return -1;
+			}
+		}
+	}
+	free_list(svc->probes, svc->nprobes);
+	svc->probes = items;
+	svc->nprobes = n;
+	return 0;
+}
+
+int
+config_parse_reaction(const char *s, struct reaction *r, const char **why)
+{
+	double	pct;
+
+	memset(r, 0, sizeof(*r));
+	if (strcmp(s, "down") == 0)
+		r->kind = REACT_DOWN;
+	else if (strcmp(s, "drain") == 0)
+		r->kind = REACT_DRAIN;
+	else if (strcmp(s, "ignore") == 0)
+		r->kind = REACT_IGNORE;
+	else if (units_percent(s, &pct, why) == 0 && pct >= 1 && pct <= 99 &&
+	    pct == (unsigned)pct) {
+		r->kind = REACT_WEIGHT;
+		r->weight = (unsigned)pct;
+	} else {
+		*why = "expected down, drain, ignore or a weight from 1% to 99%";
+		return -1;
+	}
+	return 0;
+}
+
+const char *
+config_reaction_text(const struct reaction *r, char buf[8])
+{
+	switch (r->kind) {
+	case REACT_DOWN:	return "down";
+	case REACT_DRAIN:	return "drain";
+	case REACT_IGNORE:	return "ignore";
+	case REACT_WEIGHT:	break;
+	}
+	snprintf(buf, 8, "%u%%", r->weight);
+	return buf;
+}
+
+/* Stores one value through a key table entry into base. */
+static int
+set_value(void *base, const struct config_key *k, const char *value,
     const char **why)
 {
-	char		*base = (char *)cfg;
 	uint64_t	 u;
 	bool		 b;
 	char		**sp;
@@ -238,12 +440,12 @@ set_value(struct config *cfg, const struct config_key *k, const char *value,
 			*why = "out of range";
 			return -1;
 		}
-		memcpy(base + k->offset, &u, sizeof(u));
+		memcpy((char *)base + k->offset, &u, sizeof(u));
 		return 0;
 	case KEY_BOOL:
 		if (units_bool(value, &b, why) == -1)
 			return -1;
-		memcpy(base + k->offset, &b, sizeof(b));
+		memcpy((char *)base + k->offset, &b, sizeof(b));
 		return 0;
 	case KEY_PATH:
 		if (value[0] != '/') {
@@ -254,7 +456,7 @@ set_value(struct config *cfg, const struct config_key *k, const char *value,
 			*why = "path too long";
 			return -1;
 		}
-		sp = (char **)(void *)(base + k->offset);
+		sp = (char **)(void *)((char *)base + k->offset);
 		free(*sp);
 		if ((*sp = strdup(value)) == NULL) {
 			*why = "out of memory";
@@ -262,7 +464,15 @@ set_value(struct config *cfg, const struct config_key *k, const char *value,
 		}
 		return 0;
 	case KEY_LISTEN:
-		return parse_listen_list(cfg, value, why);
+		return parse_listen_list((struct config_listens *)(void *)
+		    ((char *)base + k->offset), value, why);
+	case KEY_REACTION:
+		return config_parse_reaction(value, (struct reaction *)(void *)
+		    ((char *)base + k->offset), why);
+	case KEY_NAMES:
+		return parse_names(base, value, why);
+	case KEY_TYPE:
+		return 0;	/* read before the rest of its section */
 	}
 	*why = "unknown key type";
 	return -1;
@@ -285,91 +495,351 @@ format_range(const struct config_key *k, char *buf, size_t size)
 	}
 }
 
-static int
-known_section(const char *name)
+/* Reports a bad value in the one format every key uses. */
+static void
+value_error(struct parse *p, const struct entry *e, const struct config_key *k,
+    const char *why)
+{
+	char	range[80];
+
+	if (k != NULL && strcmp(why, "out of range") == 0) {
+		format_range(k, range, sizeof(range));
+		add_error(p->errs, p->path, e->line, "%s: '%s' out of range (%s)",
+		    e->key, e->value, range);
+	} else if (e->value[0] == '\0')
+		add_error(p->errs, p->path, e->line, "%s: %s", e->key, why);
+	else
+		add_error(p->errs, p->path, e->line, "%s: %s: '%s'", e->key,
+		    why, e->value);
+}
+
+static const struct config_key *
+find_key(const struct config_key *table, size_t n, const char *name)
 {
 	size_t	i;
 
-	for (i = 0; i < sizeof(config_sections) / sizeof(config_sections[0]); i++)
-		if (strcmp(name, config_sections[i]) == 0)
-			return 1;
+	for (i = 0; i < n; i++)
+		if (strcmp(table[i].name, name) == 0)
+			return &table[i];
+	return NULL;
+}
+
+/* The line a key was first given on in a section, or 0. */
+static unsigned
+first_line_of(const struct parse *p, size_t section, const char *key,
+    const struct entry *before)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nentries && &p->entries[i] != before; i++)
+		if (p->entries[i].section == section &&
+		    strcmp(p->entries[i].key, key) == 0)
+			return p->entries[i].line;
 	return 0;
+}
+
+/* Applies a table's defaults for the keys a section did not give. */
+static void
+table_defaults(struct parse *p, const struct config_key *table, size_t n,
+    void *base, size_t section)
+{
+	const char	*why;
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		if (table[i].def == NULL ||
+		    first_line_of(p, section, table[i].name, NULL) != 0)
+			continue;
+		if (set_value(base, &table[i], table[i].def, &why) == -1)
+			add_error(p->errs, p->path, 0,
+			    "internal error: default of %s: %s", table[i].name,
+			    why);
+	}
+}
+
+/*
+ * Sets the entries of one section through a table. Returns the entries
+ * the table does not know, for the caller (a probe's kind) to try.
+ */
+static void
+table_apply(struct parse *p, size_t section, const struct config_key *table,
+    size_t n, void *base, bool (*other)(struct parse *, struct entry *, void *),
+    void *arg)
+{
+	const struct config_key	*k;
+	const char		*why;
+	unsigned		 first;
+	size_t			 i;
+
+	for (i = 0; i < p->nentries; i++) {
+		struct entry *e = &p->entries[i];
+
+		if (e->section != section)
+			continue;
+		if ((k = find_key(table, n, e->key)) == NULL) {
+			if (other == NULL || !other(p, e, arg))
+				add_error(p->errs, p->path, e->line,
+				    "unknown key '%s' in [%s%s%s]", e->key,
+				    section_words[p->sections[section].kind],
+				    p->sections[section].name[0] ? " " : "",
+				    p->sections[section].name);
+			continue;
+		}
+		if ((first = first_line_of(p, section, e->key, e)) != 0) {
+			add_error(p->errs, p->path, e->line,
+			    "%s: given twice (first on line %u)", e->key, first);
+			continue;
+		}
+		if (set_value(base, k, e->value, &why) == -1)
+			value_error(p, e, k, why);
+	}
+	table_defaults(p, table, n, base, section);
+}
+
+/* A key of a probe's kind; false when the kind does not know it either. */
+static bool
+probe_kind_key(struct parse *p, struct entry *e, void *arg)
+{
+	struct probe_conf		*pc = arg;
+	const struct probe_key_doc	*d;
+	const char			*why = "invalid value";
+	unsigned			 first;
+
+	if (pc->ops == NULL)
+		return true;		/* the type error says it all */
+	for (d = pc->ops->keys; d != NULL && d->name != NULL; d++)
+		if (strcmp(d->name, e->key) == 0)
+			break;
+	if (d == NULL || d->name == NULL)
+		return false;
+	if (!d->repeatable &&
+	    (first = first_line_of(p, e->section, e->key, e)) != 0) {
+		add_error(p->errs, p->path, e->line,
+		    "%s: given twice (first on line %u)", e->key, first);
+		return true;
+	}
+	if (e->value[0] == '\0')
+		value_error(p, e, NULL, "empty value");
+	else if (pc->ops->conf_set(pc->kconf, e->key, e->value, &why) == -1)
+		value_error(p, e, NULL, why);
+	return true;
+}
+
+static const struct entry *
+find_entry(const struct parse *p, size_t section, const char *key)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nentries; i++)
+		if (p->entries[i].section == section &&
+		    strcmp(p->entries[i].key, key) == 0)
+			return &p->entries[i];
+	return NULL;
+}
+
+static void
+build_probe(struct parse *p, size_t section, struct probe_conf *pc)
+{
+	const struct section	*sec = &p->sections[section];
+	const struct entry	*type = find_entry(p, section, "type");
+	const char		*why = NULL;
+	char			 t1[32], t2[32];
+
+	pc->line = sec->line;
+	if ((pc->name = strdup(sec->name)) == NULL)
+		return;
+	if (type == NULL)
+		add_error(p->errs, p->path, sec->line,
+		    "[probe %s]: no type (one of: %s)", sec->name,
+		    probe_kind_names());
+	else if ((pc->ops = probe_kind(type->value)) == NULL)
+		add_error(p->errs, p->path, type->line,
+		    "type: unknown probe type '%s' (one of: %s)", type->value,
+		    probe_kind_names());
+	else if ((pc->kconf = pc->ops->conf_new()) == NULL)
+		add_error(p->errs, p->path, sec->line, "out of memory");
+	table_apply(p, section, probe_keys, NKEYS_OF(probe_keys), pc,
+	    probe_kind_key, pc);
+	if (pc->kconf != NULL && pc->ops->conf_check(pc->kconf, &why) == -1)
+		add_error(p->errs, p->path, sec->line, "[probe %s]: %s",
+		    sec->name, why);
+	if (pc->timeout_ms >= pc->interval_ms) {
+		units_format_ms(pc->timeout_ms, t1, sizeof(t1));
+		units_format_ms(pc->interval_ms, t2, sizeof(t2));
+		add_error(p->errs, p->path, sec->line,
+		    "[probe %s]: timeout %s must be below interval %s",
+		    sec->name, t1, t2);
+	}
+}
+
+static void
+build_service(struct parse *p, size_t section, struct service_conf *svc)
+{
+	const struct section	*sec = &p->sections[section];
+
+	svc->line = sec->line;
+	if ((svc->name = strdup(sec->name)) == NULL)
+		return;
+	table_apply(p, section, service_keys, NKEYS_OF(service_keys), svc,
+	    NULL, NULL);
+	if (find_entry(p, section, "probes") == NULL)
+		add_error(p->errs, p->path, sec->line,
+		    "[service %s]: no probes (probes = name, name, ...)",
+		    sec->name);
+}
+
+/* Every probe a service names must exist. */
+static void
+check_service_probes(struct parse *p)
+{
+	struct config	*cfg = p->cfg;
+	size_t		 i, j, s;
+
+	for (i = 0, s = 0; i < p->nsections; i++) {
+		const struct entry *e;
+
+		if (p->sections[i].kind != SEC_SERVICE || p->sections[i].bad)
+			continue;
+		e = find_entry(p, i, "probes");
+		for (j = 0; e != NULL && j < cfg->services[s].nprobes; j++)
+			if (config_probe(cfg, cfg->services[s].probes[j]) == NULL)
+				add_error(p->errs, p->path, e->line,
+				    "probes: no [probe %s] section",
+				    cfg->services[s].probes[j]);
+		s++;
+	}
+}
+
+/* Interprets every section now that all of them are known. */
+static void
+build(struct parse *p)
+{
+	struct config	*cfg = p->cfg;
+	size_t		 i, np = 0, ns = 0, agent = SIZE_MAX;
+
+	for (i = 0; i < p->nsections; i++) {
+		if (p->sections[i].bad)
+			continue;
+		if (p->sections[i].kind == SEC_PROBE)
+			np++;
+		else if (p->sections[i].kind == SEC_SERVICE)
+			ns++;
+		else if (agent == SIZE_MAX)
+			agent = i;
+	}
+	cfg->probes = calloc(np ? np : 1, sizeof(*cfg->probes));
+	cfg->services = calloc(ns ? ns : 1, sizeof(*cfg->services));
+	if (cfg->probes == NULL || cfg->services == NULL) {
+		add_error(p->errs, p->path, 0, "out of memory");
+		return;
+	}
+	/* [agent] may be absent: its defaults still apply. */
+	table_apply(p, agent, config_keys, NKEYS, cfg, NULL, NULL);
+	for (i = 0; i < p->nsections; i++) {
+		if (p->sections[i].bad)
+			continue;
+		if (p->sections[i].kind == SEC_PROBE)
+			build_probe(p, i, &cfg->probes[cfg->nprobes++]);
+		else if (p->sections[i].kind == SEC_SERVICE)
+			build_service(p, i, &cfg->services[cfg->nservices++]);
+	}
+	check_service_probes(p);
 }
 
 static int
 config_ini_handler(void *user, const char *section, const char *name,
     const char *value)
 {
-	struct parse		*p = user;
-	const struct config_key	*k;
-	const char		*why;
-	char			 range[80];
-	size_t			 i;
+	struct parse	*p = user;
+	struct entry	*grown, *e;
 
+	(void)section;
 	if (p->bad_line == p->lineno)
 		return 1;
-	if (section[0] == '\0') {
+	if (!p->in_section) {
 		add_error(p->errs, p->path, p->lineno,
 		    "%s: key outside any section (expected [agent] first)",
 		    name);
 		return 1;
 	}
-	if (!known_section(section))
-		return 1;	/* reported where the section starts */
-	for (i = 0; i < NKEYS; i++) {
-		k = &config_keys[i];
-		if (strcmp(k->section, section) == 0 &&
-		    strcmp(k->name, name) == 0)
-			break;
-	}
-	if (i == NKEYS) {
-		add_error(p->errs, p->path, p->lineno,
-		    "unknown key '%s' in [%s]", name, section);
+	if (p->sections[p->nsections - 1].bad)
 		return 1;
+	grown = realloc(p->entries, (p->nentries + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return 0;
+	p->entries = grown;
+	e = &p->entries[p->nentries];
+	e->section = p->nsections - 1;
+	e->line = p->lineno;
+	e->key = strdup(name);
+	e->value = strdup(value);
+	if (e->key == NULL || e->value == NULL) {
+		free(e->key);
+		free(e->value);
+		return 0;
 	}
-	if (p->seen[i] != 0) {
-		add_error(p->errs, p->path, p->lineno,
-		    "%s: given twice (first on line %u)", name, p->seen[i]);
-		return 1;
-	}
-	p->seen[i] = p->lineno;
-	if (set_value(p->cfg, k, value, &why) == -1) {
-		format_range(k, range, sizeof(range));
-		if (strcmp(why, "out of range") == 0)
-			add_error(p->errs, p->path, p->lineno,
-			    "%s: '%s' out of range (%s)", name, value, range);
-		else if (*value == '\0')
-			add_error(p->errs, p->path, p->lineno, "%s: %s", name,
-			    why);
-		else
-			add_error(p->errs, p->path, p->lineno, "%s: %s: '%s'",
-			    name, why, value);
-	}
+	p->nentries++;
 	return 1;
 }
 
-/* Checks a section header line ("[name]") the reader has seen. */
+/* Checks a section header ("[agent]", "[probe NAME]", "[service NAME]"). */
 static void
-check_section_line(struct parse *p, const char *s)
+section_line(struct parse *p, const char *s)
 {
 	const char	*end = strchr(s, ']');
-	char		 name[64];
-	size_t		 len;
+	struct section	 sec, *grown;
+	char		 head[NAME_MAX_LEN * 2 + 16], word[16];
+	size_t		 len, i;
+	int		 n, k;
 
-	if (end == NULL) {
+	memset(&sec, 0, sizeof(sec));
+	sec.line = p->lineno;
+	sec.bad = true;
+	p->in_section = true;
+	len = end ? (size_t)(end - s - 1) : 0;
+	if (end == NULL)
 		add_error(p->errs, p->path, p->lineno,
 		    "section header without ']'");
-		p->bad_line = p->lineno;
-		return;
+	else if (len >= sizeof(head))
+		add_error(p->errs, p->path, p->lineno, "section name too long");
+	else {
+		memcpy(head, s + 1, len);
+		head[len] = '\0';
+		n = sscanf(head, "%15s %64s", word, sec.name);
+		for (k = 0; k < 3; k++)
+			if (n >= 1 && strcmp(word, section_words[k]) == 0)
+				break;
+		sec.kind = (enum section_kind)k;
+		if (n < 1 || k == 3)
+			add_error(p->errs, p->path, p->lineno,
+			    "unknown section [%s] (known: [agent], [probe NAME], "
+			    "[service NAME])", head);
+		else if (k == SEC_AGENT && n != 1)
+			add_error(p->errs, p->path, p->lineno,
+			    "[agent] takes no name");
+		else if (k != SEC_AGENT && (n != 2 || !valid_name(sec.name) ||
+		    strlen(word) + 1 + strlen(sec.name) != strlen(head)))
+			add_error(p->errs, p->path, p->lineno,
+			    "[%s NAME]: NAME must be 1 to %d letters, digits, "
+			    "'_', '-' or '.'", word, NAME_MAX_LEN);
+		else
+			sec.bad = false;
 	}
-	len = (size_t)(end - s - 1);
-	if (len >= sizeof(name))
-		len = sizeof(name) - 1;
-	memcpy(name, s + 1, len);
-	name[len] = '\0';
-	if (!known_section(name))
+	for (i = 0; !sec.bad && i < p->nsections; i++) {
+		if (p->sections[i].bad || p->sections[i].kind != sec.kind ||
+		    strcmp(p->sections[i].name, sec.name) != 0)
+			continue;
 		add_error(p->errs, p->path, p->lineno,
-		    "unknown section [%s] (known: [agent])", name);
+		    "[%s%s%s] given twice (first on line %u)",
+		    section_words[sec.kind], sec.name[0] ? " " : "", sec.name,
+		    p->sections[i].line);
+		sec.bad = true;
+	}
+	if ((grown = realloc(p->sections, (p->nsections + 1) *
+	    sizeof(*grown))) == NULL)
+		return;
+	p->sections = grown;
+	p->sections[p->nsections++] = sec;
 }
 
 /*
@@ -397,14 +867,12 @@ config_ini_reader(char *str, int num, void *stream)
 		str[0] = '\0';		/* inih sees a blank line */
 		return str;
 	}
-	if (memchr(str, '\0', len) != NULL || strlen(str) != len)
-		str[0] = '\0';
 	for (s = str; isspace((unsigned char)*s); s++)
 		;
 	if (*s == '\0' || *s == ';' || *s == '#')
 		return str;
 	if (*s == '[') {
-		check_section_line(p, s);
+		section_line(p, s);
 		return str;
 	}
 	if (s != str) {
@@ -432,21 +900,37 @@ config_ini_reader(char *str, int num, void *stream)
 	return str;
 }
 
+/* Errors in file order: lines are read first, sections interpreted after. */
 static void
-apply_defaults(struct parse *p)
+sort_errors(struct config_errors *errs)
 {
-	const char	*why;
-	size_t		 i;
+	size_t		 i, j;
+	unsigned	 at;
+	char		*line;
 
-	for (i = 0; i < NKEYS; i++) {
-		if (p->seen[i] != 0)
-			continue;
-		if (set_value(p->cfg, &config_keys[i], config_keys[i].def,
-		    &why) == -1)
-			add_error(p->errs, p->path, 0,
-			    "internal error: default of %s: %s",
-			    config_keys[i].name, why);
+	for (i = 1; i < errs->count; i++) {
+		for (j = i; j > 0 && errs->at[j - 1] > errs->at[j]; j--) {
+			at = errs->at[j];
+			errs->at[j] = errs->at[j - 1];
+			errs->at[j - 1] = at;
+			line = errs->lines[j];
+			errs->lines[j] = errs->lines[j - 1];
+			errs->lines[j - 1] = line;
+		}
 	}
+}
+
+static void
+parse_free(struct parse *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nentries; i++) {
+		free(p->entries[i].key);
+		free(p->entries[i].value);
+	}
+	free(p->entries);
+	free(p->sections);
 }
 
 struct config *
@@ -477,7 +961,9 @@ config_load(const char *path, struct config_errors *errs)
 	if (ferror(p.fp))
 		add_error(errs, path, 0, "read error: %s", strerror(errno));
 	fclose(p.fp);
-	apply_defaults(&p);
+	build(&p);
+	parse_free(&p);
+	sort_errors(errs);
 	if (errs->count > 0) {
 		config_free(cfg);
 		return NULL;
@@ -485,13 +971,39 @@ config_load(const char *path, struct config_errors *errs)
 	return cfg;
 }
 
+const struct probe_conf *
+config_probe(const struct config *cfg, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < cfg->nprobes; i++)
+		if (cfg->probes[i].name != NULL &&
+		    strcmp(cfg->probes[i].name, name) == 0)
+			return &cfg->probes[i];
+	return NULL;
+}
+
 void
 config_free(struct config *cfg)
 {
+	size_t	i;
+
 	if (cfg == NULL)
 		return;
+	for (i = 0; i < cfg->nprobes; i++) {
+		if (cfg->probes[i].kconf != NULL)
+			cfg->probes[i].ops->conf_free(cfg->probes[i].kconf);
+		free(cfg->probes[i].name);
+	}
+	free(cfg->probes);
+	for (i = 0; i < cfg->nservices; i++) {
+		free(cfg->services[i].name);
+		free_list(cfg->services[i].probes, cfg->services[i].nprobes);
+	}
+	free(cfg->services);
 	free(cfg->path);
 	free(cfg->state_dir);
+	free(cfg->proc_root);
 	free(cfg);
 }
 
@@ -503,27 +1015,51 @@ config_errors_free(struct config_errors *errs)
 	for (i = 0; i < errs->count; i++)
 		free(errs->lines[i]);
 	free(errs->lines);
+	free(errs->at);
 	errs->lines = NULL;
+	errs->at = NULL;
 	errs->count = 0;
+}
+
+static void
+print_table(FILE *fp, const char *title, const struct config_key *table,
+    size_t n)
+{
+	char	range[80];
+	size_t	i;
+
+	fprintf(fp, "%s\n", title);
+	for (i = 0; i < n; i++) {
+		const struct config_key *k = &table[i];
+
+		format_range(k, range, sizeof(range));
+		fprintf(fp, "%s (%s, default %s%s%s)\n    %s\n", k->name,
+		    type_name(k->type), k->def ? k->def : "none",
+		    range[0] ? ", " : "", range, k->help);
+	}
 }
 
 void
 config_print_keys(FILE *fp)
 {
-	const struct config_key	*k;
-	const char		*section = "";
-	char			 range[80];
-	size_t			 i;
+	const struct probe_key_doc	*d;
+	const struct probe_ops		*ops;
+	char				 names[512], *save, *name;
 
-	for (i = 0; i < NKEYS; i++) {
-		k = &config_keys[i];
-		if (strcmp(section, k->section) != 0) {
-			fprintf(fp, "%s[%s]\n", i ? "\n" : "", k->section);
-			section = k->section;
-		}
-		format_range(k, range, sizeof(range));
-		fprintf(fp, "%s (%s, default %s%s%s)\n    %s\n", k->name,
-		    type_name(k->type), k->def, range[0] ? ", " : "", range,
-		    k->help);
+	print_table(fp, "[agent]", config_keys, NKEYS);
+	print_table(fp, "\n[probe NAME], every type", probe_keys,
+	    NKEYS_OF(probe_keys));
+	snprintf(names, sizeof(names), "%s", probe_kind_names());
+	for (name = strtok_r(names, ", ", &save); name != NULL;
+	    name = strtok_r(NULL, ", ", &save)) {
+		if ((ops = probe_kind(name)) == NULL)
+			continue;
+		fprintf(fp, "\n[probe NAME] type = %s\n", name);
+		for (d = ops->keys; d != NULL && d->name != NULL; d++)
+			fprintf(fp, "%s (default %s%s)\n    %s\n", d->name,
+			    d->def ? d->def : "none",
+			    d->repeatable ? ", repeatable" : "", d->help);
 	}
+	print_table(fp, "\n[service NAME]", service_keys,
+	    NKEYS_OF(service_keys));
 }

@@ -6,6 +6,7 @@
 
 static const char *const state_names[NODE_STATE_COUNT] = {
 	[NODE_UP] = "up",
+	[NODE_DOWN] = "down",
 	[NODE_DRAIN] = "drain",
 	[NODE_MAINT] = "maint",
 };
@@ -31,21 +32,39 @@ node_state_parse(const char *s, enum node_state *out)
 }
 
 void
-decision_from_markers(const struct markers *ms, struct decision *d)
+decision_up(struct decision *d)
 {
-	const struct marker	*m;
-
 	memset(d, 0, sizeof(*d));
 	d->state = NODE_UP;
 	d->weight = 100;
-	if (ms->m[MARKER_MAINT].present) {
-		m = &ms->m[MARKER_MAINT];
+}
+
+/* The marker of kind k in own, else in node; NULL when neither has it. */
+static const struct marker *
+pick(const struct markers *node, const struct markers *own,
+    enum marker_kind k)
+{
+	if (own != NULL && own->m[k].present)
+		return &own->m[k];
+	return node->m[k].present ? &node->m[k] : NULL;
+}
+
+void
+decision_make(const struct markers *node, const struct markers *own,
+    const struct decision *target, struct decision *d)
+{
+	const struct marker	*m;
+
+	if ((m = pick(node, own, MARKER_MAINT)) != NULL) {
+		decision_up(d);
 		d->state = NODE_MAINT;
-	} else if (ms->m[MARKER_DRAIN].present) {
-		m = &ms->m[MARKER_DRAIN];
+	} else if ((m = pick(node, own, MARKER_DRAIN)) != NULL) {
+		decision_up(d);
 		d->state = NODE_DRAIN;
-	} else
+	} else {
+		*d = *target;
 		return;
+	}
 	snprintf(d->reason, sizeof(d->reason), "%s", m->reason);
 }
 

@@ -35,6 +35,12 @@ lbkeys_free(struct lbkeys *lbk)
 	free(lbk);
 }
 
+void
+lbkeys_reset(struct lbkeys *lbk)
+{
+	lbk->count = 0;
+}
+
 /* "127.0.0.2 \"web\"" for logs. */
 static const char *
 key_label(const struct lbkey *k, char buf[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4])

@@ -31,9 +31,18 @@ enum conn_state {
 	CONN_DRAIN,	/* reply written, write side shut: reading to EOF */
 };
 
+/* One listening socket and the service it is for. */
+struct port {
+	struct listener		*l;
+	struct evconnlistener	*ev;
+	int			 service;	/* or AGENT_SHARED_PORT */
+};
+
 struct conn {
 	struct conn		*prev, *next;	/* listener::conns */
 	struct listener		*l;
+	int			 port;		/* the port's service */
+	int			 service;	/* chosen when replying */
 	evutil_socket_t		 fd;
 	struct event		 ev;
 	enum conn_state		 state;
@@ -54,8 +63,8 @@ struct listener {
 	struct event_base	*base;
 	const struct config	*cfg;
 	struct agent		*agent;
-	struct evconnlistener	*ls[2 * CONFIG_MAX_LISTEN];
-	size_t			 nls;
+	struct port		**ports;
+	size_t			 nports;
 	struct conn		*conns;
 	size_t			 nconns;
 	bool			 paused;
@@ -74,8 +83,8 @@ listener_pause(struct listener *l)
 
 	if (l->paused)
 		return;
-	for (i = 0; i < l->nls; i++)
-		evconnlistener_disable(l->ls[i]);
+	for (i = 0; i < l->nports; i++)
+		evconnlistener_disable(l->ports[i]->ev);
 	l->paused = true;
 }
 
@@ -86,8 +95,8 @@ listener_resume(struct listener *l)
 
 	if (!l->paused || l->nconns >= l->cfg->max_connections)
 		return;
-	for (i = 0; i < l->nls; i++)
-		evconnlistener_enable(l->ls[i]);
+	for (i = 0; i < l->nports; i++)
+		evconnlistener_enable(l->ports[i]->ev);
 	l->paused = false;
 }
 
@@ -203,9 +212,12 @@ conn_write(struct conn *c)
 static void
 conn_reply(struct conn *c)
 {
+	size_t	len = request_text_len(c->req, c->reqlen);
+
 	c->replied_early = c->reqlen == 0;
-	c->outlen = agent_reply(c->l->agent, c->addr, c->req,
-	    request_text_len(c->req, c->reqlen), c->out, &c->ck);
+	c->service = agent_select(c->l->agent, c->port, c->req, len);
+	c->outlen = agent_reply(c->l->agent, c->service, c->addr, c->req, len,
+	    c->out, &c->ck);
 	c->outoff = 0;
 	conn_write(c);
 }
@@ -243,7 +255,8 @@ conn_drain(struct conn *c)
 			if (memchr(c->req, '\n', c->reqlen) != NULL ||
 			    c->reqlen == sizeof(c->req)) {
 				c->late_done = true;
-				agent_late_text(c->l->agent, c->addr, c->req,
+				agent_late_text(c->l->agent, c->service,
+				    c->addr, c->req,
 				    request_text_len(c->req, c->reqlen), &c->ck);
 			}
 		}
@@ -318,7 +331,8 @@ static void
 accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
     int socklen, void *arg)
 {
-	struct listener	*l = arg;
+	struct port	*port = arg;
+	struct listener	*l = port->l;
 	struct conn	*c;
 	int64_t		 now = clock_now_ms();
 
@@ -333,6 +347,7 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	c->l = l;
+	c->port = port->service;
 	c->fd = fd;
 	c->deadline_ms = now + LISTENER_DEADLINE_MS;
 	c->state = CONN_REQUEST;
@@ -356,10 +371,17 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 		break;
 	}
 	/*
-	 * Nothing complete yet. Wait briefly only when text is coming: part
-	 * of it is here, or this address has sent text before. Otherwise
-	 * answer now; text that still comes is read after the reply.
+	 * Nothing complete yet. On a port shared by several services the
+	 * name decides the answer: wait for it. Otherwise wait briefly only
+	 * when text is coming (part of it is here, or this address has sent
+	 * text before); else answer now, and text that still comes is read
+	 * after the reply.
 	 */
+	if (agent_wants_name(l->agent, c->port)) {
+		c->request_until_ms = now + (int64_t)l->cfg->request_timeout_ms;
+		conn_wait(c, EV_READ, c->request_until_ms);
+		return;
+	}
 	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
 		c->request_until_ms = now + LISTENER_REQUEST_WAIT_MS;
 		conn_wait(c, EV_READ, c->request_until_ms);
@@ -379,7 +401,7 @@ resume_cb(evutil_socket_t fd, short what, void *arg)
 static void
 accept_error_cb(struct evconnlistener *ev, void *arg)
 {
-	struct listener	*l = arg;
+	struct listener	*l = ((struct port *)arg)->l;
 	struct timeval	 tv = { 0, RESUME_AFTER_MS * 1000 };
 	int		 err = EVUTIL_SOCKET_ERROR();
 
@@ -401,8 +423,9 @@ accept_error_cb(struct evconnlistener *ev, void *arg)
 /* Binds one address; -1 on failure, with the reason logged. */
 static int
 listen_one(struct listener *l, const struct config_listen *cl,
-    const struct addrinfo *ai, bool wildcard)
+    const struct addrinfo *ai, bool wildcard, int service)
 {
+	struct port		*port, **grown;
 	struct evconnlistener	*ev;
 	evutil_socket_t		 fd;
 	int			 one = 1;
@@ -435,39 +458,45 @@ listen_one(struct listener *l, const struct config_listen *cl,
 		close(fd);
 		return -1;
 	}
-	ev = evconnlistener_new(l->base, accept_cb, l,
+	/* Each port has its own allocation: its address is the callback's. */
+	grown = realloc(l->ports, (l->nports + 1) * sizeof(*grown));
+	if (grown == NULL || (port = calloc(1, sizeof(*port))) == NULL) {
+		if (grown != NULL)
+			l->ports = grown;
+		log_errx("listen %s: out of memory", cl->text);
+		close(fd);
+		return -1;
+	}
+	l->ports = grown;
+	port->l = l;
+	port->service = service;
+	ev = evconnlistener_new(l->base, accept_cb, port,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, LISTEN_BACKLOG, fd);
 	if (ev == NULL) {
 		log_err("listen %s", cl->text);
+		free(port);
 		close(fd);
 		return -1;
 	}
 	evconnlistener_set_error_cb(ev, accept_error_cb);
-	l->ls[l->nls++] = ev;
+	port->ev = ev;
+	l->ports[l->nports++] = port;
 	format_addr(ai->ai_addr, host);
 	log_notice("listening on %s%s%s:%s", ai->ai_family == AF_INET6 ? "[" : "",
 	    host, ai->ai_family == AF_INET6 ? "]" : "", cl->port);
 	return 0;
 }
 
-struct listener *
-listener_new(struct event_base *base, const struct config *cfg,
-    struct agent *agent)
+/* Binds every address of one list, for one service (or the shared port). */
+static int
+listen_all(struct listener *l, const struct config_listens *ls, int service)
 {
-	struct listener	*l;
 	struct addrinfo	 hints, *res, *ai;
 	size_t		 i;
 	int		 rc;
 
-	if ((l = calloc(1, sizeof(*l))) == NULL)
-		return NULL;
-	l->base = base;
-	l->cfg = cfg;
-	l->agent = agent;
-	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL)
-		goto fail;
-	for (i = 0; i < cfg->nlisten; i++) {
-		const struct config_listen *cl = &cfg->listen[i];
+	for (i = 0; i < ls->count; i++) {
+		const struct config_listen *cl = &ls->addr[i];
 
 		memset(&hints, 0, sizeof(hints));
 		hints.ai_family = AF_UNSPEC;
@@ -477,18 +506,41 @@ listener_new(struct event_base *base, const struct config *cfg,
 		    &hints, &res);
 		if (rc != 0) {
 			log_errx("listen %s: %s", cl->text, gai_strerror(rc));
-			goto fail;
+			return -1;
 		}
 		for (ai = res; ai != NULL; ai = ai->ai_next) {
-			if (l->nls == sizeof(l->ls) / sizeof(l->ls[0]) ||
-			    listen_one(l, cl, ai, cl->host[0] == '\0') == -1) {
+			if (listen_one(l, cl, ai, cl->host[0] == '\0',
+			    service) == -1) {
 				freeaddrinfo(res);
-				goto fail;
+				return -1;
 			}
 		}
 		freeaddrinfo(res);
 	}
-	if (l->nls == 0) {
+	return 0;
+}
+
+struct listener *
+listener_new(struct event_base *base, const struct config *cfg,
+    struct agent *agent)
+{
+	struct listener	*l;
+	size_t		 i;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	l->base = base;
+	l->cfg = cfg;
+	l->agent = agent;
+	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL)
+		goto fail;
+	if (listen_all(l, &cfg->listen, AGENT_SHARED_PORT) == -1)
+		goto fail;
+	/* Service i of the config is the agent's service i + 1. */
+	for (i = 0; i < cfg->nservices; i++)
+		if (listen_all(l, &cfg->services[i].listen, (int)i + 1) == -1)
+			goto fail;
+	if (l->nports == 0) {
 		log_errx("no address to listen on");
 		goto fail;
 	}
@@ -505,9 +557,13 @@ listener_free(struct listener *l)
 
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->nls; i++)
-		evconnlistener_free(l->ls[i]);
-	l->nls = 0;
+	for (i = 0; i < l->nports; i++) {
+		evconnlistener_free(l->ports[i]->ev);
+		free(l->ports[i]);
+	}
+	free(l->ports);
+	l->ports = NULL;
+	l->nports = 0;
 	l->paused = true;
 	while (l->conns != NULL)
 		conn_close(l->conns);

@@ -96,6 +96,7 @@ main(int argc, char *argv[])
 	struct event_base	*base = NULL;
 	struct agent		*agent = NULL;
 	struct listener		*listener = NULL;
+	struct probe_env	 env;
 	struct event		*sigs[3] = { NULL, NULL, NULL };
 	int			 ch, check = 0, rc = 1;
 	size_t			 i;
@@ -154,7 +155,10 @@ main(int argc, char *argv[])
 		log_errx("cannot create the event loop");
 		goto out;
 	}
-	if ((agent = agent_new(base, cfg)) == NULL) {
+	memset(&env, 0, sizeof(env));
+	env.base = base;
+	env.proc_root = cfg->proc_root;
+	if ((agent = agent_new(base, cfg, &env)) == NULL) {
 		log_errx("cannot start the agent");
 		goto out;
 	}

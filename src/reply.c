@@ -29,7 +29,8 @@ reply_compose(const struct decision *d, unsigned restore, bool reasons,
 	size_t	n = 0;
 
 	/* "ready" would undo a drain or maint we are asserting right now. */
-	if ((restore & CLAIM_ADMIN) && d->state == NODE_UP)
+	if ((restore & CLAIM_ADMIN) && d->state != NODE_DRAIN &&
+	    d->state != NODE_MAINT)
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, "ready ");
 	n += (size_t)snprintf(buf + n, REPLY_MAX - n, "%s",
 	    node_state_name(d->state));

@@ -46,36 +46,100 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 	return 0;
 }
 
+/* One service's decision and keys from its object. */
 static int
-parse(const json_t *root, struct state *st, struct lbkeys *lbk,
-    int64_t now_ms, int64_t wall_ms, const char **why)
+parse_service(const json_t *o, struct state_service *svc, int64_t now_ms,
+    int64_t wall_ms, const char **why)
 {
-	json_t		*decision = NULL, *lbs;
-	json_int_t	 version, incarnation;
+	json_t	*decision = NULL, *lbs;
 
-	if (json_unpack((json_t *)root, "{s:I, s:I, s?o, s:o}",
-	    "version", &version, "incarnation", &incarnation,
-	    "decision", &decision, "load_balancers", &lbs) != 0) {
-		*why = "missing version, incarnation or load_balancers";
+	if (json_unpack((json_t *)o, "{s?o, s:o}", "decision", &decision,
+	    "load_balancers", &lbs) != 0) {
+		*why = "a service lacks load_balancers";
+		return -1;
+	}
+	if (decision != NULL && !json_is_null(decision)) {
+		if (decision_from_json(decision, &svc->decision, why) == -1)
+			return -1;
+		svc->has_decision = true;
+		/* Claims first, so that loaded debts are not taken for renewals. */
+		lbkeys_claim(svc->keys, reply_claims(&svc->decision), now_ms);
+	}
+	return lbkeys_from_json(svc->keys, lbs, now_ms, wall_ms, why);
+}
+
+static struct state_service *
+find_service(struct state_service *svcs, size_t n, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(svcs[i].name, name) == 0)
+			return &svcs[i];
+	return NULL;
+}
+
+static int
+parse(const json_t *root, uint64_t *incarnation, struct state_service *svcs,
+    size_t n, int64_t now_ms, int64_t wall_ms, const char **why)
+{
+	struct state_service	*svc;
+	json_t			*services = NULL, *o;
+	json_int_t		 version, inc;
+	const char		*name;
+
+	if (json_unpack((json_t *)root, "{s:I, s:I, s?o}", "version", &version,
+	    "incarnation", &inc, "services", &services) != 0) {
+		*why = "missing version or incarnation";
 		return -1;
 	}
 	if (version != STATE_VERSION) {
 		*why = "unknown version";
 		return -1;
 	}
-	if (incarnation < 0) {
+	if (inc < 0) {
 		*why = "negative incarnation";
 		return -1;
 	}
-	st->incarnation = (uint64_t)incarnation;
-	if (decision != NULL && !json_is_null(decision)) {
-		if (decision_from_json(decision, &st->decision, why) == -1)
-			return -1;
-		st->has_decision = true;
-		/* Claims first, so that loaded debts are not taken for renewals. */
-		lbkeys_claim(lbk, reply_claims(&st->decision), now_ms);
+	*incarnation = (uint64_t)inc;
+	/* The default service lives at the top, as before services existed. */
+	if ((svc = find_service(svcs, n, "")) != NULL &&
+	    parse_service(root, svc, now_ms, wall_ms, why) == -1)
+		return -1;
+	if (services == NULL)
+		return 0;
+	if (!json_is_object(services)) {
+		*why = "services is not an object";
+		return -1;
 	}
-	return lbkeys_from_json(lbk, lbs, now_ms, wall_ms, why);
+	json_object_foreach(services, name, o) {
+		if (name[0] == '\0') {
+			*why = "a service with an empty name";
+			return -1;
+		}
+		if ((svc = find_service(svcs, n, name)) == NULL) {
+			log_notice("state: service %s is no longer configured; "
+			    "forgetting what it owed", name);
+			continue;
+		}
+		if (parse_service(o, svc, now_ms, wall_ms, why) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Leaves every service as if nothing had been loaded. */
+static void
+reset(struct state_service *svcs, size_t n, int64_t now_ms)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		svcs[i].has_decision = false;
+		memset(&svcs[i].decision, 0, sizeof(svcs[i].decision));
+		lbkeys_reset(svcs[i].keys);
+		lbkeys_claim(svcs[i].keys, 0, now_ms);
+	}
 }
 
 /* Moves a bad file aside so that an operator can look at it later. */
@@ -94,8 +158,8 @@ move_aside(const char *dir, const char *path, const char *why)
 }
 
 enum state_load_result
-state_load(const char *dir, struct state *st, struct lbkeys *lbk,
-    int64_t now_ms, int64_t wall_ms)
+state_load(const char *dir, uint64_t *incarnation, struct state_service *svcs,
+    size_t n, int64_t now_ms, int64_t wall_ms)
 {
 	char		 path[PATH_MAX], reason[256];
 	const char	*why = NULL;
@@ -104,7 +168,7 @@ state_load(const char *dir, struct state *st, struct lbkeys *lbk,
 	struct stat	 sb;
 	int		 fd;
 
-	memset(st, 0, sizeof(*st));
+	*incarnation = 0;
 	if (state_path(path, sizeof(path), dir, "") == -1)
 		return STATE_NONE;
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) == -1) {
@@ -129,10 +193,10 @@ state_load(const char *dir, struct state *st, struct lbkeys *lbk,
 		move_aside(dir, path, reason);
 		return STATE_CORRUPT;
 	}
-	if (parse(root, st, lbk, now_ms, wall_ms, &why) == -1) {
+	if (parse(root, incarnation, svcs, n, now_ms, wall_ms, &why) == -1) {
 		json_decref(root);
-		memset(st, 0, sizeof(*st));
-		lbkeys_claim(lbk, 0, now_ms);
+		*incarnation = 0;
+		reset(svcs, n, now_ms);
 		move_aside(dir, path, why);
 		return STATE_CORRUPT;
 	}
@@ -158,12 +222,67 @@ write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* Adds a service's decision and load balancers to o. */
+static int
+service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
+    int64_t wall_ms)
+{
+	json_t	*decision = json_null();
+
+	if (svc->has_decision)
+		decision = json_pack("{s:s, s:i, s:s}", "state",
+		    node_state_name(svc->decision.state), "weight",
+		    (int)svc->decision.weight, "reason", svc->decision.reason);
+	if (json_object_set_new(o, "decision", decision) == -1 ||
+	    json_object_set_new(o, "load_balancers",
+	    lbkeys_to_json(svc->keys, now_ms, wall_ms)) == -1)
+		return -1;
+	return 0;
+}
+
+static json_t *
+state_to_json(uint64_t incarnation, const struct state_service *svcs,
+    size_t n, int64_t now_ms, int64_t wall_ms)
+{
+	json_t	*root, *services = NULL, *o;
+	size_t	 i;
+
+	root = json_pack("{s:i, s:I, s:I}", "version", STATE_VERSION,
+	    "incarnation", (json_int_t)incarnation, "saved_at",
+	    (json_int_t)wall_ms);
+	if (root == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (svcs[i].name[0] == '\0') {
+			if (service_to_json(root, &svcs[i], now_ms, wall_ms) == -1)
+				goto fail;
+			continue;
+		}
+		if (services == NULL && (services = json_object()) == NULL)
+			goto fail;
+		if ((o = json_object()) == NULL ||
+		    json_object_set_new(services, svcs[i].name, o) == -1 ||
+		    service_to_json(o, &svcs[i], now_ms, wall_ms) == -1)
+			goto fail;
+	}
+	if (services != NULL &&
+	    json_object_set_new(root, "services", services) == -1) {
+		services = NULL;
+		goto fail;
+	}
+	return root;
+fail:
+	json_decref(services);
+	json_decref(root);
+	return NULL;
+}
+
 int
-state_save(const char *dir, const struct state *st, const struct lbkeys *lbk,
-    int64_t now_ms, int64_t wall_ms)
+state_save(const char *dir, uint64_t incarnation,
+    const struct state_service *svcs, size_t n, int64_t now_ms, int64_t wall_ms)
 {
 	char	 path[PATH_MAX], tmp[PATH_MAX], *text = NULL;
-	json_t	*root, *decision = json_null(), *lbs;
+	json_t	*root;
 	int	 fd = -1, dfd, saved;
 
 	if (state_path(path, sizeof(path), dir, "") == -1 ||
@@ -171,14 +290,7 @@ state_save(const char *dir, const struct state *st, const struct lbkeys *lbk,
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if (st->has_decision)
-		decision = json_pack("{s:s, s:i, s:s}", "state",
-		    node_state_name(st->decision.state), "weight",
-		    (int)st->decision.weight, "reason", st->decision.reason);
-	lbs = lbkeys_to_json(lbk, now_ms, wall_ms);
-	root = json_pack("{s:i, s:I, s:I, s:o, s:o}", "version", STATE_VERSION,
-	    "incarnation", (json_int_t)st->incarnation, "saved_at",
-	    (json_int_t)wall_ms, "decision", decision, "load_balancers", lbs);
+	root = state_to_json(incarnation, svcs, n, now_ms, wall_ms);
 	if (root == NULL || (text = json_dumps(root, JSON_INDENT(1))) == NULL) {
 		json_decref(root);
 		errno = ENOMEM;

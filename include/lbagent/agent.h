@@ -1,7 +1,11 @@
 /*
- * The agent: markers in, decision, replies composed once per change, the
- * load-balancer bookkeeping and its persistence. The listener asks it for
- * a reply line and nothing else.
+ * The agent: probes and markers in, a decision per service, reply lines
+ * composed once per change, the load-balancer bookkeeping and its
+ * persistence. The listener asks it which service a check is for and for
+ * that service's line, nothing else.
+ *
+ * Services are numbered: 0 is the default service (the node-wide markers
+ * and the probes no [service] names); i + 1 is cfg->services[i].
  */
 #ifndef LBAGENT_AGENT_H
 #define LBAGENT_AGENT_H
@@ -12,7 +16,10 @@
 #include <event2/event.h>
 
 #include "lbagent/config.h"
+#include "lbagent/probe.h"
 #include "lbagent/reply.h"
+
+#define AGENT_SHARED_PORT	(-1)	/* the [agent] listen addresses */
 
 struct agent;
 
@@ -22,15 +29,31 @@ struct agent_check {
 	bool		created;	/* the reply created its key */
 };
 
-/* Loads the state file and reads the markers once; NULL on fatal errors. */
-struct agent	*agent_new(struct event_base *, const struct config *);
+/*
+ * Loads the state file, reads the markers and starts every probe; NULL on
+ * fatal errors. env is the daemon's and outlives the agent.
+ */
+struct agent	*agent_new(struct event_base *, const struct config *,
+		    const struct probe_env *);
 void		 agent_free(struct agent *);
 
+/*
+ * The service a check on port (a service number, or AGENT_SHARED_PORT)
+ * with request text is for: the port's own service, else the one the text
+ * names, else the default.
+ */
+int		 agent_select(const struct agent *, int port, const char *text,
+		    size_t len);
+/* True when the shared port serves several services: wait for the name. */
+bool		 agent_wants_name(const struct agent *, int port);
+
 /* Copies the reply for a check from (addr, text) into buf; returns its length. */
-size_t		 agent_reply(struct agent *, const char *addr, const char *text,
-		    size_t len, char buf[REPLY_MAX], struct agent_check *);
-void		 agent_late_text(struct agent *, const char *addr,
+size_t		 agent_reply(struct agent *, int service, const char *addr,
+		    const char *text, size_t len, char buf[REPLY_MAX],
+		    struct agent_check *);
+void		 agent_late_text(struct agent *, int service, const char *addr,
 		    const char *text, size_t len, const struct agent_check *);
-bool		 agent_addr_sends_text(struct agent *, const char *addr);
+/* True when checks from addr have sent text before: worth waiting for it. */
+bool		 agent_addr_sends_text(const struct agent *, const char *addr);
 
 #endif

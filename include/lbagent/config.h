@@ -21,20 +21,67 @@ struct config_listen {
 	char	text[80];	/* as the user wrote it, for logs */
 };
 
+struct config_listens {
+	struct config_listen	addr[CONFIG_MAX_LISTEN];
+	size_t			count;
+};
+
+/* What a probe's warn or crit result does to its service. */
+enum reaction_kind {
+	REACT_IGNORE,	/* logged and shown, changes nothing */
+	REACT_WEIGHT,	/* up at `weight` percent (1-99) */
+	REACT_DRAIN,	/* no new sessions: sent as 0%, never as "drain" */
+	REACT_DOWN,
+};
+
+struct reaction {
+	enum reaction_kind	kind;
+	unsigned		weight;
+};
+
+struct probe_ops;
+
+/* One [probe NAME] section. */
+struct probe_conf {
+	char			*name;
+	unsigned		 line;		/* of its section header */
+	const struct probe_ops	*ops;
+	void			*kconf;		/* the kind's own settings */
+	uint64_t		 interval_ms;
+	uint64_t		 timeout_ms;
+	struct reaction		 on_warn, on_crit;
+	uint64_t		 fall, rise;
+};
+
+/* One [service NAME] section. */
+struct service_conf {
+	char			*name;
+	unsigned		 line;
+	char			**probes;	/* names of [probe] sections */
+	size_t			 nprobes;
+	struct config_listens	 listen;	/* none: the shared agent port */
+};
+
 struct config {
 	char			*path;
-	struct config_listen	 listen[CONFIG_MAX_LISTEN];
-	size_t			 nlisten;
+	struct config_listens	 listen;
 	char			*state_dir;
+	char			*proc_root;
 	uint64_t		 max_connections;
 	bool			 reply_reasons;
 	uint64_t		 lb_forget_after_ms;
+	uint64_t		 request_timeout_ms;
+	struct probe_conf	*probes;
+	size_t			 nprobes;
+	struct service_conf	*services;
+	size_t			 nservices;
 };
 
 /* Errors found while loading, each "FILE:LINE: message", in file order. */
 struct config_errors {
-	char	**lines;
-	size_t	  count;
+	char		**lines;
+	unsigned	 *at;		/* each one's line, 0 for the file */
+	size_t		  count;
 };
 
 /*
@@ -47,6 +94,15 @@ void		 config_errors_free(struct config_errors *);
 
 /* Prints the key reference (section, key, type, default, range, help). */
 void		 config_print_keys(FILE *);
+
+/* The probe or service of that name; NULL when there is none. */
+const struct probe_conf	*config_probe(const struct config *, const char *name);
+
+/* "down", "drain", "ignore" or "NN%" (1-99). */
+int		 config_parse_reaction(const char *s, struct reaction *,
+		    const char **why);
+/* Writes a reaction as the config reads it. */
+const char	*config_reaction_text(const struct reaction *, char buf[8]);
 
 /* Parses "ADDR:PORT" ("*:9505", "127.0.0.1:9505", "[::1]:9505"). */
 int		 config_parse_listen(const char *s, struct config_listen *,

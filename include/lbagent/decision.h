@@ -8,7 +8,8 @@
 #include "lbagent/text.h"
 
 enum node_state {
-	NODE_UP,	/* serving at `weight` percent */
+	NODE_UP,	/* serving at `weight` percent (0: drained by rules) */
+	NODE_DOWN,	/* failing by rules: HAProxy marks it DOWN (agent) */
 	NODE_DRAIN,	/* no new sessions (marker) */
 	NODE_MAINT,	/* out entirely (marker) */
 	NODE_STATE_COUNT
@@ -23,8 +24,15 @@ struct decision {
 const char	*node_state_name(enum node_state);
 int		 node_state_parse(const char *, enum node_state *);
 
-/* Markers override everything else; maint wins over drain. */
-void		 decision_from_markers(const struct markers *, struct decision *);
+/*
+ * The decision for a service: its markers or the node's (maint wins over
+ * drain, the service's own reason first) override the rules' target.
+ * own may be NULL (the default service has only the node's).
+ */
+void		 decision_make(const struct markers *node,
+		    const struct markers *own, const struct decision *target,
+		    struct decision *out);
+void		 decision_up(struct decision *);
 bool		 decision_equal(const struct decision *, const struct decision *);
 
 #endif

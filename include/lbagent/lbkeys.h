@@ -42,6 +42,8 @@ struct lbkeys;
 
 struct lbkeys	*lbkeys_new(int64_t forget_after_ms);
 void		 lbkeys_free(struct lbkeys *);
+/* Forgets every key (a state file found corrupt half-way). */
+void		 lbkeys_reset(struct lbkeys *);
 
 /*
  * Sets what the current decision claims (CLAIM_* bits). A claim that ends

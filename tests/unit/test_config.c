@@ -61,9 +61,9 @@ START_TEST(defaults)
 
 	ck_assert_ptr_nonnull(cfg);
 	ck_assert_uint_eq(errs.count, 0);
-	ck_assert_uint_eq(cfg->nlisten, 1);
-	ck_assert_str_eq(cfg->listen[0].host, "");
-	ck_assert_str_eq(cfg->listen[0].port, "9505");
+	ck_assert_uint_eq(cfg->listen.count, 1);
+	ck_assert_str_eq(cfg->listen.addr[0].host, "");
+	ck_assert_str_eq(cfg->listen.addr[0].port, "9505");
 	ck_assert_str_eq(cfg->state_dir, "/var/lib/lbagent");
 	ck_assert_uint_eq(cfg->max_connections, 1024);
 	ck_assert(cfg->reply_reasons);
@@ -91,13 +91,13 @@ START_TEST(every_key_set)
 	    "reply_reasons = off\n"
 	    "lb_forget_after = 90s\n", &errs, NULL);
 	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
-	ck_assert_uint_eq(cfg->nlisten, 3);
-	ck_assert_str_eq(cfg->listen[0].host, "127.0.0.1");
-	ck_assert_str_eq(cfg->listen[0].port, "9505");
-	ck_assert_str_eq(cfg->listen[1].host, "::1");
-	ck_assert_str_eq(cfg->listen[1].port, "9506");
-	ck_assert_str_eq(cfg->listen[2].host, "");
-	ck_assert_str_eq(cfg->listen[2].text, "*:9507");
+	ck_assert_uint_eq(cfg->listen.count, 3);
+	ck_assert_str_eq(cfg->listen.addr[0].host, "127.0.0.1");
+	ck_assert_str_eq(cfg->listen.addr[0].port, "9505");
+	ck_assert_str_eq(cfg->listen.addr[1].host, "::1");
+	ck_assert_str_eq(cfg->listen.addr[1].port, "9506");
+	ck_assert_str_eq(cfg->listen.addr[2].host, "");
+	ck_assert_str_eq(cfg->listen.addr[2].text, "*:9507");
 	ck_assert_str_eq(cfg->state_dir, "/tmp/x");
 	ck_assert_uint_eq(cfg->max_connections, 8);
 	ck_assert(!cfg->reply_reasons);
@@ -112,7 +112,7 @@ START_TEST(error_paths)
 	expect_error("[agent]\nlisten = *:9505\nbogus = 1\n", 3,
 	    "unknown key 'bogus' in [agent]");
 	expect_error("[agent]\n\n[nope]\nx = 1\n", 3,
-	    "unknown section [nope] (known: [agent])");
+	    "unknown section [nope] (known: [agent], [probe NAME], [service NAME])");
 	expect_error("listen = *:1\n", 1,
 	    "listen: key outside any section (expected [agent] first)");
 	expect_error("[agent]\nlb_forget_after = 10\n", 2,
@@ -143,9 +143,9 @@ START_TEST(error_paths)
 	expect_error("[agent]\nlisten = *:0\n", 2,
 	    "listen: port must be a number from 1 to 65535: '*:0'");
 	expect_error("[agent]\nlisten = ,\n", 2,
-	    "listen: no address given: ','");
+	    "listen: an empty address in the list: ','");
 	expect_error("[agent]\nlisten = *:1, ,\n", 2,
-	    "listen: expected ADDR:PORT, e.g. *:9505 or 127.0.0.1:9505: '*:1, ,'");
+	    "listen: an empty address in the list: '*:1, ,'");
 	expect_error("[agent]\nmax_connections = 5\nmax_connections = 6\n", 3,
 	    "max_connections: given twice (first on line 2)");
 	expect_error("[agent]\njust some words\n", 2, "expected 'key = value'");
@@ -182,7 +182,7 @@ START_TEST(every_error_reported_in_order)
 	snprintf(want, sizeof(want), "%s:3: max_connections: expected a whole "
 	    "number: '-1'", path);
 	ck_assert_str_eq(errs.lines[1], want);
-	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent])",
+	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent], [probe NAME], [service NAME])",
 	    path);
 	ck_assert_str_eq(errs.lines[2], want);
 	free(path);
@@ -228,15 +228,23 @@ START_TEST(shipped_config_documents_every_key)
 	conf[clen] = '\0';
 	fclose(fp);
 
+	/*
+	 * Every key of every section the --keys reference lists is in the
+	 * shipped file, commented, with its default ("none": no value).
+	 */
 	ck_assert_ptr_nonnull(fp = open_memstream(&keys, &klen));
 	config_print_keys(fp);
 	fclose(fp);
 	for (line = strtok_r(keys, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		if (sscanf(line, "%63[a-z_] (%*[^,], default %127[^,)]", name,
-		    def) != 2)
+		    def) != 2 && sscanf(line, "%63[a-z_] (default %127[^,)]",
+		    name, def) != 2)
 			continue;
-		snprintf(want, sizeof(want), "\n;%s = %s\n", name, def);
+		if (strcmp(def, "none") == 0)
+			snprintf(want, sizeof(want), "\n;%s = ", name);
+		else
+			snprintf(want, sizeof(want), "\n;%s = %s\n", name, def);
 		ck_assert_msg(strstr(conf, want) != NULL,
 		    "conf/lbagent.conf lacks the line '%s'", want + 1);
 		nkeys++;

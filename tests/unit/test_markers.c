@@ -111,28 +111,54 @@ END_TEST
 
 START_TEST(maint_wins_over_drain)
 {
-	struct markers	ms;
+	struct markers	ms, own;
+	struct decision	d, up, down;
 
 	memset(&ms, 0, sizeof(ms));
-	struct decision	d;
+	memset(&own, 0, sizeof(own));
+	decision_up(&up);
+	decision_up(&down);
+	down.state = NODE_DOWN;
+	strcpy(down.reason, "api: HTTP 503");
 
 	markers_read(dir, &ms);
-	decision_from_markers(&ms, &d);
+	decision_make(&ms, NULL, &up, &d);
 	ck_assert_int_eq(d.state, NODE_UP);
 	ck_assert_uint_eq(d.weight, 100);
 	ck_assert_str_eq(d.reason, "");
 
 	free(tu_write(dir, "drain", "draining", -1));
 	markers_read(dir, &ms);
-	decision_from_markers(&ms, &d);
+	decision_make(&ms, NULL, &up, &d);
 	ck_assert_int_eq(d.state, NODE_DRAIN);
 	ck_assert_str_eq(d.reason, "draining");
 
 	free(tu_write(dir, "maint", "upgrade", -1));
 	markers_read(dir, &ms);
-	decision_from_markers(&ms, &d);
+	decision_make(&ms, NULL, &up, &d);
 	ck_assert_int_eq(d.state, NODE_MAINT);
 	ck_assert_str_eq(d.reason, "upgrade");
+
+	/* Markers override the rules' target... */
+	decision_make(&ms, NULL, &down, &d);
+	ck_assert_int_eq(d.state, NODE_MAINT);
+	/* ...and without markers the target stands. */
+	memset(&ms, 0, sizeof(ms));
+	decision_make(&ms, NULL, &down, &d);
+	ck_assert_int_eq(d.state, NODE_DOWN);
+	ck_assert_str_eq(d.reason, "api: HTTP 503");
+
+	/* A service's own drain; the node's maint still wins over it. */
+	own.m[MARKER_DRAIN].present = true;
+	strcpy(own.m[MARKER_DRAIN].reason, "web deploy");
+	decision_make(&ms, &own, &up, &d);
+	ck_assert_int_eq(d.state, NODE_DRAIN);
+	ck_assert_str_eq(d.reason, "web deploy");
+	ms.m[MARKER_MAINT].present = true;
+	strcpy(ms.m[MARKER_MAINT].reason, "node upgrade");
+	decision_make(&ms, &own, &up, &d);
+	ck_assert_int_eq(d.state, NODE_MAINT);
+	ck_assert_str_eq(d.reason, "node upgrade");
 }
 END_TEST
 

@@ -37,6 +37,8 @@ START_TEST(states)
 	ck_assert_str_eq(line(mk(NODE_UP, 50, "preview: refused"), 0, true),
 	    "up 50% #preview: refused\n");
 	ck_assert_str_eq(line(mk(NODE_UP, 0, ""), 0, true), "up 0%\n");
+	ck_assert_str_eq(line(mk(NODE_DOWN, 100, "client-api: HTTP 503"), 0,
+	    true), "down #client-api: HTTP 503\n");
 }
 END_TEST
 
@@ -55,6 +57,9 @@ START_TEST(restore_words)
 	    "up 100%\n");
 	ck_assert_str_eq(line(mk(NODE_UP, 100, "x"), CLAIM_ALL, true),
 	    "ready up 100% #x\n");
+	/* A marker removed while the rules say down: clear it, stay down. */
+	ck_assert_str_eq(line(mk(NODE_DOWN, 100, "x"), CLAIM_ADMIN, true),
+	    "ready down #x\n");
 	/* "ready" never goes out with a drain or maint it would undo. */
 	ck_assert_str_eq(line(mk(NODE_DRAIN, 100, ""), CLAIM_ADMIN, true),
 	    "drain\n");
@@ -75,6 +80,10 @@ START_TEST(claims)
 	ck_assert_uint_eq(reply_claims(&d), CLAIM_ADMIN);
 	d = mk(NODE_UP, 60, "");
 	ck_assert_uint_eq(reply_claims(&d), CLAIM_WEIGHT);
+	d = mk(NODE_UP, 0, "");
+	ck_assert_uint_eq(reply_claims(&d), CLAIM_WEIGHT);
+	d = mk(NODE_DOWN, 100, "");
+	ck_assert_uint_eq(reply_claims(&d), 0);
 	ck_assert_str_eq(reply_restore_word(CLAIM_ADMIN), "ready");
 	ck_assert_str_eq(reply_restore_word(CLAIM_WEIGHT), "100%");
 }

@@ -1,0 +1,50 @@
+/*
+ * The probe scheduler: runs each configured probe on its interval
+ * (jittered), enforces its timeout, applies fall/rise, and tells its owner
+ * after every run. What the probe counts as is observed state, kept apart
+ * from its settings (struct probe_conf).
+ */
+#ifndef LBAGENT_SCHEDULER_H
+#define LBAGENT_SCHEDULER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lbagent/config.h"
+#include "lbagent/probe.h"
+
+struct probe;
+
+/* What has been observed of a probe. */
+struct probe_state {
+	bool			has_run;
+	enum probe_result	counted;	/* after fall/rise */
+	char			counted_reason[PROBE_REASON_MAX + 1];
+	struct probe_outcome	last;		/* the latest run */
+	int64_t			last_run_ms;	/* monotonic start of it */
+	int64_t			last_duration_ms;
+	unsigned		bad_streak, ok_streak;
+	uint64_t		runs[PROBE_RESULT_COUNT];
+};
+
+/* Called after every completed run; counted_changed tells transitions. */
+typedef void (*probe_ran_fn)(struct probe *, bool counted_changed, void *arg);
+
+struct probe	*probe_new(const struct probe_conf *, const struct probe_env *,
+		    probe_ran_fn, void *arg);
+/* Cancels a run in flight (never reported) and frees. */
+void		 probe_free(struct probe *);
+/* The first run now, then every interval. */
+int		 probe_schedule(struct probe *);
+
+const struct probe_conf		*probe_conf(const struct probe *);
+const struct probe_state	*probe_state(const struct probe *);
+
+/*
+ * fall/rise over one outcome; exposed for unit tests. Returns true when
+ * what the probe counts as changed.
+ */
+bool		 probe_state_apply(struct probe_state *, uint64_t fall,
+		    uint64_t rise, const struct probe_outcome *);
+
+#endif

@@ -1,0 +1,35 @@
+/* The probe kinds, found by name. Adding a kind: its file and one line here. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lbagent/probe_kinds.h"
+
+static const struct probe_ops *const kinds[] = {
+	NULL
+};
+
+const struct probe_ops *
+probe_kind(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; kinds[i] != NULL; i++)
+		if (strcmp(kinds[i]->name, name) == 0)
+			return kinds[i];
+	return NULL;
+}
+
+const char *
+probe_kind_names(void)
+{
+	static char	names[256];
+	size_t		i, n = 0;
+
+	if (names[0] != '\0')
+		return names;
+	for (i = 0; kinds[i] != NULL && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+		    i ? ", " : "", kinds[i]->name);
+	return names;
+}
