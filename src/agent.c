@@ -532,6 +532,7 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	restore = lbkeys_check(s->keys, addr, text, len, clock_now_ms(),
 	    &ck->created, &changed);
 	ck->carried = reply_claims(&s->decision);
+	ck->restore = restore;
 	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
 	if (changed)
 		schedule_save(a);

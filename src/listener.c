@@ -184,6 +184,23 @@ conn_enter_drain(struct conn *c)
 	conn_wait(c, EV_READ, c->deadline_ms);
 }
 
+/*
+ * Whether the reply can be followed by close() at once instead of reading
+ * until the peer closes. Only when nothing can still arrive and nothing
+ * hangs on where the reply went: nothing was sent, the address is known
+ * and has never sent agent-send text, and the reply neither claims nor
+ * restores anything (a late request text would otherwise have to move
+ * that bookkeeping to its own key). This is HAProxy without agent-send
+ * while the node is up, the common case, at the cost of a bare
+ * accept/write/close loop.
+ */
+static bool
+conn_may_close_now(const struct conn *c)
+{
+	return c->replied_early && !c->ck.created && c->ck.carried == 0 &&
+	    c->ck.restore == 0 && !agent_addr_sends_text(c->l->agent, c->addr);
+}
+
 static void
 conn_write(struct conn *c)
 {
@@ -204,6 +221,10 @@ conn_write(struct conn *c)
 			return;
 		}
 		conn_close(c);		/* reset or gone: nothing to finish */
+		return;
+	}
+	if (conn_may_close_now(c)) {
+		conn_close(c);
 		return;
 	}
 	conn_enter_drain(c);

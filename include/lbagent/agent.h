@@ -26,6 +26,7 @@ struct agent;
 /* What one reply did, kept by the connection in case its text comes late. */
 struct agent_check {
 	unsigned	carried;	/* CLAIM_* bits the reply carried */
+	unsigned	restore;	/* restore words (CLAIM_* bits) it carried */
 	bool		created;	/* the reply created its key */
 };
 

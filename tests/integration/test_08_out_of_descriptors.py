@@ -2,9 +2,10 @@
 keeps the connections it has, and serves everyone once descriptors free up.
 
 The daemon's RLIMIT_NOFILE is cut to 32 after it starts (max_connections
-stays 1024), then 100 clients connect and hold their connections open. The
-daemon answers the first ones and holds them until their 2 s deadline; the
-rest wait in the kernel's queue. While it is out of descriptors, its CPU
+stays 1024), then 100 clients connect, send an agent-send line and hold
+their connections open. The daemon answers the first ones and, since they
+sent text, reads until they close or their 2 s deadline passes; the rest
+wait in the kernel's queue. While it is out of descriptors, its CPU
 time must stay small: a loop retrying accept() on EMFILE would burn a whole
 core. Afterwards every client has its line and a normal check is answered."""
 
@@ -44,6 +45,9 @@ def main():
         s.setblocking(False)
         s.connect_ex(("127.0.0.1", lb.port))
         socks.append(s)
+    for s in socks:
+        h.wait_until(lambda: s.send(b"hold\n"), 10, "a client to send its line",
+                     ok=lambda n: n == 5)
     h.wait_until(lambda: lb.log_since(mark), 10, "the log to say accepting is paused",
                  ok=lambda log: "Too many open files" in log and "pausing" in log)
     before = cpu_seconds(lb.pid)
