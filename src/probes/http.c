@@ -5,7 +5,6 @@
  * libcurl apart (CURLOPT_USERNAME/PASSWORD), so the URL libcurl sees, and
  * anything it says about it, carries none; header values are never shown.
  */
-#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -342,6 +341,15 @@ set_string(char **dst, const char *value, bool empty_ok, const char **why)
 	return 0;
 }
 
+/* Marks an optional setting given once its parser accepted it. */
+static int
+set_flagged(int rv, bool *given)
+{
+	if (rv == 0)
+		*given = true;
+	return rv;
+}
+
 static int
 http_conf_set(void *conf, const char *key, const char *value,
     const char **why)
@@ -360,26 +368,22 @@ http_conf_set(void *conf, const char *key, const char *value,
 		return set_header(c, value, why);
 	if (strcmp(key, "tls_verify") == 0)
 		return units_bool(value, &c->tls_verify, why);
-	if (strcmp(key, "warn_latency") == 0) {
-		c->has_warn_latency = true;
-		return units_duration_ms(value, &c->warn_latency_ms, why);
-	}
-	if (strcmp(key, "crit_latency") == 0) {
-		c->has_crit_latency = true;
-		return units_duration_ms(value, &c->crit_latency_ms, why);
-	}
+	if (strcmp(key, "warn_latency") == 0)
+		return set_flagged(units_duration_ms(value, &c->warn_latency_ms,
+		    why), &c->has_warn_latency);
+	if (strcmp(key, "crit_latency") == 0)
+		return set_flagged(units_duration_ms(value, &c->crit_latency_ms,
+		    why), &c->has_crit_latency);
 	if (strcmp(key, "json_field") == 0)
 		return set_json_field(c, value, why);
 	if (strcmp(key, "expect_value") == 0)
 		return set_string(&c->expect_value, value, true, why);
-	if (strcmp(key, "warn") == 0) {
-		c->has_warn = true;
-		return units_double(value, &c->warn, why);
-	}
-	if (strcmp(key, "crit") == 0) {
-		c->has_crit = true;
-		return units_double(value, &c->crit, why);
-	}
+	if (strcmp(key, "warn") == 0)
+		return set_flagged(units_double(value, &c->warn, why),
+		    &c->has_warn);
+	if (strcmp(key, "crit") == 0)
+		return set_flagged(units_double(value, &c->crit, why),
+		    &c->has_crit);
 	*why = "unknown key";
 	return -1;
 }
@@ -467,7 +471,7 @@ json_walk(const struct http_conf *c, json_t *node)
 	return node;
 }
 
-/* A scalar as expect_value is written; NULL for objects and arrays. */
+/* A scalar as expect_value is written; free it. NULL: no memory. */
 static char *
 json_text(const json_t *node)
 {
@@ -504,7 +508,7 @@ json_judge(const struct http_conf *c, const struct curl_probe *cp,
 	const char	*name = json_name(c);
 	json_error_t	 err;
 	json_t		*root, *node;
-	char		*text;
+	char		*text = NULL;
 	double		 x;
 	bool		 lower;
 
@@ -517,10 +521,12 @@ json_judge(const struct http_conf *c, const struct curl_probe *cp,
 	if ((node = json_walk(c, root)) == NULL)
 		verdict(v, PROBE_CRIT, NAN, "no JSON field %s", c->json_path);
 	else if (c->expect_value != NULL) {
-		if ((text = json_text(node)) == NULL)
+		if (json_is_object(node) || json_is_array(node))
 			verdict(v, PROBE_CRIT, NAN, "%s is an %s (expected "
 			    "\"%s\")", name, json_is_object(node) ? "object" :
 			    "array", c->expect_value);
+		else if ((text = json_text(node)) == NULL)
+			verdict(v, PROBE_CRIT, NAN, "out of memory");
 		else if (strcmp(text, c->expect_value) != 0)
 			verdict(v, PROBE_CRIT, NAN, "%s is \"%.*s\" (expected "
 			    "\"%s\")", name, HTTP_SHOWN_MAX, text,
@@ -600,10 +606,11 @@ http_judge(const struct http_conf *c, struct curl_probe *cp, CURLcode rc,
 	}
 	if (c->json_path != NULL) {
 		json_judge(c, cp, v);
-		if (v->result == PROBE_CRIT)
-			return;
+		/* Only JSON thresholds make the field's number the value. */
 		if (c->expect_value != NULL)
 			v->value = ms;
+		if (v->result == PROBE_CRIT)
+			return;
 	} else
 		verdict(v, PROBE_OK, ms, "HTTP %ld in %.0fms", status,
 		    floor(ms));
@@ -655,7 +662,7 @@ http_start(struct probe_run *run)
 		/* An empty body, announced: "Content-Length: 0". */
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
-		if (c->method[1] == 'U')
+		if (strcmp(c->method, "PUT") == 0)
 			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
 	} else if (c->method[0] != '\0' && strcmp(c->method, "GET") != 0)
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
