@@ -56,6 +56,7 @@ xfer_unlink(struct curl_loop *loop, struct xfer *x)
 		x->next->prev = x->prev;
 }
 
+/* Stops watching s; libcurl no longer knows it (or is gone). */
 static void
 sock_free(struct curl_loop *loop, struct sock *s)
 {
@@ -111,6 +112,7 @@ collect_done(struct curl_loop *loop)
 		loop_destroy(loop);
 }
 
+/* A watched socket is ready: tell libcurl, then collect what finished. */
 static void
 sock_event_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -126,6 +128,7 @@ sock_event_cb(evutil_socket_t fd, short what, void *arg)
 	collect_done(loop);
 }
 
+/* libcurl's timeout (or "as soon as possible") came: let it run. */
 static void
 timer_event_cb(evutil_socket_t fd, short what, void *arg)
 {

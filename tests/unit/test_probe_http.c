@@ -793,6 +793,56 @@ START_TEST(no_secrets)
 }
 END_TEST
 
+/* A lasting failure logs libcurl's text once; a new one logs again. */
+START_TEST(libcurl_text_once)
+{
+	struct tp_runner	 r;
+	char			*dir, *log, u[64], text[8192], *p;
+	void			*refused, *garbage;
+	FILE			*fp;
+	size_t			 n, lines = 0;
+	int			 saved, fd, i;
+
+	dir = tu_tmpdir();
+	ck_assert_int_ne(asprintf(&log, "%s/log", dir), -1);
+	snprintf(u, sizeof(u), "http://127.0.0.1:%d/", th_closed_port());
+	refused = tp_conf(&probe_http_ops, KV("url", u));
+	garbage = tp_conf(&probe_http_ops, KV("url", url("/garbage")));
+	log_set_debug(1);
+	fflush(stderr);
+	ck_assert_int_ne(saved = dup(2), -1);
+	ck_assert_int_ne(fd = open(log, O_CREAT | O_TRUNC | O_WRONLY, 0600),
+	    -1);
+	dup2(fd, 2);
+	close(fd);
+	tp_runner_init(&r, &probe_http_ops, &f.env, refused, 5000);
+	for (i = 0; i < 3; i++)
+		tp_run(&r);
+	r.run.conf = garbage;
+	tp_run(&r);
+	r.run.conf = refused;
+	tp_run(&r);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	log_set_debug(0);
+	ck_assert_ptr_nonnull(fp = fopen(log, "r"));
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	text[n] = '\0';
+	fclose(fp);
+	for (p = text; (p = strstr(p, "libcurl: ")) != NULL; p++)
+		lines++;
+	/* refused (once for three runs), garbage, refused again. */
+	ck_assert_msg(lines == 3, "%zu lines:\n%s", lines, text);
+	tp_runner_free(&r);
+	probe_http_ops.conf_free(refused);
+	probe_http_ops.conf_free(garbage);
+	tu_rmtree(dir);
+	free(dir);
+	free(log);
+}
+END_TEST
+
 /* ---- the run's life */
 
 START_TEST(cancel_in_flight)
@@ -896,6 +946,7 @@ http_suite(void)
 	tcase_add_test(tc, request_shape);
 	tcase_add_test(tc, https);
 	tcase_add_test(tc, no_secrets);
+	tcase_add_test(tc, libcurl_text_once);
 	tcase_add_test(tc, cancel_in_flight);
 	tcase_add_test(tc, no_curl_loop);
 	tcase_add_test(tc, hundred_probes);
