@@ -15,7 +15,10 @@ struct curl_loop;
 typedef void (*curl_loop_done_fn)(CURL *easy, CURLcode result, void *arg);
 
 struct curl_loop	*curl_loop_new(struct event_base *);
-/* Aborts every transfer still in flight, without calling their done. */
+/*
+ * Aborts every transfer still in flight, without calling their done; their
+ * easy handles stay the callers'. Safe from inside a done callback.
+ */
 void			 curl_loop_free(struct curl_loop *);
 
 /*
