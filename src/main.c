@@ -14,6 +14,7 @@
 
 #include "lbagent/agent.h"
 #include "lbagent/config.h"
+#include "lbagent/curl_loop.h"
 #include "lbagent/listener.h"
 #include "lbagent/log.h"
 
@@ -96,7 +97,7 @@ main(int argc, char *argv[])
 	struct event_base	*base = NULL;
 	struct agent		*agent = NULL;
 	struct listener		*listener = NULL;
-	struct probe_env	 env;
+	struct probe_env	 env = { NULL, NULL, NULL };
 	struct event		*sigs[3] = { NULL, NULL, NULL };
 	int			 ch, check = 0, rc = 1;
 	size_t			 i;
@@ -158,6 +159,10 @@ main(int argc, char *argv[])
 	memset(&env, 0, sizeof(env));
 	env.base = base;
 	env.proc_root = cfg->proc_root;
+	if ((env.curl = curl_loop_new(base)) == NULL) {
+		log_errx("cannot start libcurl");
+		goto out;
+	}
 	if ((agent = agent_new(base, cfg, &env)) == NULL) {
 		log_errx("cannot start the agent");
 		goto out;
@@ -184,6 +189,7 @@ out:
 			event_free(sigs[i]);
 	listener_free(listener);
 	agent_free(agent);
+	curl_loop_free(env.curl);
 	if (base != NULL)
 		event_base_free(base);
 	log_notice("stopped");

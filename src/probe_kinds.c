@@ -6,6 +6,8 @@
 #include "lbagent/probe_kinds.h"
 
 static const struct probe_ops *const kinds[] = {
+	&probe_http_ops,
+	&probe_docker_ops,
 	NULL
 };
 

@@ -15,10 +15,17 @@ struct curl_loop;
 typedef void (*curl_loop_done_fn)(CURL *easy, CURLcode result, void *arg);
 
 struct curl_loop	*curl_loop_new(struct event_base *);
-/* Aborts every transfer still in flight, without calling their done. */
+/*
+ * Aborts every transfer still in flight, without calling their done; their
+ * easy handles stay the callers'. Safe from inside a done callback.
+ */
 void			 curl_loop_free(struct curl_loop *);
 
-/* Starts a configured easy handle; 0, or -1 when the multi refused it. */
+/*
+ * Starts a configured easy handle; 0, or -1 when the multi refused it.
+ * done is never called from in here. While the transfer runs, the loop
+ * uses the handle's CURLOPT_PRIVATE; the handle stays the caller's.
+ */
 int			 curl_loop_add(struct curl_loop *, CURL *easy,
 			    curl_loop_done_fn done, void *arg);
 /* Stops a transfer in flight; its done is never called. */

@@ -1,0 +1,227 @@
+/* One libcurl transfer per probe run, shared by the http and docker kinds. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/log.h"
+#include "lbagent/text.h"
+#include "curl_probe.h"
+
+/* Across runs of one probe: the failure whose libcurl text we last logged. */
+struct curl_probe_keep {
+	CURLcode	last;
+};
+
+static size_t
+curl_probe_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct curl_probe	*cp = arg;
+	size_t			 len = size * n, cap;
+	char			*p;
+
+	if (!cp->keep_body)
+		return len;
+	if (len > CURL_PROBE_BODY_MAX - cp->len) {
+		cp->too_big = true;
+		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
+	}
+	if (cp->len + len > cp->cap) {
+		for (cap = cp->cap ? cp->cap : 4096; cap < cp->len + len;)
+			cap *= 2;
+		if (cap > CURL_PROBE_BODY_MAX)
+			cap = CURL_PROBE_BODY_MAX;
+		if ((p = realloc(cp->body, cap)) == NULL) {
+			cp->no_memory = true;
+			return 0;
+		}
+		cp->body = p;
+		cp->cap = cap;
+	}
+	memcpy(cp->body + cp->len, data, len);
+	cp->len += len;
+	return len;
+}
+
+struct curl_probe *
+curl_probe_new(struct probe_run *run, const char *url, bool keep_body)
+{
+	struct curl_probe	*cp;
+	CURL			*e;
+
+	if (run->keep == NULL)
+		run->keep = calloc(1, sizeof(struct curl_probe_keep));
+	if ((cp = calloc(1, sizeof(*cp))) == NULL)
+		return NULL;
+	cp->run = run;
+	cp->keep_body = keep_body;
+	if ((cp->easy = e = curl_easy_init()) == NULL) {
+		free(cp);
+		return NULL;
+	}
+	/* Only out of memory fails these; the transfer would then fail. */
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+	curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "lbagent/" LBAGENT_VERSION);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cp->errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_probe_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, cp);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS,
+	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	if (run->timeout_ms > 0)
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)run->timeout_ms);
+	return cp;
+}
+
+void
+curl_probe_free(struct curl_probe *cp)
+{
+	if (cp == NULL)
+		return;
+	curl_easy_cleanup(cp->easy);
+	free(cp->body);
+	free(cp);
+}
+
+int
+curl_probe_start(struct curl_probe *cp, curl_loop_done_fn done)
+{
+	if (cp->run->env == NULL || cp->run->env->curl == NULL)
+		return -1;
+	if (curl_loop_add(cp->run->env->curl, cp->easy, done, cp) == -1)
+		return -1;
+	cp->run->data = cp;
+	return 0;
+}
+
+void
+curl_probe_cancel(struct probe_run *run)
+{
+	struct curl_probe	*cp = run->data;
+
+	if (cp == NULL)
+		return;
+	curl_loop_remove(run->env->curl, cp->easy);
+	curl_probe_free(cp);
+	run->data = NULL;
+}
+
+void
+curl_probe_keep_free(void *keep)
+{
+	free(keep);
+}
+
+/* Connecting failed: what the connect(2) said. */
+static const char *
+connect_error(CURL *easy)
+{
+	long	err = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &err);
+	switch (err) {
+	case ECONNREFUSED:	return "connection refused";
+	case EHOSTUNREACH:	return "host unreachable";
+	case ENETUNREACH:	return "network unreachable";
+	case ETIMEDOUT:		return "timed out";
+	case EACCES:		return "permission denied";
+	case ENOENT:		return "no such socket";
+	default:		return "cannot connect";
+	}
+}
+
+const char *
+curl_probe_error(struct curl_probe *cp, CURLcode rc)
+{
+	struct curl_probe_keep	*keep = cp->run->keep;
+	const char		*reason;
+	bool			 detail = false;
+	char			 esc[4 * CURL_ERROR_SIZE + 1];
+
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+		reason = connect_error(cp->easy);
+		break;
+	case CURLE_OPERATION_TIMEDOUT:
+		reason = "timed out";
+		break;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		reason = "cannot resolve host";
+		break;
+	case CURLE_PEER_FAILED_VERIFICATION:
+		reason = "TLS: certificate verify failed";
+		detail = true;
+		break;
+	case CURLE_SSL_CONNECT_ERROR:
+		reason = "TLS: handshake failed";
+		detail = true;
+		break;
+	case CURLE_GOT_NOTHING:
+		reason = "empty reply";
+		break;
+	case CURLE_PARTIAL_FILE:
+		reason = "connection closed mid-response";
+		break;
+	case CURLE_RECV_ERROR:
+		reason = "receive failed";
+		detail = true;
+		break;
+	case CURLE_SEND_ERROR:
+		reason = "send failed";
+		detail = true;
+		break;
+	case CURLE_WEIRD_SERVER_REPLY:
+	case CURLE_UNSUPPORTED_PROTOCOL:	/* an HTTP/0.9 answer */
+		reason = "not an HTTP reply";
+		break;
+	case CURLE_OUT_OF_MEMORY:
+		reason = "out of memory";
+		break;
+	case CURLE_WRITE_ERROR:
+		if (cp->too_big) {
+			reason = "body larger than " CURL_PROBE_BODY_TEXT;
+			break;
+		}
+		if (cp->no_memory) {
+			reason = "out of memory";
+			break;
+		}
+		/* FALLTHROUGH */
+	default:
+		/* libcurl's static text names no host, user or header. */
+		reason = curl_easy_strerror(rc);
+		detail = true;
+		break;
+	}
+	if (keep != NULL && keep->last != rc && cp->errbuf[0] != '\0') {
+		text_escape(esc, cp->errbuf, strnlen(cp->errbuf,
+		    sizeof(cp->errbuf)));
+		/*
+		 * The URL given to libcurl carries no userinfo and no header
+		 * reaches its messages, so its text is safe to log.
+		 */
+		if (detail)
+			log_info("probe %s: libcurl: %s", cp->run->name, esc);
+		else
+			log_debug("probe %s: libcurl: %s", cp->run->name, esc);
+	}
+	if (keep != NULL)
+		keep->last = rc;
+	return reason;
+}
+
+void
+curl_probe_answered(struct curl_probe *cp)
+{
+	struct curl_probe_keep	*keep = cp->run->keep;
+
+	if (keep != NULL)
+		keep->last = CURLE_OK;
+}

@@ -1,0 +1,61 @@
+/*
+ * What the http and docker kinds share: one libcurl transfer bound to one
+ * probe run, its body read up to a bound, and the short reasons for
+ * libcurl's failures. Internal to src/probes/.
+ */
+#ifndef LBAGENT_CURL_PROBE_H
+#define LBAGENT_CURL_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <curl/curl.h>
+
+#include "lbagent/curl_loop.h"
+#include "lbagent/probe.h"
+
+/* Bodies beyond this are not read: the run is crit. */
+#define CURL_PROBE_BODY_MAX	(1024 * 1024)
+#define CURL_PROBE_BODY_TEXT	"1 MiB"
+
+struct curl_probe {
+	struct probe_run	*run;
+	CURL			*easy;
+	char			*body;		/* when kept; not NUL-terminated */
+	size_t			 len, cap;
+	bool			 keep_body;
+	bool			 too_big;	/* over CURL_PROBE_BODY_MAX */
+	bool			 no_memory;
+	char			 errbuf[CURL_ERROR_SIZE];
+};
+
+/*
+ * A transfer of url for run, with what every probe wants: no signals, no
+ * proxy from the environment, no redirects, a fresh connection, the run's
+ * timeout, our user agent. The body is kept only if keep_body. NULL when
+ * out of memory.
+ */
+struct curl_probe	*curl_probe_new(struct probe_run *, const char *url,
+			    bool keep_body);
+void			 curl_probe_free(struct curl_probe *);
+
+/*
+ * Puts the transfer on the run's curl loop; done gets the curl_probe.
+ * 0, or -1 (nothing started, the caller reports).
+ */
+int			 curl_probe_start(struct curl_probe *, curl_loop_done_fn);
+/* The kinds' cancel: drops the transfer in run->data, reports nothing. */
+void			 curl_probe_cancel(struct probe_run *);
+void			 curl_probe_keep_free(void *);
+
+/*
+ * The short reason for a failed transfer ("connection refused",
+ * "timed out", "TLS: certificate verify failed"). Logs libcurl's own
+ * text when it says more than that and the failure differs from the
+ * previous run's, so a lasting failure is logged once.
+ */
+const char		*curl_probe_error(struct curl_probe *, CURLcode);
+/* Notes a run that got an answer, so the next failure is logged again. */
+void			 curl_probe_answered(struct curl_probe *);
+
+#endif

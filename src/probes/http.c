@@ -1,0 +1,686 @@
+/*
+ * The http kind: one request per run on the shared curl loop, judged in
+ * order by transport, status, body substring, a JSON field and latency.
+ * Credentials in the URL are taken out at configuration time and given to
+ * libcurl apart (CURLOPT_USERNAME/PASSWORD), so the URL libcurl sees, and
+ * anything it says about it, carries none; header values are never shown.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "lbagent/probe_kinds.h"
+#include "lbagent/units.h"
+#include "curl_probe.h"
+
+#define HTTP_RANGES_MAX		32
+#define HTTP_METHOD_MAX		24
+#define HTTP_SHOWN_MAX		40	/* of a JSON value in a reason */
+
+struct status_range {
+	long	lo, hi;
+};
+
+struct http_conf {
+	char			*url;		/* without userinfo */
+	char			*user;		/* decoded, or NULL */
+	char			*password;	/* decoded, or NULL */
+	char			 method[HTTP_METHOD_MAX + 1];	/* "": GET */
+	struct status_range	 ranges[HTTP_RANGES_MAX];
+	size_t			 nranges;	/* 0: 200-399 */
+	char			*expect_body;
+	struct curl_slist	*headers;
+	bool			 tls_verify;
+	bool			 has_warn_latency, has_crit_latency;
+	uint64_t		 warn_latency_ms, crit_latency_ms;
+	char			*json_path;	/* as written */
+	char			*json_segs;	/* the same, '.' made '\0' */
+	size_t			 json_nsegs;
+	char			*expect_value;
+	bool			 has_warn, has_crit;
+	double			 warn, crit;
+};
+
+/* What a finished run comes to, built before the run's memory goes. */
+struct verdict {
+	enum probe_result	result;
+	double			value;
+	char			reason[PROBE_REASON_MAX + 1];
+};
+
+static const struct probe_key_doc http_keys[] = {
+	{ .name = "url", .help = "http:// or https:// URL to request; "
+	    "user:password@ in it is used but never shown" },
+	{ .name = "method", .def = "GET", .help = "request method, an "
+	    "uppercase token: HEAD, GET, POST, PUT, ..." },
+	{ .name = "expect_status", .def = "200-399", .help = "accepted status "
+	    "codes and ranges, e.g. 200 or 200-299, 301; redirects are not "
+	    "followed" },
+	{ .name = "expect_body", .help = "text the body must contain" },
+	{ .name = "header", .repeatable = true, .help = "a request header, "
+	    "Name: value (values are never shown; \"Name:\" alone drops a "
+	    "header libcurl would send)" },
+	{ .name = "tls_verify", .def = "yes", .help = "verify the server's "
+	    "certificate and name" },
+	{ .name = "warn_latency", .help = "total time at or above which the "
+	    "run is warn" },
+	{ .name = "crit_latency", .help = "total time at or above which the "
+	    "run is crit" },
+	{ .name = "json_field", .help = "dotted path into a JSON body, object "
+	    "keys and array indexes: status, 0.messages_ready, queues.2.name" },
+	{ .name = "expect_value", .help = "with json_field: the field's value "
+	    "as text (strings as-is, numbers, true, false, null) must equal "
+	    "this" },
+	{ .name = "warn", .help = "with json_field: the number at or above "
+	    "which the run is warn (at or below when crit is below warn)" },
+	{ .name = "crit", .help = "with json_field: the number at or above "
+	    "which the run is crit (at or below when crit is below warn)" },
+	{ .name = NULL },
+};
+
+static void *
+http_conf_new(void)
+{
+	struct http_conf	*c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->tls_verify = true;
+	return c;
+}
+
+/* Frees a secret after wiping it, so it does not linger in the heap. */
+static void
+free_secret(char *s)
+{
+	if (s != NULL) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}
+
+static void
+http_conf_free(void *conf)
+{
+	struct http_conf	*c = conf;
+
+	if (c == NULL)
+		return;
+	free(c->url);
+	free_secret(c->user);
+	free_secret(c->password);
+	free(c->expect_body);
+	curl_slist_free_all(c->headers);
+	free(c->json_path);
+	free(c->json_segs);
+	free(c->expect_value);
+	free(c);
+}
+
+/* Parses the URL with libcurl's own parser and sets its userinfo apart. */
+static int
+set_url(struct http_conf *c, const char *value, const char **why)
+{
+	CURLU		*u;
+	CURLUcode	 uc;
+	char		*scheme = NULL, *user = NULL, *pass = NULL, *url = NULL;
+	int		 rv = -1;
+
+	*why = "expected an http:// or https:// URL";
+	if ((u = curl_url()) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	if (curl_url_set(u, CURLUPART_URL, value, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
+		goto fail;
+	uc = curl_url_get(u, CURLUPART_USER, &user, CURLU_URLDECODE);
+	if (uc != CURLUE_OK && uc != CURLUE_NO_USER) {
+		*why = "the URL's user name must not decode to control "
+		    "characters";
+		goto fail;
+	}
+	uc = curl_url_get(u, CURLUPART_PASSWORD, &pass, CURLU_URLDECODE);
+	if (uc != CURLUE_OK && uc != CURLUE_NO_PASSWORD) {
+		*why = "the URL's password must not decode to control "
+		    "characters";
+		goto fail;
+	}
+	if (curl_url_set(u, CURLUPART_USER, NULL, 0) != CURLUE_OK ||
+	    curl_url_set(u, CURLUPART_PASSWORD, NULL, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK)
+		goto fail;
+	free(c->url);
+	free_secret(c->user);
+	free_secret(c->password);
+	c->user = c->password = NULL;
+	if ((c->url = strdup(url)) == NULL ||
+	    (user != NULL && (c->user = strdup(user)) == NULL) ||
+	    (pass != NULL && (c->password = strdup(pass)) == NULL)) {
+		*why = "out of memory";
+		goto fail;
+	}
+	rv = 0;
+fail:
+	if (user != NULL)
+		explicit_bzero(user, strlen(user));
+	if (pass != NULL)
+		explicit_bzero(pass, strlen(pass));
+	curl_free(scheme);
+	curl_free(user);
+	curl_free(pass);
+	curl_free(url);
+	curl_url_cleanup(u);
+	return rv;
+}
+
+static int
+set_method(struct http_conf *c, const char *value, const char **why)
+{
+	size_t	len = strlen(value);
+
+	if (len == 0 || len > HTTP_METHOD_MAX ||
+	    strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != len) {
+		*why = "expected an uppercase method such as GET, HEAD or POST";
+		return -1;
+	}
+	memcpy(c->method, value, len + 1);
+	return 0;
+}
+
+/* Drops blanks around s, in place. */
+static char *
+trim(char *s)
+{
+	size_t	len;
+
+	s += strspn(s, " \t");
+	len = strlen(s);
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		s[--len] = '\0';
+	return s;
+}
+
+/* A status code in a range list: 100 to 599. */
+static int
+status_code(const char *s, long *code, const char **why)
+{
+	uint64_t	v;
+
+	if (units_uint(s, &v, why) == -1) {
+		*why = "expected status codes or ranges such as 200, "
+		    "200-299, 301";
+		return -1;
+	}
+	if (v < 100 || v > 599) {
+		*why = "status codes go from 100 to 599";
+		return -1;
+	}
+	*code = (long)v;
+	return 0;
+}
+
+/* "200", "200-299, 301": comma-separated codes and low-high ranges. */
+static int
+set_status(struct http_conf *c, const char *value, const char **why)
+{
+	static const char	 usage[] = "expected status codes or ranges "
+	    "such as 200, 200-299, 301";
+	struct status_range	 r[HTTP_RANGES_MAX];
+	char			 buf[256], *tok, *dash, *next;
+	size_t			 n = 0;
+
+	if (strlen(value) >= sizeof(buf)) {
+		*why = usage;
+		return -1;
+	}
+	strcpy(buf, value);
+	for (tok = buf; tok != NULL; tok = next) {
+		if ((next = strchr(tok, ',')) != NULL)
+			*next++ = '\0';
+		if (n == HTTP_RANGES_MAX) {
+			*why = "at most 32 codes or ranges";
+			return -1;
+		}
+		if ((dash = strchr(tok, '-')) != NULL)
+			*dash++ = '\0';
+		if (status_code(trim(tok), &r[n].lo, why) == -1 ||
+		    status_code(trim(dash != NULL ? dash : tok), &r[n].hi,
+		    why) == -1)
+			return -1;
+		if (r[n].lo > r[n].hi) {
+			*why = "a range goes from low to high, e.g. 200-299";
+			return -1;
+		}
+		n++;
+	}
+	memcpy(c->ranges, r, n * sizeof(r[0]));
+	c->nranges = n;
+	return 0;
+}
+
+static int
+set_header(struct http_conf *c, const char *value, const char **why)
+{
+	static const char	 tchar[] = "!#$%&'*+-.^_`|~0123456789"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	const char		*p;
+	size_t			 name = strspn(value, tchar);
+	struct curl_slist	*l;
+
+	if (name == 0 || value[name] != ':') {
+		*why = "expected Name: value";
+		return -1;
+	}
+	for (p = value + name + 1; *p != '\0'; p++)
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+			*why = "a header value must not contain control "
+			    "characters";
+			return -1;
+		}
+	if ((l = curl_slist_append(c->headers, value)) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	c->headers = l;
+	return 0;
+}
+
+/* "status", "0.messages_ready", "queues.2.name": no empty segment. */
+static int
+set_json_field(struct http_conf *c, const char *value, const char **why)
+{
+	size_t	 len = strlen(value), i, n = 1;
+	char	*path, *segs;
+
+	if (len == 0 || value[0] == '.' || value[len - 1] == '.' ||
+	    strstr(value, "..") != NULL) {
+		*why = "expected a dotted path such as status or "
+		    "0.messages_ready";
+		return -1;
+	}
+	if ((path = strdup(value)) == NULL || (segs = strdup(value)) == NULL) {
+		free(path);
+		*why = "out of memory";
+		return -1;
+	}
+	for (i = 0; i < len; i++)
+		if (segs[i] == '.') {
+			segs[i] = '\0';
+			n++;
+		}
+	free(c->json_path);
+	free(c->json_segs);
+	c->json_path = path;
+	c->json_segs = segs;
+	c->json_nsegs = n;
+	return 0;
+}
+
+static int
+set_string(char **dst, const char *value, bool empty_ok, const char **why)
+{
+	char	*s;
+
+	if (!empty_ok && *value == '\0') {
+		*why = "expected some text";
+		return -1;
+	}
+	if ((s = strdup(value)) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+/* Marks an optional setting given once its parser accepted it. */
+static int
+set_flagged(int rv, bool *given)
+{
+	if (rv == 0)
+		*given = true;
+	return rv;
+}
+
+static int
+http_conf_set(void *conf, const char *key, const char *value,
+    const char **why)
+{
+	struct http_conf	*c = conf;
+
+	if (strcmp(key, "url") == 0)
+		return set_url(c, value, why);
+	if (strcmp(key, "method") == 0)
+		return set_method(c, value, why);
+	if (strcmp(key, "expect_status") == 0)
+		return set_status(c, value, why);
+	if (strcmp(key, "expect_body") == 0)
+		return set_string(&c->expect_body, value, false, why);
+	if (strcmp(key, "header") == 0)
+		return set_header(c, value, why);
+	if (strcmp(key, "tls_verify") == 0)
+		return units_bool(value, &c->tls_verify, why);
+	if (strcmp(key, "warn_latency") == 0)
+		return set_flagged(units_duration_ms(value, &c->warn_latency_ms,
+		    why), &c->has_warn_latency);
+	if (strcmp(key, "crit_latency") == 0)
+		return set_flagged(units_duration_ms(value, &c->crit_latency_ms,
+		    why), &c->has_crit_latency);
+	if (strcmp(key, "json_field") == 0)
+		return set_json_field(c, value, why);
+	if (strcmp(key, "expect_value") == 0)
+		return set_string(&c->expect_value, value, true, why);
+	if (strcmp(key, "warn") == 0)
+		return set_flagged(units_double(value, &c->warn, why),
+		    &c->has_warn);
+	if (strcmp(key, "crit") == 0)
+		return set_flagged(units_double(value, &c->crit, why),
+		    &c->has_crit);
+	*why = "unknown key";
+	return -1;
+}
+
+static int
+http_conf_check(void *conf, const char **why)
+{
+	struct http_conf	*c = conf;
+	bool			 thresholds = c->has_warn || c->has_crit;
+
+	if (c->url == NULL)
+		*why = "url is required";
+	else if (c->json_path != NULL && c->expect_value == NULL && !thresholds)
+		*why = "json_field needs expect_value, or warn and/or crit";
+	else if (c->json_path != NULL && c->expect_value != NULL && thresholds)
+		*why = "json_field takes expect_value or warn/crit, not both";
+	else if (c->json_path == NULL && (c->expect_value != NULL ||
+	    thresholds))
+		*why = "expect_value, warn and crit need json_field";
+	else if (strcmp(c->method, "HEAD") == 0 && (c->expect_body != NULL ||
+	    c->json_path != NULL))
+		*why = "a HEAD request has no body to check";
+	else if (c->has_warn_latency && c->has_crit_latency &&
+	    c->warn_latency_ms >= c->crit_latency_ms)
+		*why = "warn_latency must be below crit_latency";
+	else
+		return 0;
+	return -1;
+}
+
+static void LOG_PRINTF(4, 5)
+verdict(struct verdict *v, enum probe_result result, double value,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	v->result = result;
+	v->value = value;
+	va_start(ap, fmt);
+	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	va_end(ap);
+}
+
+static bool
+status_expected(const struct http_conf *c, long status)
+{
+	size_t	i;
+
+	if (c->nranges == 0)
+		return status >= 200 && status <= 399;
+	for (i = 0; i < c->nranges; i++)
+		if (status >= c->ranges[i].lo && status <= c->ranges[i].hi)
+			return true;
+	return false;
+}
+
+/* The field's name in reasons: the path without leading array indexes. */
+static const char *
+json_name(const struct http_conf *c)
+{
+	const char	*p = c->json_path;
+	size_t		 n;
+
+	while ((n = strspn(p, "0123456789")) > 0 && p[n] == '.')
+		p += n + 1;
+	return p;
+}
+
+static json_t *
+json_walk(const struct http_conf *c, json_t *node)
+{
+	const char	*seg = c->json_segs, *why;
+	uint64_t	 i, idx;
+
+	for (i = 0; i < c->json_nsegs && node != NULL; i++) {
+		if (json_is_object(node))
+			node = json_object_get(node, seg);
+		else if (json_is_array(node) &&
+		    units_uint(seg, &idx, &why) == 0 && idx < SIZE_MAX)
+			node = json_array_get(node, (size_t)idx);
+		else
+			node = NULL;
+		seg += strlen(seg) + 1;
+	}
+	return node;
+}
+
+/* A scalar as expect_value is written; free it. NULL: no memory. */
+static char *
+json_text(const json_t *node)
+{
+	switch (json_typeof(node)) {
+	case JSON_STRING:
+		/* An embedded NUL could make two strings look equal. */
+		if (strlen(json_string_value(node)) != json_string_length(node))
+			return strdup("?");
+		return strdup(json_string_value(node));
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return json_dumps(node, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+	case JSON_TRUE:
+		return strdup("true");
+	case JSON_FALSE:
+		return strdup("false");
+	case JSON_NULL:
+		return strdup("null");
+	default:
+		return NULL;
+	}
+}
+
+static bool
+reached(double x, double threshold, bool lower_is_worse)
+{
+	return lower_is_worse ? x <= threshold : x >= threshold;
+}
+
+static void
+json_judge(const struct http_conf *c, const struct curl_probe *cp,
+    struct verdict *v)
+{
+	const char	*name = json_name(c);
+	json_error_t	 err;
+	json_t		*root, *node;
+	char		*text = NULL;
+	double		 x;
+	bool		 lower;
+
+	root = json_loadb(cp->body != NULL ? cp->body : "", cp->len,
+	    JSON_DECODE_ANY, &err);
+	if (root == NULL) {
+		verdict(v, PROBE_CRIT, NAN, "body is not JSON");
+		return;
+	}
+	if ((node = json_walk(c, root)) == NULL)
+		verdict(v, PROBE_CRIT, NAN, "no JSON field %s", c->json_path);
+	else if (c->expect_value != NULL) {
+		if (json_is_object(node) || json_is_array(node))
+			verdict(v, PROBE_CRIT, NAN, "%s is an %s (expected "
+			    "\"%s\")", name, json_is_object(node) ? "object" :
+			    "array", c->expect_value);
+		else if ((text = json_text(node)) == NULL)
+			verdict(v, PROBE_CRIT, NAN, "out of memory");
+		else if (strcmp(text, c->expect_value) != 0)
+			verdict(v, PROBE_CRIT, NAN, "%s is \"%.*s\" (expected "
+			    "\"%s\")", name, HTTP_SHOWN_MAX, text,
+			    c->expect_value);
+		else
+			verdict(v, PROBE_OK, NAN, "%s is \"%.*s\"", name,
+			    HTTP_SHOWN_MAX, text);
+		free(text);
+	} else if (!json_is_number(node))
+		verdict(v, PROBE_CRIT, NAN, "%s is not a number", name);
+	else {
+		x = json_number_value(node);
+		lower = c->has_warn && c->has_crit && c->crit < c->warn;
+		if (c->has_crit && reached(x, c->crit, lower))
+			verdict(v, PROBE_CRIT, x, "%s %.15g (crit %.15g)", name,
+			    x, c->crit);
+		else if (c->has_warn && reached(x, c->warn, lower))
+			verdict(v, PROBE_WARN, x, "%s %.15g (warn %.15g)", name,
+			    x, c->warn);
+		else
+			verdict(v, PROBE_OK, x, "%s %.15g", name, x);
+	}
+	json_decref(root);
+}
+
+/* Worse latency than the verdict so far replaces it. */
+static void
+latency_judge(const struct http_conf *c, double ms, struct verdict *v)
+{
+	char			 limit[32];
+	enum probe_result	 r;
+	uint64_t		 lim;
+	double			 value;
+
+	if (c->has_crit_latency && ms >= (double)c->crit_latency_ms) {
+		r = PROBE_CRIT;
+		lim = c->crit_latency_ms;
+	} else if (c->has_warn_latency && ms >= (double)c->warn_latency_ms) {
+		r = PROBE_WARN;
+		lim = c->warn_latency_ms;
+	} else
+		return;
+	if (r <= v->result)
+		return;
+	units_format_ms(lim, limit, sizeof(limit));
+	/* With JSON thresholds the value stays the field's number. */
+	value = c->json_path != NULL && c->expect_value == NULL ? v->value : ms;
+	verdict(v, r, value, "latency %.0fms (%s %s)", floor(ms),
+	    r == PROBE_CRIT ? "crit" : "warn", limit);
+}
+
+static void
+http_judge(const struct http_conf *c, struct curl_probe *cp, CURLcode rc,
+    struct verdict *v)
+{
+	curl_off_t	us = 0;
+	long		status = 0;
+	double		ms;
+
+	if (rc != CURLE_OK) {
+		verdict(v, PROBE_CRIT, NAN, "%s", curl_probe_error(cp, rc));
+		return;
+	}
+	curl_probe_answered(cp);
+	curl_easy_getinfo(cp->easy, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(cp->easy, CURLINFO_TOTAL_TIME_T, &us);
+	ms = (double)us / 1000.0;
+	if (!status_expected(c, status)) {
+		verdict(v, PROBE_CRIT, ms, "HTTP %ld", status);
+		return;
+	}
+	if (c->expect_body != NULL && (cp->body == NULL ||
+	    memmem(cp->body, cp->len, c->expect_body,
+	    strlen(c->expect_body)) == NULL)) {
+		verdict(v, PROBE_CRIT, ms, "body lacks \"%s\"", c->expect_body);
+		return;
+	}
+	if (c->json_path != NULL) {
+		json_judge(c, cp, v);
+		/* Only JSON thresholds make the field's number the value. */
+		if (c->expect_value != NULL)
+			v->value = ms;
+		if (v->result == PROBE_CRIT)
+			return;
+	} else
+		verdict(v, PROBE_OK, ms, "HTTP %ld in %.0fms", status,
+		    floor(ms));
+	latency_judge(c, ms, v);
+}
+
+static void
+http_done(CURL *easy, CURLcode rc, void *arg)
+{
+	struct curl_probe	*cp = arg;
+	struct probe_run	*run = cp->run;
+	struct verdict		 v;
+
+	http_judge(run->conf, cp, rc, &v);
+	run->data = NULL;
+	curl_probe_free(cp);
+	probe_report(run, v.result, v.value, "%s", v.reason);
+}
+
+static void
+http_start(struct probe_run *run)
+{
+	const struct http_conf	*c = run->conf;
+	struct curl_probe	*cp;
+	CURL			*e;
+
+	cp = curl_probe_new(run, c->url, c->expect_body != NULL ||
+	    c->json_path != NULL);
+	if (cp == NULL) {
+		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		return;
+	}
+	e = cp->easy;
+	if (c->user != NULL) {
+		curl_easy_setopt(e, CURLOPT_USERNAME, c->user);
+		curl_easy_setopt(e, CURLOPT_PASSWORD,
+		    c->password != NULL ? c->password : "");
+	}
+	if (c->headers != NULL)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
+	if (!c->tls_verify) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (strcmp(c->method, "HEAD") == 0)
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	else if (strcmp(c->method, "POST") == 0 ||
+	    strcmp(c->method, "PUT") == 0) {
+		/* An empty body, announced: "Content-Length: 0". */
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+		if (strcmp(c->method, "PUT") == 0)
+			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+	} else if (c->method[0] != '\0' && strcmp(c->method, "GET") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
+	if (curl_probe_start(cp, http_done) == -1) {
+		curl_probe_free(cp);
+		probe_report(run, PROBE_CRIT, NAN, "cannot start the request");
+	}
+}
+
+const struct probe_ops probe_http_ops = {
+	.name = "http",
+	.unit = "ms",
+	.keys = http_keys,
+	.conf_new = http_conf_new,
+	.conf_free = http_conf_free,
+	.conf_set = http_conf_set,
+	.conf_check = http_conf_check,
+	.start = http_start,
+	.cancel = curl_probe_cancel,
+	.keep_free = curl_probe_keep_free,
+};
