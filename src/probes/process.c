@@ -130,10 +130,11 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 	const char	*p;
 	unsigned long	 v = 0;
 	struct stat	 st;
+	ssize_t		 n;
 	bool		 full;
 	char		 state;
 
-	if (sys_read(pidfile, buf, sizeof(buf), &full, why) == -1) {
+	if ((n = sys_read(pidfile, buf, sizeof(buf), &full, why)) == -1) {
 		if (errno == ENOENT)
 			probe_report(run, PROBE_CRIT, NAN,
 			    "pidfile does not exist");
@@ -143,7 +144,7 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 	}
 	for (p = buf; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'; p++)
 		;
-	if (*p == '\0' && !full) {
+	if (p == buf + n && !full) {
 		probe_report(run, PROBE_CRIT, NAN, "pidfile: empty");
 		return;
 	}
@@ -151,7 +152,8 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 		v = v * 10 + (unsigned long)(*p - '0');
 	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
 		p++;
-	if (full || p == buf || *p != '\0' || v == 0 || v > INT_MAX) {
+	/* p short of the end: junk, or a NUL byte inside. */
+	if (full || p == buf || p != buf + n || v == 0 || v > INT_MAX) {
 		probe_report(run, PROBE_CRIT, NAN, "pidfile: not a pid");
 		return;
 	}
@@ -170,7 +172,8 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 		return;
 	}
 	if (pid_state(root, pid, &state, why) == -1) {
-		if (errno == ENOENT)	/* exited in between */
+		/* Gone with its directory: it exited in between. */
+		if (errno == ENOENT && stat(dir, &st) == -1 && errno == ENOENT)
 			probe_report(run, PROBE_CRIT, 0, "pid %s not running",
 			    pid);
 		else
