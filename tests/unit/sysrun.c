@@ -168,3 +168,32 @@ sys_mkdirs(const char *root, const char *rel)
 	mkdir(path, 0755);
 	return path;
 }
+
+size_t
+sys_junk(char *buf, size_t max, unsigned *seed)
+{
+	static const char *const pieces[] = { "0", "1", "9", "12345", " ",
+	    "  ", "\n", "\t", ".", "-", "cpu", "cpu0", "cpu ", ")", "(", "Z",
+	    "S", ":", " kB", "MemTotal:", "MemAvailable:", "SwapTotal:",
+	    "SwapFree:", "18446744073709551615", "99999999999999999999", "/",
+	    "nan", "e", "\xff", "" };
+	size_t	len = 0, want, n;
+
+	*seed = *seed * 1103515245 + 12345;
+	want = (*seed >> 8) % max;
+	while (len < want) {
+		*seed = *seed * 1103515245 + 12345;
+		n = (*seed >> 8) % (sizeof(pieces) / sizeof(pieces[0]));
+		if (n == sizeof(pieces) / sizeof(pieces[0]) - 1) {
+			buf[len++] = '\0';	/* a NUL byte */
+			continue;
+		}
+		n = strlen(pieces[n]) > want - len ? 0 :
+		    (memcpy(buf + len, pieces[n], strlen(pieces[n])),
+		    strlen(pieces[n]));
+		if (n == 0)
+			buf[len++] = 'x';
+		len += n;
+	}
+	return len;
+}

@@ -48,6 +48,13 @@ void	sysconf_check_fails(const struct probe_ops *, const char *why, ...);
 /* Every key in ops->keys is accepted by name (documented, then parsed). */
 bool	sysconf_documents(const struct probe_ops *, const char *key);
 
+/*
+ * Deterministic junk for parsers: up to max bytes drawn mostly from
+ * pieces of the real formats (digits, blanks, newlines, "cpu", ")"...).
+ * Returns the length; *seed advances.
+ */
+size_t	sys_junk(char *buf, size_t max, unsigned *seed);
+
 /* mkdir -p of root/rel; returns root/rel. */
 char	*sys_mkdirs(const char *root, const char *rel);
 

@@ -305,6 +305,8 @@ START_TEST(cpu_bad_files)
 }
 END_TEST
 
+static volatile unsigned long burn;
+
 START_TEST(cpu_real_proc)
 {
 	struct sysrun	sr;
@@ -314,10 +316,10 @@ START_TEST(cpu_real_proc)
 	sysrun_expect(&sr, PROBE_OK, "first sample");
 	/* Burn a little CPU so some time passes. */
 	for (i = 0; i < 20; i++) {
-		volatile unsigned long	x = 0, n;
+		unsigned long	n;
 
 		for (n = 0; n < 5000000; n++)
-			x += n;
+			burn += n;
 		ck_assert(sysrun_once(&sr, 10000));
 		if (!isnan(sr.out.value))
 			break;
@@ -327,6 +329,41 @@ START_TEST(cpu_real_proc)
 	ck_assert_msg(strncmp(sr.out.reason, "cpu ", 4) == 0 &&
 	    strstr(sr.out.reason, "% busy") != NULL, "%s", sr.out.reason);
 	sysrun_free(&sr);
+}
+END_TEST
+
+/* Junk in loadavg and stat: always exactly one report, never a crash. */
+START_TEST(load_junk)
+{
+	char		*root = tu_tmpdir(), buf[700];
+	unsigned	 seed = 7;
+	struct sysrun	 sr;
+	size_t		 n;
+	int		 i;
+
+	for (i = 0; i < 400; i++) {
+		if (i % 2 == 0)
+			free(tu_write(root, "loadavg", "1 1 1 1/1 1\n", -1));
+		else {
+			n = sys_junk(buf, sizeof(buf), &seed);
+			free(tu_write(root, "loadavg", buf, (long)n));
+		}
+		n = sys_junk(buf, sizeof(buf), &seed);
+		free(tu_write(root, "stat", buf, (long)n));
+		sysrun_init(&sr, i % 3 == 0 ? &probe_cpu_ops : &probe_load_ops,
+		    root);
+		sysrun_set(&sr, "warn", i % 3 == 0 ? "50%" : "1");
+		ck_assert(sysrun_once(&sr, 10000));
+		/* cpu: a second sample, compared with the first. */
+		n = sys_junk(buf, sizeof(buf), &seed);
+		free(tu_write(root, "stat", buf, (long)n));
+		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert_int_eq(sr.reports, 2);
+		ck_assert(isnan(sr.out.value) || sr.out.value >= 0);
+		sysrun_free(&sr);
+	}
+	tu_rmtree(root);
+	free(root);
 }
 END_TEST
 
@@ -346,6 +383,7 @@ load_suite(void)
 	tcase_add_test(tc, cpu_samples);
 	tcase_add_test(tc, cpu_bad_files);
 	tcase_add_test(tc, cpu_real_proc);
+	tcase_add_test(tc, load_junk);
 	suite_add_tcase(s, tc);
 	return s;
 }

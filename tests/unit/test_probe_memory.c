@@ -233,6 +233,31 @@ START_TEST(memory_real_proc)
 }
 END_TEST
 
+/* Junk in meminfo: always exactly one report, never a crash. */
+START_TEST(memory_junk)
+{
+	char		*root = tu_tmpdir(), buf[2000];
+	unsigned	 seed = 11;
+	struct sysrun	 sr;
+	size_t		 n;
+	int		 i;
+
+	for (i = 0; i < 400; i++) {
+		n = sys_junk(buf, sizeof(buf), &seed);
+		free(tu_write(root, "meminfo", buf, (long)n));
+		sysrun_init(&sr, i % 2 ? &probe_swap_ops : &probe_memory_ops,
+		    root);
+		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert_int_eq(sr.reports, 1);
+		ck_assert(isnan(sr.out.value) ||
+		    (sr.out.value >= 0 && sr.out.value <= 100));
+		sysrun_free(&sr);
+	}
+	tu_rmtree(root);
+	free(root);
+}
+END_TEST
+
 static Suite *
 memory_suite(void)
 {
@@ -244,6 +269,7 @@ memory_suite(void)
 	tcase_add_test(tc, swap_used);
 	tcase_add_test(tc, memory_bad_files);
 	tcase_add_test(tc, memory_real_proc);
+	tcase_add_test(tc, memory_junk);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -259,6 +259,45 @@ START_TEST(process_real_proc)
 }
 END_TEST
 
+/* Junk in pidfiles, comm and stat: one report each, never a crash. */
+START_TEST(process_junk)
+{
+	char		*root = tu_tmpdir(), *dir = tu_tmpdir(), *pidfile;
+	char		 buf[300];
+	unsigned	 seed = 5;
+	struct sysrun	 sr;
+	size_t		 n;
+	int		 i;
+
+	add_pid(root, "42", "x\n", "42 (x) S 1\n");
+	for (i = 0; i < 400; i++) {
+		n = sys_junk(buf, sizeof(buf), &seed);
+		free(tu_write(root, "42/stat", buf, (long)n));
+		n = sys_junk(buf, 20, &seed);
+		free(tu_write(root, "42/comm", buf, (long)n));
+		if (i % 2 == 0)
+			pidfile = tu_write(dir, "p", "42\n", -1);
+		else {
+			n = sys_junk(buf, 40, &seed);
+			pidfile = tu_write(dir, "p", buf, (long)n);
+		}
+		sysrun_init(&sr, &probe_process_ops, root);
+		if (i % 4 == 3)
+			sysrun_set(&sr, "name", "x");
+		else
+			sysrun_set(&sr, "pidfile", pidfile);
+		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert_int_eq(sr.reports, 1);
+		sysrun_free(&sr);
+		free(pidfile);
+	}
+	tu_rmtree(root);
+	tu_rmtree(dir);
+	free(root);
+	free(dir);
+}
+END_TEST
+
 static Suite *
 process_suite(void)
 {
@@ -270,6 +309,7 @@ process_suite(void)
 	tcase_add_test(tc, process_by_pidfile);
 	tcase_add_test(tc, process_no_proc);
 	tcase_add_test(tc, process_real_proc);
+	tcase_add_test(tc, process_junk);
 	suite_add_tcase(s, tc);
 	return s;
 }
