@@ -29,18 +29,21 @@ struct disk_call {
 };
 
 static const struct probe_key_doc disk_keys[] = {
-	{ "path", NULL, "any absolute path on the filesystem to watch", false },
-	{ "warn", NULL, "used percentage (85%) or minimum free space (5G) "
-	    "that warns", false },
-	{ "crit", NULL, "used percentage (95%) or minimum free space (1G) "
-	    "that is critical", false },
+	{ "path", NULL, "Any absolute path on the filesystem to watch "
+	    "(required; missing is crit).", false },
+	{ "warn", NULL, "Used percentage (85%) or minimum free space (5G) "
+	    "that warns.", false },
+	{ "crit", NULL, "Used percentage (95%) or minimum free space (1G) "
+	    "that is critical.", false },
 	{ NULL, NULL, NULL, false }
 };
 
 static const struct probe_key_doc inodes_keys[] = {
-	{ "path", NULL, "any absolute path on the filesystem to watch", false },
-	{ "warn", NULL, "used percentage of inodes (85%) that warns", false },
-	{ "crit", NULL, "used percentage of inodes (95%) that is critical",
+	{ "path", NULL, "Any absolute path on the filesystem to watch "
+	    "(required; missing is crit).", false },
+	{ "warn", NULL, "Used percentage of inodes (85%) that warns; a "
+	    "filesystem without an inode limit is ok.", false },
+	{ "crit", NULL, "Used percentage of inodes (95%) that is critical.",
 	    false },
 	{ NULL, NULL, NULL, false }
 };

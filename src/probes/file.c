@@ -30,10 +30,11 @@ struct file_call {
 };
 
 static const struct probe_key_doc file_keys[] = {
-	{ "path", NULL, "absolute path that must exist", false },
-	{ "max_age", NULL, "critical when last modified longer ago (5m)",
+	{ "path", NULL, "Absolute path that must exist (required).", false },
+	{ "max_age", NULL, "Critical when last modified longer ago (e.g. 5m).",
 	    false },
-	{ "warn_age", NULL, "warns when last modified longer ago (1m)", false },
+	{ "warn_age", NULL, "Warns when last modified longer ago (e.g. 1m).",
+	    false },
 	{ NULL, NULL, NULL, false }
 };
 

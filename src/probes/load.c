@@ -34,16 +34,17 @@ struct cpu_keep {
 };
 
 static const struct probe_key_doc load_keys[] = {
-	{ "window", "1", "load average over 1, 5 or 15 minutes", false },
-	{ "warn", NULL, "load per CPU that warns (1.5)", false },
-	{ "crit", NULL, "load per CPU that is critical (3)", false },
+	{ "window", "1", "Load average over 1, 5 or 15 minutes.", false },
+	{ "warn", NULL, "Load average per CPU that warns (e.g. 1.5).", false },
+	{ "crit", NULL, "Load average per CPU that is critical (e.g. 3).",
+	    false },
 	{ NULL, NULL, NULL, false }
 };
 
 static const struct probe_key_doc cpu_keys[] = {
-	{ "warn", NULL, "busy percentage since the previous run that warns "
-	    "(85%)", false },
-	{ "crit", NULL, "busy percentage that is critical (95%)", false },
+	{ "warn", NULL, "Busy percentage since the previous run that warns "
+	    "(85%); the first run only samples.", false },
+	{ "crit", NULL, "Busy percentage that is critical (95%).", false },
 	{ NULL, NULL, NULL, false }
 };
 

@@ -19,15 +19,16 @@ struct mem_conf {
 };
 
 static const struct probe_key_doc memory_keys[] = {
-	{ "warn", NULL, "used percentage of memory (total less MemAvailable) "
-	    "that warns (85%)", false },
-	{ "crit", NULL, "used percentage that is critical (95%)", false },
+	{ "warn", NULL, "Used percentage of memory (total less MemAvailable) "
+	    "that warns (85%).", false },
+	{ "crit", NULL, "Used percentage that is critical (95%).", false },
 	{ NULL, NULL, NULL, false }
 };
 
 static const struct probe_key_doc swap_keys[] = {
-	{ "warn", NULL, "used percentage of swap that warns (50%)", false },
-	{ "crit", NULL, "used percentage of swap that is critical (90%)",
+	{ "warn", NULL, "Used percentage of swap that warns (50%); no swap "
+	    "is ok.", false },
+	{ "crit", NULL, "Used percentage of swap that is critical (90%).",
 	    false },
 	{ NULL, NULL, NULL, false }
 };

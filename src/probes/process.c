@@ -26,10 +26,10 @@ struct process_conf {
 };
 
 static const struct probe_key_doc process_keys[] = {
-	{ "pidfile", NULL, "absolute path of a file holding the pid; "
-	    "give this or name", false },
-	{ "name", NULL, "command name as in /proc/PID/comm (only its first "
-	    "15 characters are compared); give this or pidfile", false },
+	{ "pidfile", NULL, "Absolute path of a file holding the pid; this or "
+	    "name.", false },
+	{ "name", NULL, "Command name as in /proc/PID/comm (its first 15 "
+	    "characters are compared); this or pidfile.", false },
 	{ NULL, NULL, NULL, false }
 };
 
