@@ -8,6 +8,14 @@
 static const struct probe_ops *const kinds[] = {
 	&probe_http_ops,
 	&probe_docker_ops,
+	&probe_disk_ops,
+	&probe_inodes_ops,
+	&probe_load_ops,
+	&probe_cpu_ops,
+	&probe_memory_ops,
+	&probe_swap_ops,
+	&probe_file_ops,
+	&probe_process_ops,
 	NULL
 };
 

@@ -1,0 +1,373 @@
+/* disk and inodes: configuration, real statvfs, and a really hung mount. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "lbagent/probe_kinds.h"
+#include "hungfs.h"
+#include "sysrun.h"
+
+START_TEST(disk_config_errors)
+{
+	const struct probe_ops	*d = &probe_disk_ops, *i = &probe_inodes_ops;
+
+	sysconf_set_fails(d, "path", "var/lib", "expected an absolute path");
+	sysconf_set_fails(d, "path", "", "expected an absolute path");
+	sysconf_set_fails(d, "warn", "lots", "expected a used percentage "
+	    "such as 85% or a minimum free size such as 5G");
+	sysconf_set_fails(d, "warn", "5X", "expected a used percentage "
+	    "such as 85% or a minimum free size such as 5G");
+	sysconf_set_fails(d, "crit", "-5G", "expected a used percentage "
+	    "such as 85% or a minimum free size such as 5G");
+	sysconf_set_fails(d, "crit", "101%",
+	    "expected a percentage from 0% to 100%");
+	sysconf_set_fails(d, "crit", "%", "expected a percentage such as 85%");
+	sysconf_set_fails(i, "warn", "5G", "expected a percentage such as 85%");
+	sysconf_set_fails(i, "crit", "90", "expected a percentage such as 85%");
+	sysconf_set_fails(i, "path", "tmp", "expected an absolute path");
+
+	sysconf_check_fails(d, "path is required", "warn", "80%", NULL);
+	sysconf_check_fails(i, "path is required", NULL);
+	sysconf_check_fails(d, "crit must be above warn (a higher value is "
+	    "worse)", "path", "/", "warn", "90%", "crit", "80%", NULL);
+	sysconf_check_fails(d, "crit must be above warn (a higher value is "
+	    "worse)", "path", "/", "warn", "90%", "crit", "90%", NULL);
+	sysconf_check_fails(d, "crit must be below warn (less free space is "
+	    "worse)", "path", "/", "warn", "1G", "crit", "5G", NULL);
+	sysconf_check_fails(i, "crit must be above warn (a higher value is "
+	    "worse)", "path", "/", "warn", "95%", "crit", "50%", NULL);
+}
+END_TEST
+
+START_TEST(disk_config_accepted)
+{
+	struct sysrun	sr;
+
+	/* A percentage and a size do not compare: both are kept. */
+	sysrun_init(&sr, &probe_disk_ops, NULL);
+	sysrun_set(&sr, "path", "/");
+	sysrun_set(&sr, "warn", "85%");
+	sysrun_set(&sr, "crit", "1G");
+	sysrun_check(&sr);
+	sysrun_free(&sr);
+
+	sysrun_init(&sr, &probe_disk_ops, NULL);
+	sysrun_set(&sr, "path", "/");
+	sysrun_set(&sr, "warn", "10G");
+	sysrun_set(&sr, "crit", "5G");
+	sysrun_check(&sr);
+	sysrun_free(&sr);
+
+	ck_assert_str_eq(probe_disk_ops.name, "disk");
+	ck_assert_str_eq(probe_inodes_ops.name, "inodes");
+	ck_assert_str_eq(probe_disk_ops.unit, "%");
+	ck_assert(probe_disk_ops.cancel != NULL);
+}
+END_TEST
+
+/* df's used share of the filesystem at path, as the probe must see it. */
+static double
+df_pct(const char *path)
+{
+	struct statvfs	st;
+	double		used;
+
+	ck_assert_int_eq(statvfs(path, &st), 0);
+	used = (double)(st.f_blocks - st.f_bfree);
+	return 100 * used / (used + (double)st.f_bavail);
+}
+
+START_TEST(disk_real_statvfs)
+{
+	const char	*paths[] = { "/", NULL };
+	char		*dir = tu_tmpdir(), pct[32], *p;
+	struct sysrun	 sr;
+	int		 i;
+
+	paths[1] = dir;
+	for (i = 0; i < 2; i++) {
+		sysrun_init(&sr, &probe_disk_ops, NULL);
+		sysrun_set(&sr, "path", paths[i]);
+		sysrun_check(&sr);
+		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert_int_eq(sr.out.result, PROBE_OK);
+		ck_assert(sr.out.value >= 0 && sr.out.value <= 100);
+		/* Others write meanwhile: a loose match to df. */
+		ck_assert(fabs(sr.out.value - df_pct(paths[i])) < 1);
+		/* "42.5% used, 3.1G free" */
+		snprintf(pct, sizeof(pct), "%.1f", sr.out.value);
+		if ((p = strstr(pct, ".0")) != NULL && p[2] == '\0')
+			*p = '\0';
+		ck_assert_msg(strncmp(sr.out.reason, pct, strlen(pct)) == 0 &&
+		    strstr(sr.out.reason, "% used, ") != NULL &&
+		    strstr(sr.out.reason, " free") != NULL, "%s", sr.out.reason);
+		sysrun_free(&sr);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* Runs disk on / with warn and crit; asserts the result and reason's end. */
+static void
+disk_on_root(const char *warn, const char *crit, enum probe_result r,
+    const char *tail)
+{
+	struct sysrun	sr;
+	size_t		len;
+
+	sysrun_init(&sr, &probe_disk_ops, NULL);
+	sysrun_set(&sr, "path", "/");
+	if (warn != NULL)
+		sysrun_set(&sr, "warn", warn);
+	if (crit != NULL)
+		sysrun_set(&sr, "crit", crit);
+	sysrun_check(&sr);
+	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert_msg(sr.out.result == r, "%s", sr.out.reason);
+	len = strlen(sr.out.reason);
+	ck_assert_msg(len > strlen(tail) &&
+	    strcmp(sr.out.reason + len - strlen(tail), tail) == 0,
+	    "\"%s\" does not end in \"%s\"", sr.out.reason, tail);
+	ck_assert(!isnan(sr.out.value));
+	sysrun_free(&sr);
+}
+
+START_TEST(disk_thresholds)
+{
+	/* / always has something on it, and less than an exbibyte free. */
+	disk_on_root("0%", NULL, PROBE_WARN, "% used (warn 0%)");
+	disk_on_root(NULL, "0%", PROBE_CRIT, "% used (crit 0%)");
+	disk_on_root("0%", "0.001%", PROBE_CRIT, "% used (crit 0.001%)");
+	disk_on_root("100%", NULL, PROBE_OK, " free");
+	disk_on_root("1048576T", NULL, PROBE_WARN, " free (warn below 1048576T)");
+	disk_on_root("1048577T", "1048576T", PROBE_CRIT,
+	    " free (crit below 1048576T)");
+	disk_on_root("1", "0", PROBE_OK, " free");
+	/* Both crossed, of two sorts: crit wins. */
+	disk_on_root("0%", "1048576T", PROBE_CRIT,
+	    " free (crit below 1048576T)");
+}
+END_TEST
+
+START_TEST(disk_missing_path)
+{
+	char		*dir = tu_tmpdir(), *file, *p;
+	struct sysrun	 sr;
+	int		 i;
+
+	file = tu_write(dir, "f", "x", -1);
+	for (i = 0; i < 2; i++) {
+		if (i == 0)
+			ck_assert_int_ne(asprintf(&p, "%s/nope", dir), -1);
+		else
+			ck_assert_int_ne(asprintf(&p, "%s/sub", file), -1);
+		sysrun_init(&sr, i == 0 ? &probe_disk_ops : &probe_inodes_ops,
+		    NULL);
+		sysrun_set(&sr, "path", p);
+		sysrun_expect(&sr, PROBE_CRIT, "path does not exist");
+		ck_assert(isnan(sr.out.value));
+		/* The probe keeps working run after run. */
+		sysrun_expect(&sr, PROBE_CRIT, "path does not exist");
+		sysrun_free(&sr);
+		free(p);
+	}
+	tu_rmtree(dir);
+	free(dir);
+	free(file);
+}
+END_TEST
+
+START_TEST(inodes_real_statvfs)
+{
+	const char	*paths[] = { "/", "/proc", NULL };
+	char		*dir = tu_tmpdir();
+	struct statvfs	 st;
+	struct sysrun	 sr;
+	int		 i;
+
+	paths[2] = dir;
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(statvfs(paths[i], &st), 0);
+		sysrun_init(&sr, &probe_inodes_ops, NULL);
+		sysrun_set(&sr, "path", paths[i]);
+		sysrun_set(&sr, "warn", "0%");
+		sysrun_set(&sr, "crit", "100%");
+		sysrun_check(&sr);
+		ck_assert(sysrun_once(&sr, 10000));
+		if (st.f_files == 0) {
+			ck_assert_int_eq(sr.out.result, PROBE_OK);
+			ck_assert_str_eq(sr.out.reason, "no inode limit");
+			ck_assert(isnan(sr.out.value));
+		} else {
+			ck_assert(sr.out.value >= 0 && sr.out.value <= 100);
+			if (st.f_files > st.f_ffree) {
+				ck_assert_int_eq(sr.out.result, PROBE_WARN);
+				ck_assert_msg(strstr(sr.out.reason,
+				    "% inodes used (warn 0%)") != NULL, "%s",
+				    sr.out.reason);
+			}
+		}
+		sysrun_free(&sr);
+	}
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(disk_no_blocks)
+{
+	struct statvfs	st;
+	struct sysrun	sr;
+
+	/* /proc reports no blocks at all: nothing to measure, nothing wrong. */
+	ck_assert_int_eq(statvfs("/proc", &st), 0);
+	if (st.f_blocks != 0)
+		return;
+	sysrun_init(&sr, &probe_disk_ops, NULL);
+	sysrun_set(&sr, "path", "/proc");
+	sysrun_set(&sr, "crit", "1G");
+	sysrun_expect(&sr, PROBE_OK, "filesystem reports no blocks");
+	ck_assert(isnan(sr.out.value));
+	sysrun_free(&sr);
+}
+END_TEST
+
+/* The threads of this process. */
+static int
+thread_count(void)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	ck_assert_ptr_nonnull(d = opendir("/proc/self/task"));
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * statvfs on a hung mount: the run times out and is cancelled; the next
+ * runs report at once, without a new thread; once the mount is aborted the
+ * blocked call returns, and the probe measures again.
+ */
+static void
+hung(const struct probe_ops *ops)
+{
+	char		*dir = tu_tmpdir(), *mnt = sys_mkdirs(dir, "mnt");
+	struct sysrun	 sr;
+	int		 fd, i, threads;
+
+	if ((fd = hungfs_mount(mnt)) == -1)
+		goto out;
+	sysrun_init(&sr, ops, NULL);
+	sysrun_set(&sr, "path", mnt);
+	sysrun_set(&sr, "crit", "90%");
+	ck_assert_msg(!sysrun_once(&sr, 300), "reported: %s", sr.out.reason);
+	ck_assert_int_eq(sr.reports, 0);
+	threads = thread_count();
+	for (i = 0; i < 5; i++) {
+		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert_int_eq(sr.out.result, PROBE_CRIT);
+		ck_assert_msg(strncmp(sr.out.reason,
+		    "statfs still blocked since ", 27) == 0, "%s",
+		    sr.out.reason);
+		ck_assert(isnan(sr.out.value));
+	}
+	/* One thread per probe: the blocked one, no more. */
+	ck_assert_int_eq(thread_count(), threads);
+
+	hungfs_abort(fd);
+	/* The blocked statvfs now fails; it never reports (it was cancelled). */
+	for (i = 0; i < 1000; i++) {
+		ck_assert(sysrun_once(&sr, 10000));
+		if (strncmp(sr.out.reason, "statfs still blocked", 20) != 0)
+			break;
+		usleep(10000);
+	}
+	/* A fresh statvfs, on the aborted mount. */
+	ck_assert_int_eq(sr.out.result, PROBE_CRIT);
+	ck_assert_str_eq(sr.out.reason,
+	    "statfs: Transport endpoint is not connected");
+	hungfs_umount(mnt);
+	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert_msg(strstr(sr.out.reason, "used") != NULL ||
+	    strcmp(sr.out.reason, "no inode limit") == 0, "%s", sr.out.reason);
+	ck_assert_int_eq(sr.reports, 7 + i);
+	sysrun_free(&sr);
+out:
+	tu_rmtree(dir);
+	free(mnt);
+	free(dir);
+}
+
+START_TEST(disk_hung_mount)
+{
+	hung(&probe_disk_ops);
+}
+END_TEST
+
+START_TEST(inodes_hung_mount)
+{
+	hung(&probe_inodes_ops);
+}
+END_TEST
+
+/* Stopping lbagent while statvfs hangs: keep_free lets the thread go. */
+START_TEST(disk_hung_then_freed)
+{
+	char		*dir = tu_tmpdir(), *mnt = sys_mkdirs(dir, "mnt");
+	struct sysrun	 sr;
+	int		 fd, i, threads;
+
+	if ((fd = hungfs_mount(mnt)) == -1)
+		goto out;
+	sysrun_init(&sr, &probe_disk_ops, NULL);
+	sysrun_set(&sr, "path", mnt);
+	ck_assert(!sysrun_once(&sr, 200));
+	threads = thread_count();	/* with the blocked one */
+	sysrun_free(&sr);
+	hungfs_abort(fd);
+	hungfs_umount(mnt);
+	/* The thread returns, frees its job and exits, calling nothing. */
+	for (i = 0; i < 1000 && thread_count() >= threads; i++)
+		usleep(10000);
+	ck_assert_int_eq(thread_count(), threads - 1);
+out:
+	tu_rmtree(dir);
+	free(mnt);
+	free(dir);
+}
+END_TEST
+
+static Suite *
+disk_suite(void)
+{
+	Suite	*s = suite_create("probe_disk");
+	TCase	*tc = tcase_create("disk");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, disk_config_errors);
+	tcase_add_test(tc, disk_config_accepted);
+	tcase_add_test(tc, disk_real_statvfs);
+	tcase_add_test(tc, disk_thresholds);
+	tcase_add_test(tc, disk_missing_path);
+	tcase_add_test(tc, inodes_real_statvfs);
+	tcase_add_test(tc, disk_no_blocks);
+	tcase_add_test(tc, disk_hung_mount);
+	tcase_add_test(tc, inodes_hung_mount);
+	tcase_add_test(tc, disk_hung_then_freed);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(disk_suite());
+}
