@@ -86,6 +86,9 @@ log_set_debug(int on)
 	log_debug_on = on;
 }
 
+static void	log_vemit(int, const char *, const char *, va_list)
+		    __attribute__((format(printf, 3, 0)));
+
 static void
 log_vemit(int prio, const char *errstr, const char *fmt, va_list ap)
 {
