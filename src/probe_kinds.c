@@ -6,6 +6,7 @@
 #include "lbagent/probe_kinds.h"
 
 static const struct probe_ops *const kinds[] = {
+	&probe_tcp_ops,
 	&probe_exec_ops,
 	NULL
 };

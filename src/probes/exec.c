@@ -90,9 +90,11 @@ struct exec_child {
 static struct exec_child	*dying;
 
 static const struct probe_key_doc exec_keys[] = {
-	{ "command", NULL, "program and arguments, quoted as in a shell but "
-	    "run without one; a bare name is looked up in " EXEC_PATH, false },
-	{ "user", NULL, "run as this user (lbagent must run as root)", false },
+	{ "command", NULL, "The program and its arguments (required), quoted "
+	    "as in a shell but run without one; a bare name is looked up in "
+	    EXEC_PATH ".", false },
+	{ "user", NULL, "Run as this user (lbagent must run as root).",
+	    false },
 	{ NULL, NULL, NULL, false },
 };
 
