@@ -445,6 +445,10 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 	s = first_line(c, &len);
 	memcpy(line, s, len);
 	line[len] = '\0';
+	/* probe_report() makes it printable, but a NUL would cut it short. */
+	for (n = 0; n < (ssize_t)len; n++)
+		if (line[n] == '\0')
+			line[n] = '?';
 	n = read(c->errfd, &ce, sizeof(ce));
 	child_free(c);
 	if (n == (ssize_t)sizeof(ce)) {

@@ -306,6 +306,8 @@ START_TEST(reasons)
 	    "padded");
 	expect(run_script(&fx, "printf 'a\\033[31mb\\tc\\001d\\n'; exit 2"),
 	    PROBE_CRIT, "a?[31mb c?d");
+	expect(run_script(&fx, "printf 'nul\\000here\\n'"), PROBE_OK,
+	    "nul?here");
 	expect(run_script(&fx, "echo; echo 'after an empty line'"), PROBE_OK,
 	    "exit 0");
 	/* The first line, at most 200 bytes of it. */
