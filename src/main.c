@@ -17,6 +17,7 @@
 #include "lbagent/curl_loop.h"
 #include "lbagent/listener.h"
 #include "lbagent/log.h"
+#include "lbagent/probe_exec.h"
 
 #ifndef LBAGENT_VERSION
 #define LBAGENT_VERSION "unknown"
@@ -190,8 +191,13 @@ out:
 	listener_free(listener);
 	agent_free(agent);
 	curl_loop_free(env.curl);
-	if (base != NULL)
+	/* Cancelled exec runs' process groups die now, not a second later. */
+	probe_exec_reap_all();
+	if (base != NULL) {
+		/* Callbacks of cancelled work (evdns lookups) free what they hold. */
+		event_base_loop(base, EVLOOP_NONBLOCK);
 		event_base_free(base);
+	}
 	log_notice("stopped");
 	log_close();
 	config_free(cfg);

@@ -16,6 +16,8 @@ static const struct probe_ops *const kinds[] = {
 	&probe_swap_ops,
 	&probe_file_ops,
 	&probe_process_ops,
+	&probe_tcp_ops,
+	&probe_exec_ops,
 	NULL
 };
 
