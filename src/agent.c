@@ -501,8 +501,8 @@ agent_select(const struct agent *a, int port, const char *text, size_t len)
 	for (i = 1; i < a->nsvcs; i++) {
 		const struct service_conf *sc = &a->cfg->services[i - 1];
 
-		if (sc->listen.count == 0 && strlen(sc->name) == len &&
-		    memcmp(sc->name, text, len) == 0)
+		/* A service with its own port answers to its name here too. */
+		if (strlen(sc->name) == len && memcmp(sc->name, text, len) == 0)
 			return (int)i;
 	}
 	return 0;

@@ -41,11 +41,14 @@ void		 agent_free(struct agent *);
 /*
  * The service a check on port (a service number, or AGENT_SHARED_PORT)
  * with request text is for: the port's own service, else the one the text
- * names, else the default.
+ * names (any service, own port or not), else the default.
  */
 int		 agent_select(const struct agent *, int port, const char *text,
 		    size_t len);
-/* True when the shared port serves several services: wait for the name. */
+/*
+ * True when the shared port serves a service that only its name reaches
+ * (one without its own port): then the name decides, so wait for it.
+ */
 bool		 agent_wants_name(const struct agent *, int port);
 
 /* Copies the reply for a check from (addr, text) into buf; returns its length. */
