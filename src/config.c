@@ -146,6 +146,7 @@ struct parse {
 	struct entry		*entries;
 	size_t			 nentries;
 	bool			 in_section;
+	unsigned		 kind_errors;	/* bad values of probe kinds' keys */
 };
 
 static void
@@ -618,10 +619,13 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 		    "%s: given twice (first on line %u)", e->key, first);
 		return true;
 	}
-	if (e->value[0] == '\0')
+	if (e->value[0] == '\0') {
 		value_error(p, e, NULL, "empty value");
-	else if (pc->ops->conf_set(pc->kconf, e->key, e->value, &why) == -1)
+		p->kind_errors++;
+	} else if (pc->ops->conf_set(pc->kconf, e->key, e->value, &why) == -1) {
 		value_error(p, e, NULL, why);
+		p->kind_errors++;
+	}
 	return true;
 }
 
@@ -644,6 +648,7 @@ build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 	const struct entry	*type = find_entry(p, section, "type");
 	const char		*why = NULL;
 	char			 t1[32], t2[32];
+	unsigned		 kind_errors;
 
 	pc->line = sec->line;
 	if ((pc->name = strdup(sec->name)) == NULL)
@@ -658,9 +663,12 @@ build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 		    probe_kind_names());
 	else if ((pc->kconf = pc->ops->conf_new()) == NULL)
 		add_error(p->errs, p->path, sec->line, "out of memory");
+	kind_errors = p->kind_errors;
 	table_apply(p, section, probe_keys, NKEYS_OF(probe_keys), pc,
 	    probe_kind_key, pc);
-	if (pc->kconf != NULL && pc->ops->conf_check(pc->kconf, &why) == -1)
+	/* After a bad value, "x is required" would only repeat it. */
+	if (pc->kconf != NULL && p->kind_errors == kind_errors &&
+	    pc->ops->conf_check(pc->kconf, &why) == -1)
 		add_error(p->errs, p->path, sec->line, "[probe %s]: %s",
 		    sec->name, why);
 	if (pc->timeout_ms >= pc->interval_ms) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lbagent/config.h"
+#include "lbagent/probe.h"
 #include "testutil.h"
 
 static char	*dir;
@@ -157,6 +158,119 @@ START_TEST(error_paths)
 }
 END_TEST
 
+START_TEST(probe_and_service_sections)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+	const struct probe_conf	*pc;
+
+	cfg = load("[agent]\n"
+	    "[probe api]\n"
+	    "url = http://127.0.0.1:8080/health\n"
+	    "type = http\n"			/* type may come after other keys */
+	    "header = X-A: 1\n"
+	    "header = X-B: 2\n"		/* repeatable */
+	    "interval = 10s\n"
+	    "timeout = 3s\n"
+	    "on_warn = 75%\n"
+	    "on_crit = drain\n"
+	    "fall = 3\n"
+	    "rise = 2\n"
+	    "[probe root]\n"
+	    "type = disk\n"
+	    "path = /\n"
+	    "[service web]\n"
+	    "probes = api, root\n"
+	    "listen = 127.0.0.1:9600\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert_uint_eq(cfg->nprobes, 2);
+	pc = config_probe(cfg, "api");
+	ck_assert_ptr_nonnull(pc);
+	ck_assert_str_eq(pc->ops->name, "http");
+	ck_assert_uint_eq(pc->interval_ms, 10000);
+	ck_assert_uint_eq(pc->timeout_ms, 3000);
+	ck_assert_int_eq(pc->on_warn.kind, REACT_WEIGHT);
+	ck_assert_uint_eq(pc->on_warn.weight, 75);
+	ck_assert_int_eq(pc->on_crit.kind, REACT_DRAIN);
+	ck_assert_uint_eq(pc->fall, 3);
+	ck_assert_uint_eq(pc->rise, 2);
+	pc = config_probe(cfg, "root");
+	ck_assert_uint_eq(pc->interval_ms, 5000);
+	ck_assert_uint_eq(pc->timeout_ms, 2000);
+	ck_assert_int_eq(pc->on_warn.kind, REACT_IGNORE);
+	ck_assert_int_eq(pc->on_crit.kind, REACT_DOWN);
+	ck_assert_ptr_null(config_probe(cfg, "nope"));
+	ck_assert_uint_eq(cfg->nservices, 1);
+	ck_assert_str_eq(cfg->services[0].name, "web");
+	ck_assert_uint_eq(cfg->services[0].nprobes, 2);
+	ck_assert_str_eq(cfg->services[0].probes[1], "root");
+	ck_assert_uint_eq(cfg->services[0].listen.count, 1);
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(probe_and_service_errors)
+{
+	expect_error("[probe a]\npath = /\n", 1,
+	    "[probe a]: no type (one of: http, docker, disk, inodes, load, "
+	    "cpu, memory, swap, file, process, tcp, exec)");
+	expect_error("[probe a]\ntype = ping\n", 2,
+	    "type: unknown probe type 'ping' (one of: http, docker, disk, "
+	    "inodes, load, cpu, memory, swap, file, process, tcp, exec)");
+	expect_error("[probe a]\ntype = disk\npath = /\nurl = x\n", 4,
+	    "unknown key 'url' in [probe a]");
+	expect_error("[probe a]\ntype = disk\npath = /\npath = /tmp\n", 4,
+	    "path: given twice (first on line 3)");
+	expect_error("[probe a]\ntype = disk\npath = /\ntimeout = 5s\n", 1,
+	    "[probe a]: timeout 5s must be below interval 5s");
+	expect_error("[probe a]\ntype = disk\npath = /\non_crit = 120%\n", 4,
+	    "on_crit: expected down, drain, ignore or a weight from 1% to 99%: "
+	    "'120%'");
+	expect_error("[probe a]\ntype = disk\npath = /\nfall = 0\n", 4,
+	    "fall: '0' out of range (1 to 1000)");
+	expect_error("[probe a]\ntype = disk\npath = /\n[probe a]\n"
+	    "type = disk\npath = /\n", 4,
+	    "[probe a] given twice (first on line 1)");
+	expect_error("[probe a b]\n", 1,
+	    "[probe NAME]: NAME must be 1 to 64 letters, digits, '_', '-' or '.'");
+	expect_error("[probe]\n", 1,
+	    "[probe NAME]: NAME must be 1 to 64 letters, digits, '_', '-' or '.'");
+	expect_error("[agent x]\n", 1, "[agent] takes no name");
+	/* One error for a bad kind value, not a second "required" one. */
+	expect_error("[probe a]\ntype = exec\ncommand = 'unbalanced\n", 3,
+	    "command: unbalanced single quote: ''unbalanced'");
+	expect_error("[service web]\nprobes = nope\n", 2,
+	    "probes: no [probe nope] section");
+	expect_error("[service web]\nlisten = *:9600\n", 1,
+	    "[service web]: no probes (probes = name, name, ...)");
+	expect_error("[probe a]\ntype = disk\npath = /\n[service web]\n"
+	    "probes = a, a\n", 5, "probes: a probe is named twice: 'a, a'");
+	expect_error("[probe a]\ntype = disk\npath = /\n[service web]\n"
+	    "probes = a\nbogus = 1\n", 6, "unknown key 'bogus' in [service web]");
+}
+END_TEST
+
+START_TEST(shipped_examples_parse)
+{
+	const char		*root = getenv("SOURCE_ROOT");
+	const char		*names[] = { "directum-rx.conf", "systemd-unit.conf" };
+	struct config_errors	 errs;
+	struct config		*cfg;
+	char			 path[1024];
+	size_t			 i;
+
+	ck_assert_ptr_nonnull(root);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/conf/examples/%s", root, names[i]);
+		cfg = config_load(path, &errs);
+		ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+		config_free(cfg);
+		config_errors_free(&errs);
+	}
+}
+END_TEST
+
 START_TEST(long_line)
 {
 	char	text[600];
@@ -265,6 +379,9 @@ main(void)
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, every_key_set);
 	tcase_add_test(tc, error_paths);
+	tcase_add_test(tc, probe_and_service_sections);
+	tcase_add_test(tc, probe_and_service_errors);
+	tcase_add_test(tc, shipped_examples_parse);
 	tcase_add_test(tc, long_line);
 	tcase_add_test(tc, every_error_reported_in_order);
 	tcase_add_test(tc, missing_file);
