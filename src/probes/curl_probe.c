@@ -75,8 +75,14 @@ curl_probe_new(struct probe_run *run, const char *url, bool keep_body)
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
+	/*
+	 * The scheduler owns the timeout and says "timed out after 2s"; this
+	 * is only a backstop, a second later, so that the reason of a timed
+	 * out run does not depend on which timer fired first.
+	 */
 	if (run->timeout_ms > 0)
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)run->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+		    (long)run->timeout_ms + 1000);
 	return cp;
 }
 
