@@ -1133,3 +1133,652 @@ def section(title):
     """Prints a progress line: which step a failure happened in."""
     print(f"-- {time.strftime('%H:%M:%S')} {title}", flush=True)
 
+
+
+# ================================================================ probes (issue 3)
+#
+# Stand-ins the probe scenarios (test_2N) share: a local HTTP server whose
+# answers the test sets per path, a fake Docker Engine API on a unix socket,
+# a recording TCP listener, a fixed /proc tree for [agent] proc_root, and
+# small helpers to wait on replies and inspect processes.
+
+import base64 as _base64
+import http.server as _http_server
+import json as _json
+import socketserver as _socketserver
+
+# A reply line as lbagent sends it: optional restore word, one state, an
+# optional weight, an optional "#reason" of printable ASCII, one newline.
+REPLY_RE = re.compile(rb"^(ready )?(up|down|drain|maint)( (100|[1-9]?[0-9])%)?"
+                      rb"( #[\x20-\x7e]*)?\n$")
+REASON_MAX = 100
+
+
+def probe_bound_s(interval_ms=500, timeout_ms=None, fall=1):
+    """Liveness bound for a probe's change to show in the reply: `fall`
+    runs (each up to interval + 10% jitter, plus its timeout) and one more
+    run in flight, with a 5 s margin for shared, noisy machines."""
+    timeout_ms = interval_ms if timeout_ms is None else timeout_ms
+    return (fall + 1) * (interval_ms * 1.1 + timeout_ms) / 1000.0 + 5.0
+
+
+def well_formed(reply):
+    """True when reply is exactly one well-formed agent line whose reason
+    fits the 100-byte limit."""
+    if not isinstance(reply, bytes) or not REPLY_RE.match(reply):
+        return False
+    reason = reply_reason(reply)
+    return reason is None or len(reason) <= REASON_MAX
+
+
+def reply_reason(reply):
+    """The text after ' #' (bytes, without the newline), or None."""
+    line = reply.split(b"\n", 1)[0]
+    i = line.find(b" #")
+    return None if i < 0 else line[i + 2:]
+
+
+def reply_words(reply):
+    """The words before '#', as HAProxy splits them."""
+    line = reply.split(b"\n", 1)[0].split(b"#", 1)[0]
+    return [w for w in re.split(rb"[ \t,\r]+", line) if w]
+
+
+def wait_reply(lb, ok, what, timeout_s=None, send=b"", port=None,
+               source="127.0.0.1", seen=None):
+    """Asks lb (raw checks) until the reply satisfies ok: bytes (equal), a
+    callable, or a compiled bytes regex (match). Every reply on the way must
+    be well-formed. Returns the accepted reply; `seen`, when a list, gets
+    every reply."""
+    if timeout_s is None:
+        timeout_s = probe_bound_s()
+    if isinstance(ok, bytes):
+        want = ok
+        accept = lambda r: r == want  # noqa: E731
+    elif hasattr(ok, "match"):
+        rx = ok
+        accept = lambda r: rx.match(r) is not None  # noqa: E731
+    else:
+        accept = ok
+
+    def one():
+        r = lb.ask(send=send, source=source, port=port)
+        if seen is not None:
+            seen.append(r)
+        if not well_formed(r):
+            raise TestFailure(f"malformed reply while waiting for {what}: {r!r}")
+        return r
+
+    return wait_until(one, timeout_s, what, ok=accept)
+
+
+def wait_healthy(lb, what, send=b"", port=None, source="127.0.0.1", timeout_s=None):
+    """Waits for plain `up` (a restore window, `up 100%`, may come first)."""
+    return wait_reply(lb, b"up\n", what, timeout_s=timeout_s, send=send, port=port,
+                      source=source)
+
+
+def starts(prefix):
+    """An ok() for wait_reply: the reply starts with prefix (bytes)."""
+    return lambda r: r.startswith(prefix)
+
+
+def probe_kinds(exe=None):
+    """The probe kinds `lbagent --keys` lists."""
+    r = subprocess.run([exe or lbagent_exe(), "--keys"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    return set(re.findall(r"^\[probe NAME\] type = ([a-z]+)", r.stdout.decode(errors="replace"),
+                          re.M))
+
+
+def require_kinds(*kinds):
+    """Fails (the daemon lacks a kind the scenario tests) with a clear message."""
+    have = probe_kinds()
+    missing = [k for k in kinds if k not in have]
+    if missing:
+        raise TestFailure(f"lbagent --keys lists no probe kind {', '.join(missing)} "
+                          f"(it lists: {', '.join(sorted(have)) or 'none'})")
+
+
+def write_atomic(path, data, mode=None):
+    """Writes a file by rename, so a reader never sees half of it."""
+    if isinstance(data, str):
+        data = data.encode()
+    d = os.path.dirname(path)
+    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{threading.get_ident()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    if mode is not None:
+        os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def write_script(path, body, mode=0o755):
+    """An executable /bin/sh script (body without the #! line)."""
+    write_atomic(path, "#!/bin/sh\n" + body.lstrip("\n"), mode)
+    return path
+
+
+def pgrep_f(pattern):
+    """PIDs (other than ours) whose command line contains pattern."""
+    out = []
+    me = os.getpid()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == me:
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if pattern.encode() in cmd:
+            out.append((int(d), cmd.decode(errors="replace").strip()))
+    return out
+
+
+def proc_children(pid):
+    """[(pid, state letter, comm)] of pid's direct children."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                s = f.read()
+        except OSError:
+            continue
+        r = s.rfind(")")
+        fields = s[r + 2:].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            out.append((int(d), fields[0], s[s.find("(") + 1:r]))
+    return out
+
+
+def proc_usage(pid):
+    """(rss_kb, cpu_s): resident set from /proc/PID/status, user+system CPU
+    time from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        s = f.read()
+    fields = s[s.rfind(")") + 2:].split()
+    ticks = int(fields[11]) + int(fields[12])     # utime, stime (fields 14, 15)
+    rss = None
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+    return rss, ticks / os.sysconf("SC_CLK_TCK")
+
+
+class Spawned:
+    """A helper process of the test (e.g. a `sleep` a probe watches), tied
+    to the test's lifetime. Started from the main thread only."""
+
+    def __init__(self, argv, name="spawned"):
+        e = env()
+        self.name = e.unique_name(name)
+        self._proc = _Process(list(argv), e.path(self.name + ".log"))
+        self._proc.start("start")
+        e.register(self)
+
+    @property
+    def pid(self):
+        return self._proc.pid
+
+    def alive(self):
+        return self._proc.alive()
+
+    def kill(self):
+        """SIGKILL and reap: gone from /proc afterwards."""
+        return self._proc.signal(signal.SIGKILL)[0]
+
+    def close(self):
+        if self.alive():
+            self.kill()
+
+    def diagnostics(self):
+        return ""
+
+    def __repr__(self):
+        return f"<Spawned {self.name} pid {self.pid}>"
+
+
+# ------------------------------------------------------------ HTTP stand-ins
+
+class _Answer:
+    """What a path answers."""
+
+    def __init__(self, status=200, body=b"", content_type="text/plain",
+                 delay_s=0.0, hang=False, auth=None, headers=None):
+        self.status = status
+        self.body = body.encode() if isinstance(body, str) else body
+        self.content_type = content_type
+        self.delay_s = delay_s
+        self.hang = hang
+        self.auth = auth
+        self.headers = headers or {}
+
+
+class _StubHandler(_http_server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    server_version = "stub/1"
+    sys_version = ""
+
+    def log_message(self, fmt, *args):  # quiet: the stub records requests itself
+        pass
+
+    def _serve(self):
+        self.server.stub._handle(self)
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_OPTIONS = _serve
+
+
+class _TcpHttpServer(_socketserver.ThreadingMixIn, _http_server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+
+class _UnixHttpServer(_socketserver.ThreadingMixIn, _socketserver.UnixStreamServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+
+class _HttpStubBase:
+    """Answers per path (the query string ignored); records every request
+    as (method, path, headers). Paths not set answer `default`."""
+
+    def __init__(self, name):
+        self.name = env().unique_name(name)
+        self._lock = threading.Lock()
+        self._answers = {}
+        self._matchers = []
+        self.default = _Answer(404, b"not found\n")
+        self._requests = []
+        self._stop = threading.Event()
+        self._release = threading.Event()   # ends every hanging answer
+        self._server = None
+        self._thread = None
+        env().register(self)
+
+    # -- what it answers
+    def set(self, path, status=200, body=b"", content_type="text/plain", delay_s=0.0,
+            hang=False, auth=None, headers=None):
+        """Sets what `path` answers. delay_s delays the answer; hang accepts
+        the request and never answers (until changed or closed); auth =
+        (user, password) requires that Basic authorization (401 otherwise)."""
+        a = _Answer(status, body, content_type, delay_s, hang, auth, headers)
+        with self._lock:
+            old = self._answers.get(path)
+            self._answers[path] = a
+            if old is not None and old.hang and not hang:
+                self._release.set()
+                self._release = threading.Event()
+
+    def set_json(self, path, obj, status=200, **kw):
+        self.set(path, status=status, body=_json.dumps(obj).encode(),
+                 content_type="application/json", **kw)
+
+    def set_matcher(self, fn):
+        """fn(path) -> _Answer or None, consulted before the per-path table."""
+        with self._lock:
+            self._matchers.append(fn)
+
+    def _answer_for(self, path):
+        with self._lock:
+            for fn in self._matchers:
+                a = fn(path)
+                if a is not None:
+                    return a, self._release
+            return self._answers.get(path, self.default), self._release
+
+    # -- what it saw
+    def requests(self, path=None):
+        with self._lock:
+            return [r for r in self._requests if path is None or r[1] == path]
+
+    def count(self, path=None):
+        return len(self.requests(path))
+
+    def _handle(self, req):
+        path = req.path.split("?", 1)[0]
+        headers = {k.lower(): v for k, v in req.headers.items()}
+        with self._lock:
+            self._requests.append((req.command, path, headers))
+            if len(self._requests) > 100000:
+                del self._requests[:50000]
+        a, release = self._answer_for(path)
+        if a.hang:
+            # Accepted, request read, never answered.
+            release.wait(120)
+            req.close_connection = True
+            return
+        if a.delay_s:
+            self._stop.wait(a.delay_s)
+        status, body, ctype = a.status, a.body, a.content_type
+        extra = dict(a.headers)
+        if a.auth is not None:
+            token = _base64.b64encode(f"{a.auth[0]}:{a.auth[1]}".encode()).decode()
+            if headers.get("authorization") != f"Basic {token}":
+                status, body, ctype = 401, b"unauthorized\n", "text/plain"
+                extra["WWW-Authenticate"] = 'Basic realm="stub"'
+        try:
+            req.send_response(status)
+            req.send_header("Content-Type", ctype)
+            req.send_header("Content-Length", str(len(body)))
+            for k, v in extra.items():
+                req.send_header(k, v)
+            req.end_headers()
+            if req.command != "HEAD":
+                req.wfile.write(body)
+        except OSError:
+            pass        # the client gave up (its timeout): nothing to report
+
+    # -- life cycle
+    def _serve(self, server):
+        server.stub = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever,
+                                        kwargs={"poll_interval": 0.1}, daemon=True)
+        self._thread.start()
+
+    def _shutdown(self):
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._thread.join(timeout=5)
+            self._server = None
+
+    def close(self):
+        self._stop.set()
+        self._release.set()
+        self._shutdown()
+
+    def diagnostics(self):
+        last = self.requests()[-8:]
+        return (f"== {self!r}: {self.count()} requests, last {len(last)}:\n" +
+                "\n".join(f"  {m} {p}" for m, p, _ in last))
+
+
+class HttpStub(_HttpStubBase):
+    """A local HTTP server (127.0.0.1) whose answers the test flips."""
+
+    def __init__(self, host="127.0.0.1", port=None, name="http"):
+        super().__init__(name)
+        self.host = host
+        self.port = port or free_port()
+        self.start()
+
+    def url(self, path="/", userinfo=None):
+        return f"http://{userinfo + '@' if userinfo else ''}{self.host}:{self.port}{path}"
+
+    def start(self):
+        """(Re)starts listening on the same port."""
+        if self._server is None:
+            self._serve(_TcpHttpServer((self.host, self.port), _StubHandler))
+
+    def stop_listening(self):
+        """Closes the listening socket: new connections are refused."""
+        self._shutdown()
+
+    def __repr__(self):
+        return f"<HttpStub {self.name} {self.host}:{self.port}>"
+
+
+class DockerStub(_HttpStubBase):
+    """A small fake Docker Engine API on a unix socket: answers
+    GET .../containers/NAME/json (any prefix, e.g. /v1.41) with the JSON
+    the test sets per container, 404 {"message": "No such container"} for
+    the others."""
+
+    def __init__(self, path=None, name="docker"):
+        super().__init__(name)
+        self.path = path or env().path(self.name + ".sock")
+        self._containers = {}
+        self.default = _Answer(404, b'{"message":"page not found"}\n', "application/json")
+        self.set_matcher(self._route)
+        self.start()
+
+    def _route(self, path):
+        m = re.search(r"/containers/([^/]+)/json$", path)
+        if not m:
+            return None
+        name = m.group(1)
+        if name in self._containers:
+            status, obj = self._containers[name]
+        else:
+            status, obj = 404, {"message": f"No such container: {name}"}
+        return _Answer(status, _json.dumps(obj).encode(), "application/json")
+
+    def set_container(self, name, obj, status=200):
+        with self._lock:
+            self._containers[name] = (status, obj)
+
+    def remove_container(self, name):
+        with self._lock:
+            self._containers.pop(name, None)
+
+    def start(self):
+        if self._server is None:
+            if os.path.exists(self.path):
+                os.unlink(self.path)
+            self._serve(_UnixHttpServer(self.path, _StubHandler))
+            os.chmod(self.path, 0o660)
+
+    def remove_path(self):
+        """Removes the socket's path: new connections fail, the server keeps
+        answering those already queued."""
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+    def stop(self):
+        """Stops answering and removes the socket."""
+        self._shutdown()
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+    def __repr__(self):
+        return f"<DockerStub {self.path}>"
+
+
+def docker_inspect(name, status="running", exit_code=0, health=None, restarting=False,
+                   oom=False, cid=None):
+    """A `docker inspect`-style answer (GET /containers/NAME/json), shaped
+    like Docker Engine 24's, with the State fields a health check reads."""
+    cid = cid or ("4f1c2b" * 11)[:64]
+    running = status in ("running", "restarting", "paused")
+    state = {
+        "Status": status,
+        "Running": running,
+        "Paused": status == "paused",
+        "Restarting": restarting or status == "restarting",
+        "OOMKilled": oom,
+        "Dead": status == "dead",
+        "Pid": 41237 if running else 0,
+        "ExitCode": exit_code,
+        "Error": "",
+        "StartedAt": "2026-11-29T08:12:44.912374512Z",
+        "FinishedAt": ("0001-01-01T00:00:00Z" if status == "running"
+                       else "2026-11-29T09:01:02.118822310Z"),
+    }
+    if health is not None:
+        state["Health"] = {
+            "Status": health,
+            "FailingStreak": 0 if health == "healthy" else 3,
+            "Log": [{"Start": "2026-11-29T09:00:58.1Z", "End": "2026-11-29T09:00:58.3Z",
+                     "ExitCode": 0 if health == "healthy" else 1,
+                     "Output": "ok\n" if health == "healthy" else "curl: (7) refused\n"}],
+        }
+    return {
+        "Id": cid,
+        "Created": "2026-11-20T10:00:00.000000000Z",
+        "Path": "/docker-entrypoint.sh",
+        "Args": ["nginx", "-g", "daemon off;"],
+        "State": state,
+        "Image": "sha256:" + "a1" * 32,
+        "Name": "/" + name,
+        "RestartCount": 2 if restarting or status == "restarting" else 0,
+        "Driver": "overlay2",
+        "Platform": "linux",
+        "HostConfig": {"RestartPolicy": {"Name": "unless-stopped", "MaximumRetryCount": 0}},
+        "Config": {"Hostname": cid[:12], "Image": "nginx:1.25",
+                   "Labels": {"com.docker.compose.service": name}},
+        "NetworkSettings": {"Networks": {"bridge": {"IPAddress": "172.17.0.5"}}},
+    }
+
+
+class LineRecorder(_Thread):
+    """A TCP listener on 127.0.0.1 that records what each connection sends
+    (up to 4 KiB or 2 s), then closes it."""
+
+    def __init__(self, host="127.0.0.1"):
+        self.host = host
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, 0))
+        self.sock.listen(512)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self._lock = threading.Lock()
+        self.received = []
+        self.connections = 0
+        self._spawn(self._loop)
+        env().register(self)
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self.connections += 1
+            threading.Thread(target=self._read, args=(c,), daemon=True).start()
+
+    def _read(self, c):
+        data = b""
+        deadline = time.monotonic() + 2
+        try:
+            while len(data) < 4096 and time.monotonic() < deadline:
+                c.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = c.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+                if b"\n" in data:
+                    break
+        except OSError:
+            pass
+        finally:
+            c.close()
+        with self._lock:
+            self.received.append(data)
+
+    def seen(self):
+        with self._lock:
+            return list(self.received)
+
+    def __repr__(self):
+        return f"<LineRecorder {self.host}:{self.port}>"
+
+
+# ------------------------------------------------------------ a fixed /proc
+
+class ProcTree:
+    """A fixed tree for [agent] proc_root: loadavg, stat (cpu lines),
+    meminfo, PID/comm, PID/stat. Every write is atomic (by rename)."""
+
+    def __init__(self, path=None, ncpu=2):
+        self.path = path or env().path(env().unique_name("proc"))
+        os.makedirs(self.path, exist_ok=True)
+        self.ncpu = ncpu
+        self._busy = 0
+        self._idle = 0
+        self._lock = threading.Lock()
+        self._ticker = None
+        self.set_loadavg(0.10, 0.10, 0.10)
+        self.set_meminfo()
+        self.write_stat(1000, 100000)
+        env().register(self)
+
+    def write(self, rel, text):
+        full = os.path.join(self.path, rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        write_atomic(full, text)
+
+    def set_loadavg(self, one, five, fifteen):
+        self.write("loadavg", f"{one:.2f} {five:.2f} {fifteen:.2f} 2/345 12345\n")
+
+    def set_meminfo(self, total_kb=8000000, available_kb=6000000, swap_total_kb=2000000,
+                    swap_free_kb=2000000):
+        free = max(available_kb - 500000, 0)
+        self.write("meminfo", "".join(f"{k + ':':<16}{v:>8} kB\n" for k, v in [
+            ("MemTotal", total_kb), ("MemFree", free), ("MemAvailable", available_kb),
+            ("Buffers", 120000), ("Cached", 900000), ("SwapCached", 0),
+            ("Active", 1500000), ("Inactive", 700000),
+            ("SwapTotal", swap_total_kb), ("SwapFree", swap_free_kb),
+            ("Dirty", 120), ("Writeback", 0), ("Shmem", 40000),
+            ("Slab", 200000), ("CommitLimit", 6000000), ("Committed_AS", 3000000),
+            ("HugePages_Total", 0), ("Hugepagesize", 2048)]))
+
+    def write_stat(self, busy, idle):
+        """/proc/stat with `ncpu` cpuN lines; `busy` jiffies of user time and
+        `idle` of idle in total, spread over the CPUs."""
+        with self._lock:
+            self._busy, self._idle = busy, idle
+            lines = [f"cpu  {busy} 0 0 {idle} 0 0 0 0 0 0"]
+            for i in range(self.ncpu):
+                lines.append(f"cpu{i} {busy // self.ncpu} 0 0 {idle // self.ncpu} 0 0 0 0 0 0")
+            lines += ["intr 12345 0 0", "ctxt 987654", "btime 1764400000",
+                      "processes 4321", "procs_running 1", "procs_blocked 0",
+                      "softirq 1 0 0 0 0 0 0 0 0 0 0"]
+            self.write("stat", "\n".join(lines) + "\n")
+
+    def cpu_busy(self, percent, tick_s=0.05):
+        """Keeps advancing stat's counters so that any interval between two
+        reads is `percent` busy (None stops the ticker)."""
+        if self._ticker is not None:
+            self._ticker[0].set()
+            self._ticker[1].join(timeout=2)
+            self._ticker = None
+        if percent is None:
+            return
+        stop = threading.Event()
+
+        def tick():
+            while not stop.wait(tick_s):
+                with self._lock:
+                    b, i = self._busy + percent, self._idle + (100 - percent)
+                self.write_stat(b, i)
+
+        t = threading.Thread(target=tick, daemon=True)
+        t.start()
+        self._ticker = (stop, t)
+
+    def add_process(self, pid, comm, state="S"):
+        self.write(f"{pid}/comm", comm + "\n")
+        self.write(f"{pid}/stat",
+                   f"{pid} ({comm}) {state} 1 {pid} {pid} 0 -1 4194560 1234 0 0 0 "
+                   f"20 10 0 0 20 0 1 0 4567 123456789 2345 18446744073709551615 1 1 0 0 "
+                   f"0 0 0 4096 16384 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+
+    def remove_process(self, pid):
+        shutil.rmtree(os.path.join(self.path, str(pid)), ignore_errors=True)
+
+    def close(self):
+        self.cpu_busy(None)
+
+    def diagnostics(self):
+        out = [f"== proc_root {self.path}:"]
+        for rel in ("loadavg", "meminfo", "stat"):
+            try:
+                with open(os.path.join(self.path, rel)) as f:
+                    text = f.read()
+            except OSError as e:
+                text = f"<{e}>"
+            out.append(f"  {rel}: " + " | ".join(text.splitlines()[:4]))
+        return "\n".join(out)
+
+    def __repr__(self):
+        return f"<ProcTree {self.path}>"

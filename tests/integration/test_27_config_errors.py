@@ -1,0 +1,133 @@
+"""`lbagent -c` on broken probe and service configurations: every error is
+printed as FILE:LINE: message, on the line it is about, and the exit status
+is 1 (nothing says `configuration OK`). The errors: an unknown probe type,
+a key the probe's kind does not have, a timeout not below the interval
+(given, and the 2s default against `interval = 1s`), a service naming a
+probe that does not exist, a reaction out of range (`on_crit = 120%`), and
+all of them in one file. Then every conf/examples/*.conf of the repository
+passes `-c` with `configuration OK`."""
+
+import glob
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True
+import harness as h  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+HEAD = "[agent]\nlisten = 127.0.0.1:9\n\n"
+
+# name -> (config body after HEAD, [(accepted lines, words the message must contain)]).
+# Lines are counted in the whole file (HEAD is 3 lines), 1-based.
+CASES = {
+    "unknown type": ("""\
+[probe a]
+type = bogus-kind
+""", [({5}, ["bogus-kind"])]),
+    "unknown key for the kind": ("""\
+[probe t]
+type = tcp
+address = 127.0.0.1:1
+url = http://127.0.0.1/
+""", [({7}, ["url"])]),
+    "timeout equal to interval": ("""\
+[probe f]
+type = file
+path = /tmp
+interval = 1s
+timeout = 1s
+""", [({4, 7, 8}, ["timeout"])]),
+    "default timeout (2s) above interval": ("""\
+[probe f]
+type = file
+path = /tmp
+interval = 1s
+""", [({4, 7}, ["timeout"])]),
+    "service naming a missing probe": ("""\
+[probe f]
+type = file
+path = /tmp
+
+[service web]
+probes = f, ghost-probe
+""", [({8, 9}, ["ghost-probe"])]),
+    "reaction out of range": ("""\
+[probe f]
+type = file
+path = /tmp
+on_crit = 120%
+""", [({7}, ["120%"])]),
+}
+
+ALL = ("""\
+[probe a]
+type = bogus-kind
+
+[probe t]
+type = tcp
+address = 127.0.0.1:1
+url = http://127.0.0.1/
+
+[probe f]
+type = file
+path = /tmp
+interval = 1s
+timeout = 1s
+
+[probe r]
+type = file
+path = /tmp
+on_crit = 120%
+
+[service web]
+probes = t, ghost-probe
+""", [({5}, ["bogus-kind"]), ({10}, ["url"]), ({12, 15, 16}, ["timeout"]),
+      ({21}, ["120%"]), ({23, 24}, ["ghost-probe"])])
+
+
+def check(name, body, expected):
+    rc, out, path = h.check_config(HEAD + body, name=re.sub(r"\W+", "-", name))
+    print(f"   {name}: exit {rc}\n" + "".join(f"      {line}\n" for line in out.splitlines()),
+          end="", flush=True)
+    lines = out.splitlines()
+    errors = []
+    rx = re.compile(re.escape(path) + r":(\d+): (.+)$")
+    for line in lines:
+        m = rx.match(line)
+        if m:
+            errors.append((int(m.group(1)), m.group(2)))
+    h.expect_equal(rc, 1, f"{name}: exit status of `lbagent -c` (output: {out!r})")
+    h.expect("configuration OK" not in out, f"{name}: says `configuration OK`: {out!r}")
+    for accepted, words in expected:
+        hit = [(n, msg) for n, msg in errors
+               if n in accepted and all(w in msg for w in words)]
+        h.expect(hit, f"{name}: expected `{path}:LINE: ...` with LINE in {sorted(accepted)} "
+                 f"and a message naming {words}; the output was:\n{out}")
+    h.expect(len(errors) >= len(expected),
+             f"{name}: expected at least {len(expected)} FILE:LINE: errors, saw {errors}")
+
+
+def main():
+    h.require_kinds("tcp", "file")
+    for name, (body, expected) in CASES.items():
+        h.section(name)
+        check(name, body, expected)
+    h.section("every error at once")
+    check("all at once", *ALL)
+
+    h.section("conf/examples/*.conf pass -c")
+    examples = sorted(glob.glob(os.path.join(REPO, "conf", "examples", "*.conf")))
+    h.expect(examples, f"no conf/examples/*.conf under {REPO}")
+    for path in examples:
+        r = h.subprocess.run([h.lbagent_exe(), "-c", "-f", path], stdin=h.subprocess.DEVNULL,
+                             stdout=h.subprocess.PIPE, stderr=h.subprocess.STDOUT, timeout=30)
+        out = r.stdout.decode(errors="replace")
+        print(f"   {os.path.relpath(path, REPO)}: exit {r.returncode}: {out.strip()}", flush=True)
+        h.expect(r.returncode == 0 and "configuration OK" in out,
+                 f"{path}: `lbagent -c` exit {r.returncode}, expected 0 and "
+                 f"`configuration OK`:\n{out}")
+
+
+h.run(main)
