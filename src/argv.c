@@ -62,8 +62,11 @@ push_word(char ***argvp, size_t *argc, size_t *cap, const char *buf,
 			return -1;
 		*argvp = v;
 	}
-	if ((w = strndup(buf, len)) == NULL)
+	/* buf is not NUL-terminated: copy exactly len bytes. */
+	if ((w = malloc(len + 1)) == NULL)
 		return -1;
+	memcpy(w, buf, len);
+	w[len] = '\0';
 	(*argvp)[(*argc)++] = w;
 	(*argvp)[*argc] = NULL;
 	return 0;
