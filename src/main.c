@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -152,6 +154,8 @@ main(int argc, char *argv[])
 	log_notice("lbagent %s starting with %s", LBAGENT_VERSION, cfg->path);
 
 	signal(SIGPIPE, SIG_IGN);
+	/* Probe jitter differs from node to node and from start to start. */
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 	raise_nofile(cfg->max_connections);
 	if ((base = event_base_new()) == NULL) {
 		log_errx("cannot create the event loop");
