@@ -381,6 +381,10 @@ create_services(struct agent *a)
 			s->marker_dir = NULL;
 			return -1;
 		}
+		/* So that `touch state_dir/NAME/drain` works at once. */
+		if (mkdir(s->marker_dir, 0755) == -1 && errno != EEXIST)
+			log_warn("%s: cannot create the service's marker "
+			    "directory", s->marker_dir);
 		for (j = 0; j < cfg->services[i - 1].nprobes; j++)
 			s->probes[s->nprobes++] = find_probe(a,
 			    cfg->services[i - 1].probes[j]);
@@ -438,10 +442,10 @@ agent_new(struct event_base *base, const struct config *cfg,
 	a->base = base;
 	a->cfg = cfg;
 	a->env = env;
-	if (create_probes(a) == -1 || create_services(a) == -1)
-		goto fail;
 	if (mkdir(cfg->state_dir, 0755) == -1 && errno != EEXIST)
 		log_warn("%s: cannot create state directory", cfg->state_dir);
+	if (create_probes(a) == -1 || create_services(a) == -1)
+		goto fail;
 	load_state(a);
 	a->incarnation++;
 	if ((a->save_ev = event_new(base, -1, 0, save_cb, a)) == NULL ||

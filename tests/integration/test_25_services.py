@@ -155,7 +155,9 @@ def main():
 
     def service_marker(service, kind, text, want, be, status):
         h.section(f"state_dir/{service}/{kind}: {service} alone")
-        os.makedirs(os.path.join(lb.state_dir, service), exist_ok=True)
+        # lbagent made the service's marker directory at start-up.
+        h.expect(os.path.isdir(os.path.join(lb.state_dir, service)),
+                 f"state_dir/{service}/ should exist for its markers")
         path = os.path.join(lb.state_dir, service, kind)
         h.write_atomic(path, text + "\n")
         wait_all(f"{service} {kind}, the others up", bound=MARKER_S,
