@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "lbagent/log.h"
 
 #define LISTEN_BACKLOG		4096
+#define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
 
 enum conn_state {
@@ -49,14 +51,15 @@ struct conn {
 	int64_t			 deadline_ms;
 	int64_t			 request_until_ms;
 	char			 addr[LBKEY_ADDR_MAX];
-	char			 req[LISTENER_REQUEST_MAX];
 	size_t			 reqlen;
 	bool			 replied_early;	/* before any request text */
 	bool			 late_done;
 	struct agent_check	 ck;
-	char			 out[REPLY_MAX];
 	size_t			 outlen, outoff;
 	size_t			 drained;
+	/* Buffers last: a reused conn zeroes everything before them. */
+	char			 req[LISTENER_REQUEST_MAX];
+	char			 out[REPLY_MAX];
 };
 
 struct listener {
@@ -67,6 +70,8 @@ struct listener {
 	size_t			 nports;
 	struct conn		*conns;
 	size_t			 nconns;
+	struct conn		*spare;		/* freed conns kept for reuse */
+	size_t			 nspare;
 	bool			 paused;
 	bool			 starved;	/* out of descriptors; logged once */
 	struct event		*resume_ev;
@@ -114,7 +119,12 @@ conn_close(struct conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	l->nconns--;
-	free(c);
+	if (l->nspare < SPARE_CONNS) {
+		c->next = l->spare;
+		l->spare = c;
+		l->nspare++;
+	} else
+		free(c);
 	if (!event_pending(l->resume_ev, EV_TIMEOUT, NULL))
 		listener_resume(l);
 }
@@ -328,6 +338,25 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Dotted quad without printf: this runs for every check. */
+static void
+format_ipv4(const unsigned char *a, char buf[LBKEY_ADDR_MAX])
+{
+	char	*p = buf;
+	int	 i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned v = a[i];
+
+		if (v >= 100)
+			*p++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*p++ = (char)('0' + v / 10 % 10);
+		*p++ = (char)('0' + v % 10);
+		*p++ = i < 3 ? '.' : '\0';
+	}
+}
+
 /* The peer's address as text; IPv4-mapped IPv6 reads as IPv4. */
 static void
 format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
@@ -337,11 +366,10 @@ format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
 
 	buf[0] = '\0';
 	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &s4->sin_addr, buf, LBKEY_ADDR_MAX);
+		format_ipv4((const unsigned char *)&s4->sin_addr, buf);
 	else if (sa->sa_family == AF_INET6 &&
 	    IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
-		inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], buf,
-		    LBKEY_ADDR_MAX);
+		format_ipv4(&s6->sin6_addr.s6_addr[12], buf);
 	else if (sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &s6->sin6_addr, buf, LBKEY_ADDR_MAX);
 	if (buf[0] == '\0')
@@ -363,7 +391,12 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 		log_notice("accepting again (%zu connections open)", l->nconns);
 		l->starved = false;
 	}
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = l->spare) != NULL) {
+		l->spare = c->next;
+		l->nspare--;
+		/* Only the state before the buffers needs to start at zero. */
+		memset(c, 0, offsetof(struct conn, req));
+	} else if ((c = calloc(1, sizeof(*c))) == NULL) {
 		evutil_closesocket(fd);
 		return;
 	}
@@ -588,6 +621,12 @@ listener_free(struct listener *l)
 	l->paused = true;
 	while (l->conns != NULL)
 		conn_close(l->conns);
+	while (l->spare != NULL) {
+		struct conn *c = l->spare;
+
+		l->spare = c->next;
+		free(c);
+	}
 	if (l->resume_ev != NULL)
 		event_free(l->resume_ev);
 	free(l);

@@ -13,7 +13,7 @@ import time
 sys.dont_write_bytecode = True
 import harness as h  # noqa: E402
 
-SRC = "127.0.0.5"
+SRC = "127.0.100.205"   # three-digit octets: the address formatting
 
 
 def late_ask(lb, text, delay_s):
@@ -53,15 +53,15 @@ def main():
     reply = late_ask(lb, b"web\n", 0.3)
     h.expect_equal(reply, b"drain #late text\n", "reply to the late sender")
     state = h.wait_until(lambda: open(lb.state_dir + "/state.json").read(), 5,
-                         "state.json to file the drain under (127.0.0.5, web)",
+                         "state.json to file the drain under (127.0.100.205, web)",
                          ok=lambda t: '"send": "web"' in t and SRC in t)
     h.expect('"send": ""' not in state.split(SRC, 1)[1].split("}", 1)[0],
-             f"the provisional (127.0.0.5, \"\") key should be gone: {state}")
+             f"the provisional (127.0.100.205, \"\") key should be gone: {state}")
 
     h.section("released: the text's key gets its ready")
     lb.clear_marker("drain")
     h.wait_until(lambda: lb.ask(send=b"web\n", source=SRC), h.marker_bound_s(),
-                 "ready to (127.0.0.5, web)", ok=lambda r: r == b"ready up\n")
+                 "ready to (127.0.100.205, web)", ok=lambda r: r == b"ready up\n")
 
     h.section("from now on lbagent waits for this address's text")
     # Sent 100 ms after connecting: within the 250 ms lbagent now waits.
@@ -79,7 +79,7 @@ def main():
             out += chunk
     h.expect_equal(out, b"up\n", "reply to text sent 100 ms late")
     h.wait_until(lambda: open(lb.state_dir + "/state.json").read(), 5,
-                 "a key (127.0.0.5, other)", ok=lambda t: '"send": "other"' in t)
+                 "a key (127.0.100.205, other)", ok=lambda t: '"send": "other"' in t)
     lb.stop()
 
 
