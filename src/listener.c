@@ -268,6 +268,11 @@ conn_drain(struct conn *c)
 		n = recv(c->fd, buf, sizeof(buf), 0);
 		if (n == 0 || (n == -1 && errno != EINTR && errno != EAGAIN &&
 		    errno != EWOULDBLOCK)) {
+			/* Late text without a newline ends with the connection. */
+			if (c->replied_early && !c->late_done && c->reqlen > 0)
+				agent_late_text(c->l->agent, c->service,
+				    c->addr, c->req,
+				    request_text_len(c->req, c->reqlen), &c->ck);
 			conn_close(c);
 			return;
 		}

@@ -13,6 +13,7 @@ import time
 sys.dont_write_bytecode = True
 import harness as h  # noqa: E402
 
+SRC2 = "127.0.200.9"
 SRC = "127.0.100.205"   # three-digit octets: the address formatting
 
 
@@ -80,6 +81,24 @@ def main():
     h.expect_equal(out, b"up\n", "reply to text sent 100 ms late")
     h.wait_until(lambda: open(lb.state_dir + "/state.json").read(), 5,
                  "a key (127.0.100.205, other)", ok=lambda t: '"send": "other"' in t)
+
+    h.section("late text without a newline, ended by the client's shutdown")
+    with socket.socket() as s:
+        s.settimeout(5)
+        s.bind((SRC2, 0))
+        s.connect(("127.0.0.1", lb.port))
+        time.sleep(0.3)
+        s.sendall(b"nonl")
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            out += chunk
+    h.expect_equal(out, b"up\n", "reply to the client that never sent a newline")
+    h.wait_until(lambda: open(lb.state_dir + "/state.json").read(), 5,
+                 f"a key ({SRC2}, nonl)", ok=lambda t: '"send": "nonl"' in t)
     lb.stop()
 
 
