@@ -65,6 +65,7 @@ decision_make(const struct markers *node, const struct markers *own,
 		*d = *target;
 		return;
 	}
+	d->failing = target->state == NODE_DOWN;
 	snprintf(d->reason, sizeof(d->reason), "%s", m->reason);
 }
 
@@ -72,5 +73,5 @@ bool
 decision_equal(const struct decision *a, const struct decision *b)
 {
 	return a->state == b->state && a->weight == b->weight &&
-	    strcmp(a->reason, b->reason) == 0;
+	    a->failing == b->failing && strcmp(a->reason, b->reason) == 0;
 }

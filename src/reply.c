@@ -34,6 +34,10 @@ reply_compose(const struct decision *d, unsigned restore, bool reasons,
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, "ready ");
 	n += (size_t)snprintf(buf + n, REPLY_MAX - n, "%s",
 	    node_state_name(d->state));
+	/* A marker's word says nothing of up or down: say it, as it holds. */
+	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
+		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " %s",
+		    d->failing ? "down" : "up");
 	if (d->state == NODE_UP && d->weight < 100)
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " %u%%", d->weight);
 	else if (restore & CLAIM_WEIGHT)

@@ -18,6 +18,12 @@ enum node_state {
 struct decision {
 	enum node_state	state;
 	unsigned	weight;			/* 0-100, meaningful when up */
+	/*
+	 * Under a marker: the rules say down. Replies carry the operational
+	 * word with drain or maint ("drain up", "maint down"), so that an
+	 * agent DOWN lbagent set earlier does not outlive the rules' verdict.
+	 */
+	bool		failing;
 	char		reason[REASON_MAX + 1];	/* "" when there is nothing to say */
 };
 

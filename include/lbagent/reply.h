@@ -20,7 +20,7 @@ enum reply_claim {
 #define CLAIM_ALL	(CLAIM_ADMIN | CLAIM_WEIGHT)
 #define CLAIM_COUNT	2
 
-/* "up ready 100% #" and a full reason, with room to spare. */
+/* "ready maint down 100% #" and a full reason, with room to spare. */
 #define REPLY_MAX	(32 + REASON_MAX)
 
 unsigned	 reply_claims(const struct decision *);

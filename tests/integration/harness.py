@@ -1149,8 +1149,8 @@ import socketserver as _socketserver
 
 # A reply line as lbagent sends it: optional restore word, one state, an
 # optional weight, an optional "#reason" of printable ASCII, one newline.
-REPLY_RE = re.compile(rb"^(ready )?(up|down|drain|maint)( (100|[1-9]?[0-9])%)?"
-                      rb"( #[\x20-\x7e]*)?\n$")
+REPLY_RE = re.compile(rb"^(ready )?(up|down|(drain|maint) (up|down))"
+                      rb"( (100|[1-9]?[0-9])%)?( #[\x20-\x7e]*)?\n$")
 REASON_MAX = 100
 
 

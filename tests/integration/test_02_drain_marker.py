@@ -39,8 +39,8 @@ def cycle(lb, hap, text, reason):
     h.expect(ss["srv_admin_state"] & 8 and not ss["srv_admin_state"] & 1,
              f"expected the forced-DRAIN bit (8) and no MAINT bit in srv_admin_state, saw {ss}")
     # HAProxy already applied the drain, so the daemon has the marker: no wait.
-    h.expect_equal(lb.ask(), b"drain #" + reason + b"\n", "raw reply while draining")
-    h.expect_equal(lb.ask(send=b"web\n"), b"drain #" + reason + b"\n",
+    h.expect_equal(lb.ask(), b"drain up #" + reason + b"\n", "raw reply while draining")
+    h.expect_equal(lb.ask(send=b"web\n"), b"drain up #" + reason + b"\n",
                    "raw reply while draining, sending 'web\\n'")
 
     h.section("marker removed")

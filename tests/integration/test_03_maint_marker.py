@@ -35,7 +35,7 @@ def main():
     lb.set_marker("maint", "disk replacement\n")
     hap.wait_status("be", "s1", "MAINT", BOUND_S, "s1 MAINT after the marker")
     expect_admin(hap, 1, "maint marker")
-    h.expect_equal(lb.ask(), b"maint #disk replacement\n", "raw reply in maint")
+    h.expect_equal(lb.ask(), b"maint up #disk replacement\n", "raw reply in maint")
 
     h.section("maint marker removed")
     lb.clear_marker("maint")
@@ -44,7 +44,7 @@ def main():
     h.section("empty maint marker")
     lb.set_marker("maint")
     hap.wait_status("be", "s1", "MAINT", BOUND_S, "s1 MAINT after an empty marker")
-    h.expect_equal(lb.ask(), b"maint #maint marker\n", "raw reply for an empty maint marker")
+    h.expect_equal(lb.ask(), b"maint up #maint marker\n", "raw reply for an empty maint marker")
     lb.clear_marker("maint")
     back_up(lb, hap, "the empty maint marker was removed")
 
@@ -52,7 +52,7 @@ def main():
     lb.set_marker("drain", "rebalancing\n")
     lb.set_marker("maint", "disk replacement\n")
     hap.wait_status("be", "s1", "MAINT", BOUND_S, "s1 MAINT with both markers")
-    h.expect_equal(lb.ask(), b"maint #disk replacement\n", "raw reply with both markers")
+    h.expect_equal(lb.ask(), b"maint up #disk replacement\n", "raw reply with both markers")
     hap.hold_status("be", "s1", "MAINT", 10 * h.AGENT_INTER_MS / 1000,
                     "s1 staying MAINT with both markers")
 
@@ -62,7 +62,7 @@ def main():
     hap.wait_status("be", "s1", "DRAIN (agent)", BOUND_S,
                     "s1 DRAIN (agent) once only the drain marker is left")
     expect_admin(hap, 8, "only the drain marker left")
-    h.expect_equal(lb.ask(), b"drain #rebalancing\n", "raw reply with only the drain marker")
+    h.expect_equal(lb.ask(), b"drain up #rebalancing\n", "raw reply with only the drain marker")
 
     h.section("drain removed too")
     lb.clear_marker("drain")

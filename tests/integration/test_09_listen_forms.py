@@ -55,7 +55,7 @@ def main():
         h.section("an IPv6 load balancer gets its ready")
         lb.set_marker("drain", "v6 test")
         h.wait_until(lambda: ask("::1", port, b"v6\n"), h.marker_bound_s(), "drain over IPv6",
-                     ok=lambda r: r == b"drain #v6 test\n")
+                     ok=lambda r: r == b"drain up #v6 test\n")
         lb.clear_marker("drain")
         h.wait_until(lambda: ask("::1", port, b"v6\n"), h.marker_bound_s(),
                      "ready over IPv6 once the marker is gone",

@@ -52,7 +52,7 @@ def main():
 
     h.section("first contact: answered before the text arrives")
     reply = late_ask(lb, b"web\n", 0.3)
-    h.expect_equal(reply, b"drain #late text\n", "reply to the late sender")
+    h.expect_equal(reply, b"drain up #late text\n", "reply to the late sender")
     state = h.wait_until(lambda: open(lb.state_dir + "/state.json").read(), 5,
                          "state.json to file the drain under (127.0.100.205, web)",
                          ok=lambda t: '"send": "web"' in t and SRC in t)

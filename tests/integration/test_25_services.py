@@ -141,8 +141,8 @@ def main():
 
     h.section("node-wide drain: every service drains")
     lb.set_marker("drain", "node work\n")
-    wait_all("`drain #node work` from every service", bound=MARKER_S,
-             **{k.replace("-", "_"): b"drain #node work\n" for k in KEYS})
+    wait_all("`drain up #node work` from every service", bound=MARKER_S,
+             **{k.replace("-", "_"): b"drain up #node work\n" for k in KEYS})
     h.wait_until(hap_view, MARKER_S, "HAProxy: every server DRAIN (agent)",
                  ok=lambda v: all(s == "DRAIN (agent)" for s, _ in v.values()))
     lb.clear_marker("drain")
@@ -161,7 +161,7 @@ def main():
         path = os.path.join(lb.state_dir, service, kind)
         h.write_atomic(path, text + "\n")
         wait_all(f"{service} {kind}, the others up", bound=MARKER_S,
-                 **{want: f"{kind} #{text}\n".encode()})
+                 **{want: f"{kind} up #{text}\n".encode()})
         h.wait_until(hap_view, MARKER_S, f"HAProxy: {be} {status}, the others UP",
                      ok=lambda v: v[be][0] == status and
                      all(v[b][0] == "UP" for b in v if b != be))

@@ -139,9 +139,11 @@ START_TEST(maint_wins_over_drain)
 	ck_assert_int_eq(d.state, NODE_MAINT);
 	ck_assert_str_eq(d.reason, "upgrade");
 
-	/* Markers override the rules' target... */
+	ck_assert(!d.failing);
+	/* Markers override the rules' target, and remember it was down... */
 	decision_make(&ms, NULL, &down, &d);
 	ck_assert_int_eq(d.state, NODE_MAINT);
+	ck_assert(d.failing);
 	/* ...and without markers the target stands. */
 	memset(&ms, 0, sizeof(ms));
 	decision_make(&ms, NULL, &down, &d);

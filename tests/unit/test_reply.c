@@ -31,21 +31,28 @@ START_TEST(states)
 {
 	ck_assert_str_eq(line(mk(NODE_UP, 100, ""), 0, true), "up\n");
 	ck_assert_str_eq(line(mk(NODE_DRAIN, 100, "maintenance: kernel upgrade"),
-	    0, true), "drain #maintenance: kernel upgrade\n");
+	    0, true), "drain up #maintenance: kernel upgrade\n");
 	ck_assert_str_eq(line(mk(NODE_MAINT, 100, "maint marker"), 0, true),
-	    "maint #maint marker\n");
+	    "maint up #maint marker\n");
 	ck_assert_str_eq(line(mk(NODE_UP, 50, "preview: refused"), 0, true),
 	    "up 50% #preview: refused\n");
 	ck_assert_str_eq(line(mk(NODE_UP, 0, ""), 0, true), "up 0%\n");
 	ck_assert_str_eq(line(mk(NODE_DOWN, 100, "client-api: HTTP 503"), 0,
 	    true), "down #client-api: HTTP 503\n");
+	/* A marker over failing rules keeps saying down along with it. */
+	{
+		struct decision f = mk(NODE_DRAIN, 100, "deploy");
+
+		f.failing = true;
+		ck_assert_str_eq(line(f, 0, true), "drain down #deploy\n");
+	}
 }
 END_TEST
 
 START_TEST(reasons_off)
 {
 	ck_assert_str_eq(line(mk(NODE_DRAIN, 100, "secret-ish"), 0, false),
-	    "drain\n");
+	    "drain up\n");
 }
 END_TEST
 
@@ -62,7 +69,7 @@ START_TEST(restore_words)
 	    "ready down #x\n");
 	/* "ready" never goes out with a drain or maint it would undo. */
 	ck_assert_str_eq(line(mk(NODE_DRAIN, 100, ""), CLAIM_ADMIN, true),
-	    "drain\n");
+	    "drain up\n");
 	/* A reduced weight is sent as itself, not as 100%. */
 	ck_assert_str_eq(line(mk(NODE_UP, 75, ""), CLAIM_WEIGHT, true),
 	    "up 75%\n");
@@ -97,7 +104,10 @@ START_TEST(longest_fits)
 	memset(d.reason, 'r', REASON_MAX);
 	d.reason[REASON_MAX] = '\0';
 	l = line(d, CLAIM_ALL, true);
-	ck_assert_uint_eq(strlen(l), strlen("maint 100% #") + REASON_MAX + 1);
+	ck_assert_uint_eq(strlen(l), strlen("maint up 100% #") + REASON_MAX + 1);
+	d.failing = true;
+	l = line(d, CLAIM_ALL, true);
+	ck_assert_uint_eq(strlen(l), strlen("maint down 100% #") + REASON_MAX + 1);
 }
 END_TEST
 
