@@ -12,6 +12,12 @@ printable(unsigned char c)
 size_t
 text_reason(char dst[REASON_MAX + 1], const char *src, size_t len)
 {
+	return text_line(dst, REASON_MAX, src, len);
+}
+
+size_t
+text_line(char *dst, size_t max, const char *src, size_t len)
+{
 	const unsigned char	*s = (const unsigned char *)src;
 	size_t			 i, n = 0, end;
 
@@ -20,7 +26,7 @@ text_reason(char dst[REASON_MAX + 1], const char *src, size_t len)
 		;
 	for (i = 0; i < end && (s[i] == ' ' || s[i] == '\t'); i++)
 		;
-	for (; i < end && n < REASON_MAX; i++) {
+	for (; i < end && n < max; i++) {
 		if (s[i] == '\t')
 			dst[n++] = ' ';
 		else

@@ -13,6 +13,8 @@
  * replaced by '?', cut at REASON_MAX bytes. Returns the length written.
  */
 size_t	text_reason(char dst[REASON_MAX + 1], const char *src, size_t len);
+/* The same, cut at max bytes; dst must hold max + 1. */
+size_t	text_line(char *dst, size_t max, const char *src, size_t len);
 
 /*
  * Escapes bytes for a log line or a JSON string: printable ASCII stays,
