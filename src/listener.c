@@ -53,6 +53,7 @@ struct conn {
 	char			 addr[LBKEY_ADDR_MAX];
 	size_t			 reqlen;
 	bool			 replied_early;	/* before any request text */
+	bool			 quiet_addr;	/* known to send none; not waited for */
 	bool			 late_done;
 	struct agent_check	 ck;
 	size_t			 outlen, outoff;
@@ -198,7 +199,8 @@ conn_enter_drain(struct conn *c)
  * Whether the reply can be followed by close() at once instead of reading
  * until the peer closes. Only when nothing can still arrive and nothing
  * hangs on where the reply went: nothing was sent, the address is known
- * and has never sent agent-send text, and the reply neither claims nor
+ * and has never sent agent-send text (quiet_addr, decided in accept_cb
+ * where that was looked up already), and the reply neither claims nor
  * restores anything (a late request text would otherwise have to move
  * that bookkeeping to its own key). This is HAProxy without agent-send
  * while the node is up, the common case, at the cost of a bare
@@ -207,8 +209,8 @@ conn_enter_drain(struct conn *c)
 static bool
 conn_may_close_now(const struct conn *c)
 {
-	return c->replied_early && !c->ck.created && c->ck.carried == 0 &&
-	    c->ck.restore == 0 && !agent_addr_sends_text(c->l->agent, c->addr);
+	return c->quiet_addr && !c->ck.created && c->ck.carried == 0 &&
+	    c->ck.restore == 0;
 }
 
 static void
@@ -446,6 +448,7 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 		conn_wait(c, EV_READ, c->request_until_ms);
 		return;
 	}
+	c->quiet_addr = true;
 	conn_reply(c);
 }
 
