@@ -83,6 +83,24 @@ schedule_save(struct agent *a)
 	event_active(a->save_ev, EV_TIMEOUT, 0);
 }
 
+/* The services as the state file sees them; NULL when out of memory. */
+static struct state_service *
+state_services(const struct agent *a)
+{
+	struct state_service	*ss;
+	size_t			 i;
+
+	if ((ss = calloc(a->nsvcs, sizeof(*ss))) == NULL)
+		return NULL;
+	for (i = 0; i < a->nsvcs; i++) {
+		ss[i].name = a->svcs[i].name;
+		ss[i].has_decision = a->svcs[i].has_decision;
+		ss[i].decision = a->svcs[i].decision;
+		ss[i].keys = a->svcs[i].keys;
+	}
+	return ss;
+}
+
 static void
 save_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -90,20 +108,13 @@ save_cb(evutil_socket_t fd, short what, void *arg)
 	struct state_service	*ss;
 	struct timeval		 retry = { SAVE_RETRY_MS / 1000,
 				    (SAVE_RETRY_MS % 1000) * 1000 };
-	size_t			 i;
 	int			 rc;
 
 	(void)fd;
 	(void)what;
-	if ((ss = calloc(a->nsvcs, sizeof(*ss))) == NULL)
+	if ((ss = state_services(a)) == NULL)
 		rc = -1;
 	else {
-		for (i = 0; i < a->nsvcs; i++) {
-			ss[i].name = a->svcs[i].name;
-			ss[i].has_decision = a->svcs[i].has_decision;
-			ss[i].decision = a->svcs[i].decision;
-			ss[i].keys = a->svcs[i].keys;
-		}
 		rc = state_save(a->cfg->state_dir, a->incarnation, ss, a->nsvcs,
 		    clock_now_ms(), clock_wall_ms());
 		free(ss);
@@ -399,12 +410,8 @@ load_state(struct agent *a)
 	struct state_service	*ss;
 	size_t			 i;
 
-	if ((ss = calloc(a->nsvcs, sizeof(*ss))) == NULL)
+	if ((ss = state_services(a)) == NULL)
 		return;
-	for (i = 0; i < a->nsvcs; i++) {
-		ss[i].name = a->svcs[i].name;
-		ss[i].keys = a->svcs[i].keys;
-	}
 	switch (state_load(a->cfg->state_dir, &a->incarnation, ss, a->nsvcs,
 	    clock_now_ms(), clock_wall_ms())) {
 	case STATE_LOADED:
