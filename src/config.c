@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <ini.h>
 
@@ -28,6 +29,8 @@ enum key_type {
 	KEY_REACTION,	/* struct reaction */
 	KEY_TYPE,	/* a probe's kind */
 	KEY_NAMES,	/* a list of probe names */
+	KEY_PERCENT,	/* uint64_t, a whole percentage "25%" */
+	KEY_MODE,	/* bool automation_off: "auto" or "off" */
 };
 
 struct config_key {
@@ -70,6 +73,52 @@ static const struct config_key config_keys[] = {
 	  "service." },
 	{ "agent", "proc_root", KEY_PATH, "/proc", 0, 0, OFF(proc_root),
 	  "Where probes read /proc from (tests point it at fixed files)." },
+	{ "agent", "mode", KEY_MODE, "auto", 0, 0, OFF(automation_off),
+	  "auto, or off: no automated decision, replies say only '# lbagent "
+	  "automation off' so HAProxy keeps what it has (markers still act). "
+	  "The environment variable LBAGENT_MODE and a marker state_dir/off "
+	  "override it." },
+};
+
+#define TOFF(f)	offsetof(struct transition_conf, f)
+#define DAY_MS	(24ULL * 3600 * 1000)
+
+/*
+ * How decisions move ([agent], and any [service NAME] to override them
+ * for that service).
+ */
+static const struct config_key transition_keys[] = {
+	{ "agent", "down_after", KEY_DURATION, "30s", 0, DAY_MS,
+	  TOFF(down_after_ms),
+	  "Go down (or drain, when the rules say drain) only after the target "
+	  "has been that bad on every evaluation for this long. Also the "
+	  "least time from start-up to going out." },
+	{ "agent", "degrade_after", KEY_DURATION, "10s", 0, DAY_MS,
+	  TOFF(degrade_after_ms),
+	  "Lower the weight only after the target has been that low or lower "
+	  "on every evaluation for this long." },
+	{ "agent", "up_after", KEY_DURATION, "60s", 0, DAY_MS,
+	  TOFF(up_after_ms),
+	  "Come back from down or drain only after passing on every "
+	  "evaluation for this long; at least down_after." },
+	{ "agent", "restore_after", KEY_DURATION, "30s", 0, DAY_MS,
+	  TOFF(restore_after_ms),
+	  "Raise the weight only after the target has been that high or "
+	  "higher on every evaluation for this long." },
+	{ "agent", "ramp", KEY_DURATION, "60s", 0, DAY_MS, TOFF(ramp_ms),
+	  "Recovery window: back from down or drain, the weight rises "
+	  "linearly from ramp_start to the rules' weight over this long "
+	  "(steps of 5 points or more, at most one a second); 0 sends the "
+	  "full weight at once." },
+	{ "agent", "ramp_start", KEY_PERCENT, "25%", 1, 100,
+	  TOFF(ramp_start), "The weight a recovery starts at." },
+	{ "agent", "flap_limit", KEY_UINT, "3", 0, CONFIG_FLAP_LIMIT_MAX,
+	  TOFF(flap_limit),
+	  "Flap damping: after going out this many times within flap_window, "
+	  "each further up_after doubles (10x at most) until a whole "
+	  "flap_window passes without going out; 0 never damps." },
+	{ "agent", "flap_window", KEY_DURATION, "10m", 1000, 7 * DAY_MS,
+	  TOFF(flap_window_ms), "See flap_limit." },
 };
 
 /* Keys every [probe NAME] has, whatever its type. */
@@ -199,6 +248,8 @@ type_name(enum key_type t)
 	case KEY_REACTION:	return "reaction";
 	case KEY_TYPE:		return "probe type";
 	case KEY_NAMES:		return "name list";
+	case KEY_PERCENT:	return "percentage";
+	case KEY_MODE:		return "auto or off";
 	}
 	return "?";
 }
@@ -383,6 +434,18 @@ parse_names(struct service_conf *svc, const char *value, const char **why)
 }
 
 int
+config_parse_mode(const char *s, bool *off)
+{
+	if (strcasecmp(s, "auto") == 0)
+		*off = false;
+	else if (strcasecmp(s, "off") == 0)
+		*off = true;
+	else
+		return -1;
+	return 0;
+}
+
+int
 config_parse_reaction(const char *s, struct reaction *r, const char **why)
 {
 	double	pct;
@@ -474,6 +537,29 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return parse_names(base, value, why);
 	case KEY_TYPE:
 		return 0;	/* read before the rest of its section */
+	case KEY_PERCENT: {
+		double pct;
+
+		if (units_percent(value, &pct, why) == -1 ||
+		    pct != (uint64_t)pct) {
+			*why = "expected a whole percentage such as 25%";
+			return -1;
+		}
+		u = (uint64_t)pct;
+		if (u < k->min || u > k->max) {
+			*why = "out of range";
+			return -1;
+		}
+		memcpy((char *)base + k->offset, &u, sizeof(u));
+		return 0;
+	}
+	case KEY_MODE:
+		if (config_parse_mode(value, &b) == -1) {
+			*why = "expected auto or off";
+			return -1;
+		}
+		memcpy((char *)base + k->offset, &b, sizeof(b));
+		return 0;
 	}
 	*why = "unknown key type";
 	return -1;
@@ -488,6 +574,9 @@ format_range(const struct config_key *k, char *buf, size_t size)
 	buf[0] = '\0';
 	if (k->type == KEY_UINT)
 		snprintf(buf, size, "%llu to %llu", (unsigned long long)k->min,
+		    (unsigned long long)k->max);
+	else if (k->type == KEY_PERCENT)
+		snprintf(buf, size, "%llu%% to %llu%%", (unsigned long long)k->min,
 		    (unsigned long long)k->max);
 	else if (k->type == KEY_DURATION) {
 		units_format_ms(k->min, lo, sizeof(lo));
@@ -629,6 +718,45 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 	return true;
 }
 
+/* A key of transition_keys in [agent] or [service]; arg: where it goes. */
+static bool
+transition_key(struct parse *p, struct entry *e, void *arg)
+{
+	const struct config_key	*k;
+	const char		*why;
+	unsigned		 first;
+
+	if ((k = find_key(transition_keys, NKEYS_OF(transition_keys),
+	    e->key)) == NULL)
+		return false;
+	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
+		add_error(p->errs, p->path, e->line,
+		    "%s: given twice (first on line %u)", e->key, first);
+	else if (set_value(arg, k, e->value, &why) == -1)
+		value_error(p, e, k, why);
+	return true;
+}
+
+/* "Longer before coming back": up_after may not be below down_after. */
+static void
+check_transitions(struct parse *p, size_t section,
+    const struct transition_conf *tc, const char *where)
+{
+	char		 u[32], d[32];
+	unsigned	 line = first_line_of(p, section, "up_after", NULL);
+
+	if (tc->up_after_ms >= tc->down_after_ms)
+		return;
+	if (line == 0)
+		line = first_line_of(p, section, "down_after", NULL);
+	if (line == 0 && section != SIZE_MAX)
+		line = p->sections[section].line;
+	units_format_ms(tc->up_after_ms, u, sizeof(u));
+	units_format_ms(tc->down_after_ms, d, sizeof(d));
+	add_error(p->errs, p->path, line, "%sup_after %s must be at least "
+	    "down_after %s", where, u, d);
+}
+
 static const struct entry *
 find_entry(const struct parse *p, size_t section, const char *key)
 {
@@ -685,11 +813,16 @@ build_service(struct parse *p, size_t section, struct service_conf *svc)
 {
 	const struct section	*sec = &p->sections[section];
 
+	char			 where[NAME_MAX_LEN + 16];
+
 	svc->line = sec->line;
 	if ((svc->name = strdup(sec->name)) == NULL)
 		return;
+	svc->transitions = p->cfg->transitions;
 	table_apply(p, section, service_keys, NKEYS_OF(service_keys), svc,
-	    NULL, NULL);
+	    transition_key, &svc->transitions);
+	snprintf(where, sizeof(where), "[service %s]: ", sec->name);
+	check_transitions(p, section, &svc->transitions, where);
 	if (find_entry(p, section, "probes") == NULL)
 		add_error(p->errs, p->path, sec->line,
 		    "[service %s]: no probes (probes = name, name, ...)",
@@ -742,7 +875,11 @@ build(struct parse *p)
 		return;
 	}
 	/* [agent] may be absent: its defaults still apply. */
-	table_apply(p, agent, config_keys, NKEYS, cfg, NULL, NULL);
+	table_apply(p, agent, config_keys, NKEYS, cfg, transition_key,
+	    &cfg->transitions);
+	table_defaults(p, transition_keys, NKEYS_OF(transition_keys),
+	    &cfg->transitions, agent);
+	check_transitions(p, agent, &cfg->transitions, "");
 	for (i = 0; i < p->nsections; i++) {
 		if (p->sections[i].bad)
 			continue;
@@ -1055,6 +1192,8 @@ config_print_keys(FILE *fp)
 	char				 names[512], *save, *name;
 
 	print_table(fp, "[agent]", config_keys, NKEYS);
+	print_table(fp, "\n[agent], and [service NAME] to override for one "
+	    "service", transition_keys, NKEYS_OF(transition_keys));
 	print_table(fp, "\n[probe NAME], every type", probe_keys,
 	    NKEYS_OF(probe_keys));
 	snprintf(names, sizeof(names), "%s", probe_kind_names());

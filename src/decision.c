@@ -73,5 +73,5 @@ bool
 decision_equal(const struct decision *a, const struct decision *b)
 {
 	return a->state == b->state && a->weight == b->weight &&
-	    a->failing == b->failing && strcmp(a->reason, b->reason) == 0;
+	    a->failing == b->failing && a->ramping == b->ramping && strcmp(a->reason, b->reason) == 0;
 }

@@ -61,6 +61,11 @@ units_duration_ms(const char *s, uint64_t *ms, const char **why)
 		*ms = v * duration_units[i].ms;
 		return 0;
 	}
+	/* Nothing needs no unit: "ramp = 0". */
+	if (*s == '\0' && v == 0) {
+		*ms = 0;
+		return 0;
+	}
 	*why = *s == '\0' ? "duration needs a unit: ms, s, m or h" :
 	    "unknown duration unit (use ms, s, m or h)";
 	return -1;
@@ -170,4 +175,21 @@ units_format_ms(uint64_t ms, char *buf, unsigned long size)
 		snprintf(buf, size, "%llus", (unsigned long long)(ms / 1000));
 	else
 		snprintf(buf, size, "%llums", (unsigned long long)ms);
+}
+
+void
+units_format_age(uint64_t ms, char *buf, unsigned long size)
+{
+	unsigned long long	s = ms / 1000;
+
+	if (ms < 10000)
+		snprintf(buf, size, "%llu.%llus", s, (unsigned long long)(ms % 1000) / 100);
+	else if (s < 60)
+		snprintf(buf, size, "%llus", s);
+	else if (s < 3600 && s % 60 == 0)
+		snprintf(buf, size, "%llum", s / 60);
+	else if (s < 3600)
+		snprintf(buf, size, "%llum%02llus", s / 60, s % 60);
+	else
+		snprintf(buf, size, "%lluh%02llum", s / 3600, s / 60 % 60);
 }

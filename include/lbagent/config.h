@@ -13,6 +13,7 @@
 
 #define CONFIG_DEFAULT_PATH	"/etc/lbagent/lbagent.conf"
 #define CONFIG_MAX_LISTEN	16
+#define CONFIG_FLAP_LIMIT_MAX	32
 
 /* One listen address as written: host NULL means every address. */
 struct config_listen {
@@ -39,6 +40,21 @@ struct reaction {
 	unsigned		weight;
 };
 
+/*
+ * How a service moves towards its rules' target ([agent], overridable per
+ * [service]); see transition.h.
+ */
+struct transition_conf {
+	uint64_t	down_after_ms;		/* before down or drain by rules */
+	uint64_t	degrade_after_ms;	/* before a lower weight */
+	uint64_t	up_after_ms;		/* before back from out */
+	uint64_t	restore_after_ms;	/* before a higher weight */
+	uint64_t	ramp_ms;		/* recovery window; 0: none */
+	uint64_t	ramp_start;		/* percent the ramp starts at */
+	uint64_t	flap_limit;		/* goings-out before damping; 0: never */
+	uint64_t	flap_window_ms;
+};
+
 struct probe_ops;
 
 /* One [probe NAME] section. */
@@ -60,6 +76,7 @@ struct service_conf {
 	char			**probes;	/* names of [probe] sections */
 	size_t			 nprobes;
 	struct config_listens	 listen;	/* none: the shared agent port */
+	struct transition_conf	 transitions;	/* [agent]'s unless overridden */
 };
 
 struct config {
@@ -71,6 +88,8 @@ struct config {
 	bool			 reply_reasons;
 	uint64_t		 lb_forget_after_ms;
 	uint64_t		 request_timeout_ms;
+	bool			 automation_off;	/* mode = off */
+	struct transition_conf	 transitions;
 	struct probe_conf	*probes;
 	size_t			 nprobes;
 	struct service_conf	*services;
@@ -97,6 +116,9 @@ void		 config_print_keys(FILE *);
 
 /* The probe or service of that name; NULL when there is none. */
 const struct probe_conf	*config_probe(const struct config *, const char *name);
+
+/* "auto" (*off = false) or "off", any case; -1 otherwise. */
+int		 config_parse_mode(const char *s, bool *off);
 
 /* "down", "drain", "ignore" or "NN%" (1-99). */
 int		 config_parse_reaction(const char *s, struct reaction *,

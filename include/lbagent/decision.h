@@ -24,6 +24,7 @@ struct decision {
 	 * agent DOWN lbagent set earlier does not outlive the rules' verdict.
 	 */
 	bool		failing;
+	bool		ramping;		/* up, recovering at a lower weight */
 	char		reason[REASON_MAX + 1];	/* "" when there is nothing to say */
 };
 

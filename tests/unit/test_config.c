@@ -318,6 +318,79 @@ START_TEST(missing_file)
 }
 END_TEST
 
+START_TEST(transitions_and_mode)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+	bool			 off;
+
+	cfg = load("[agent]\n"
+	    "mode = off\n"
+	    "down_after = 5s\n"
+	    "up_after = 20s\n"
+	    "ramp_start = 40%\n"
+	    "flap_limit = 0\n"
+	    "[probe a]\ntype = tcp\naddress = 127.0.0.1:1\n"
+	    "[service web]\nprobes = a\nup_after = 2m\nramp = 0\n"
+	    "[service api]\nprobes = a\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert(cfg->automation_off);
+	ck_assert_uint_eq(cfg->transitions.down_after_ms, 5000);
+	ck_assert_uint_eq(cfg->transitions.up_after_ms, 20000);
+	ck_assert_uint_eq(cfg->transitions.degrade_after_ms, 10000);
+	ck_assert_uint_eq(cfg->transitions.restore_after_ms, 30000);
+	ck_assert_uint_eq(cfg->transitions.ramp_ms, 60000);
+	ck_assert_uint_eq(cfg->transitions.ramp_start, 40);
+	ck_assert_uint_eq(cfg->transitions.flap_limit, 0);
+	ck_assert_uint_eq(cfg->transitions.flap_window_ms, 600000);
+	/* A service inherits [agent]'s and overrides what it gives. */
+	ck_assert_uint_eq(cfg->services[0].transitions.up_after_ms, 120000);
+	ck_assert_uint_eq(cfg->services[0].transitions.ramp_ms, 0);
+	ck_assert_uint_eq(cfg->services[0].transitions.down_after_ms, 5000);
+	ck_assert_uint_eq(cfg->services[0].transitions.ramp_start, 40);
+	ck_assert_uint_eq(cfg->services[1].transitions.up_after_ms, 20000);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	cfg = load("[agent]\n", &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert(!cfg->automation_off);
+	ck_assert_uint_eq(cfg->transitions.down_after_ms, 30000);
+	ck_assert_uint_eq(cfg->transitions.up_after_ms, 60000);
+	ck_assert_uint_eq(cfg->transitions.ramp_start, 25);
+	ck_assert_uint_eq(cfg->transitions.flap_limit, 3);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	expect_error("[agent]\nmode = manual\n", 2,
+	    "mode: expected auto or off: 'manual'");
+	expect_error("[agent]\nramp_start = 0%\n", 2,
+	    "ramp_start: '0%' out of range (1% to 100%)");
+	expect_error("[agent]\nramp_start = 25.5%\n", 2,
+	    "ramp_start: expected a whole percentage such as 25%: '25.5%'");
+	expect_error("[agent]\nflap_limit = 33\n", 2,
+	    "flap_limit: '33' out of range (0 to 32)");
+	expect_error("[agent]\ndown_after = 1m\n\nup_after = 30s\n", 4,
+	    "up_after 30s must be at least down_after 1m");
+	expect_error("[agent]\ndown_after = 2m\n", 2,
+	    "up_after 1m must be at least down_after 2m");
+	expect_error("[agent]\ndown_after = 1s\ndown_after = 2s\n", 3,
+	    "down_after: given twice (first on line 2)");
+	expect_error("[probe a]\ntype = tcp\naddress = 127.0.0.1:1\n"
+	    "[service web]\nprobes = a\ndown_after = 90s\n", 6,
+	    "[service web]: up_after 1m must be at least down_after 90s");
+	expect_error("[probe a]\ntype = tcp\naddress = 127.0.0.1:1\n"
+	    "down_after = 1s\n", 4, "unknown key 'down_after' in [probe a]");
+
+	ck_assert_int_eq(config_parse_mode("OFF", &off), 0);
+	ck_assert(off);
+	ck_assert_int_eq(config_parse_mode("Auto", &off), 0);
+	ck_assert(!off);
+	ck_assert_int_eq(config_parse_mode("on", &off), -1);
+	ck_assert_int_eq(config_parse_mode("", &off), -1);
+}
+END_TEST
+
 /* The shipped config parses, and documents every key with its default. */
 START_TEST(shipped_config_documents_every_key)
 {
@@ -386,6 +459,7 @@ main(void)
 	tcase_add_test(tc, every_error_reported_in_order);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, shipped_config_documents_every_key);
+	tcase_add_test(tc, transitions_and_mode);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

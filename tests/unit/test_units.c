@@ -33,6 +33,8 @@ START_TEST(durations)
 	ck_assert_uint_eq(dur_ok("1m"), 60000);
 	ck_assert_uint_eq(dur_ok("1h"), 3600000);
 	ck_assert_uint_eq(dur_ok("0s"), 0);
+	ck_assert_uint_eq(dur_ok("0"), 0);	/* nothing needs no unit */
+	ck_assert_uint_eq(dur_ok("00"), 0);
 	ck_assert_uint_eq(dur_ok("1500ms"), 1500);
 	ck_assert_uint_eq(dur_ok("168h"), 168ULL * 3600000);
 	dur_bad("", "expected a duration such as 500ms, 2s, 1m or 1h");
@@ -40,6 +42,7 @@ START_TEST(durations)
 	dur_bad("-1s", "expected a duration such as 500ms, 2s, 1m or 1h");
 	dur_bad(" 2s", "expected a duration such as 500ms, 2s, 1m or 1h");
 	dur_bad("2", "duration needs a unit: ms, s, m or h");
+	dur_bad("1", "duration needs a unit: ms, s, m or h");
 	dur_bad("2x", "unknown duration unit (use ms, s, m or h)");
 	dur_bad("1.5s", "unknown duration unit (use ms, s, m or h)");
 	dur_bad("2s ", "unknown duration unit (use ms, s, m or h)");
@@ -109,6 +112,23 @@ START_TEST(format_round_trips)
 }
 END_TEST
 
+START_TEST(format_ages)
+{
+	static const struct { uint64_t ms; const char *text; } v[] = {
+		{ 0, "0.0s" }, { 250, "0.2s" }, { 9999, "9.9s" }, { 10000, "10s" },
+		{ 59999, "59s" }, { 60000, "1m" }, { 61000, "1m01s" },
+		{ 725000, "12m05s" }, { 3600000, "1h00m" }, { 12000000, "3h20m" },
+	};
+	char	buf[32];
+	size_t	i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		units_format_age(v[i].ms, buf, sizeof(buf));
+		ck_assert_str_eq(buf, v[i].text);
+	}
+}
+END_TEST
+
 START_TEST(percent_size_double)
 {
 	const char	*why;
@@ -168,6 +188,7 @@ main(void)
 	tcase_add_test(tc, booleans);
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, format_round_trips);
+	tcase_add_test(tc, format_ages);
 	tcase_add_test(tc, percent_size_double);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
