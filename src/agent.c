@@ -1,15 +1,17 @@
 /*
- * The agent core. Every input (a probe's run, a marker) ends in
- * service_evaluate(), which makes the service's decision; a change of it
- * goes through service_set_decision(), which composes the lines once, logs
- * the change and settles the claims with lbkeys. The reply path only
- * copies.
+ * The agent core. Every input (a probe's run, a marker, the 250 ms tick)
+ * ends in service_evaluate(): the rules give a target, the transition
+ * engine moves towards it (or the kill switch stops it), the markers go
+ * over that. A change of the decision goes through service_set_decision(),
+ * which composes the lines once, logs the change, keeps the history and
+ * settles the claims with lbkeys. The reply path only copies.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "lbagent/agent.h"
 #include "lbagent/clock.h"
@@ -20,10 +22,13 @@
 #include "lbagent/rules.h"
 #include "lbagent/scheduler.h"
 #include "lbagent/state.h"
+#include "lbagent/transition.h"
+#include "lbagent/units.h"
 
 #define MARKER_POLL_MS	250	/* markers show in replies well within 1 s */
 #define EXPIRE_POLL_MS	5000
 #define SAVE_RETRY_MS	1000	/* after a failed save (disk full, no fds) */
+#define SAVE_SOON_MS	1000	/* coalesces saves of windows under way */
 
 struct service {
 	struct agent		*a;
@@ -38,6 +43,9 @@ struct service {
 	char			 lines[CLAIM_ALL + 1][REPLY_MAX];
 	size_t			 lens[CLAIM_ALL + 1];
 	struct lbkeys		*keys;
+	struct transition	 tr;
+	struct history		 history;
+	bool			 off;		/* automation off, as last seen */
 };
 
 struct agent {
@@ -50,7 +58,10 @@ struct agent {
 	size_t			 nsvcs;
 	struct markers		 node;		/* state_dir's own markers */
 	uint64_t		 incarnation;
+	int			 mode_env;	/* LBAGENT_MODE: -1 unset, 0, 1 off */
+	char			 boot_id[BOOT_ID_MAX];
 	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
+	struct event		*soon_ev;
 	bool			 save_failed;
 };
 
@@ -83,6 +94,19 @@ schedule_save(struct agent *a)
 	event_active(a->save_ev, EV_TIMEOUT, 0);
 }
 
+/*
+ * For windows under way (a target that changed, a ramp step): saved
+ * within a second, so a flapping probe costs one fsync a second at most.
+ */
+static void
+schedule_save_soon(struct agent *a)
+{
+	struct timeval	tv = { SAVE_SOON_MS / 1000, (SAVE_SOON_MS % 1000) * 1000 };
+
+	if (!evtimer_pending(a->soon_ev, NULL))
+		evtimer_add(a->soon_ev, &tv);
+}
+
 /* The services as the state file sees them; NULL when out of memory. */
 static struct state_service *
 state_services(const struct agent *a)
@@ -97,6 +121,8 @@ state_services(const struct agent *a)
 		ss[i].has_decision = a->svcs[i].has_decision;
 		ss[i].decision = a->svcs[i].decision;
 		ss[i].keys = a->svcs[i].keys;
+		ss[i].tr = &a->svcs[i].tr;
+		ss[i].history = &a->svcs[i].history;
 	}
 	return ss;
 }
@@ -106,17 +132,22 @@ save_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent		*a = arg;
 	struct state_service	*ss;
+	struct state_clock	 c;
 	struct timeval		 retry = { SAVE_RETRY_MS / 1000,
 				    (SAVE_RETRY_MS % 1000) * 1000 };
 	int			 rc;
 
 	(void)fd;
 	(void)what;
+	/* This save covers whatever was waiting to be saved soon. */
+	if (a->soon_ev != NULL)
+		evtimer_del(a->soon_ev);
+	state_clock_now(&c, a->boot_id);
 	if ((ss = state_services(a)) == NULL)
 		rc = -1;
 	else {
 		rc = state_save(a->cfg->state_dir, a->incarnation, ss, a->nsvcs,
-		    clock_now_ms(), clock_wall_ms());
+		    &c);
 		free(ss);
 	}
 	if (rc == -1) {
@@ -163,12 +194,20 @@ static void
 service_set_decision(struct service *s, const struct decision *d,
     bool at_start)
 {
-	char		 was[REPLY_MAX], now[REPLY_MAX], p[96];
-	unsigned	 released;
-	const char	*what;
+	char		 was[REPLY_MAX], now[REPLY_MAX], p[96], wb[24], nb[24];
+	unsigned	 claims, released;
+	const char	*what, *from, *to;
 
 	if (s->has_decision && decision_equal(&s->decision, d) && !at_start)
 		return;
+	/* A transition for the history; a step of a ramp is not one. */
+	from = s->has_decision ? decision_words(&s->decision, wb) : "start";
+	to = decision_words(d, nb);
+	if (strcmp(from, to) != 0 &&
+	    !(s->has_decision && s->decision.ramping && d->ramping))
+		history_add(&s->history, clock_wall_ms(), from, to,
+		    d->automation_off && d->reason[0] == '\0' ?
+		    "lbagent automation off" : d->reason);
 	if (s->has_decision)
 		printable_line(s->lines[0], was);
 	compose(s, d);
@@ -179,8 +218,17 @@ service_set_decision(struct service *s, const struct decision *d,
 		log_warnx("%sreply changed%s: \"%s\" (was \"%s\")", prefix(s, p),
 		    at_start ? " at start-up" : "", now, was);
 
-	released = lbkeys_claims(s->keys) & ~reply_claims(d);
-	lbkeys_claim(s->keys, reply_claims(d), clock_now_ms());
+	claims = reply_claims(d);
+	/*
+	 * Off leaves the load balancers as they are: a weight lbagent set is
+	 * still held there, so it stays claimed (and a restore word not yet
+	 * delivered stays owed) until automation decides again.
+	 */
+	if (d->automation_off)
+		claims |= (lbkeys_claims(s->keys) | lbkeys_owed(s->keys)) &
+		    CLAIM_WEIGHT;
+	released = lbkeys_claims(s->keys) & ~claims;
+	lbkeys_claim(s->keys, claims, clock_now_ms());
 	what = s->has_decision ? node_state_name(s->decision.state) : "claim";
 	if (released & CLAIM_ADMIN)
 		log_release(s, what, "'ready'");
@@ -191,12 +239,88 @@ service_set_decision(struct service *s, const struct decision *d,
 	schedule_save(s->a);
 }
 
-/* The rules over the service's probes, then its markers over the rules. */
+/* Why automation is off for s ("LBAGENT_MODE=off", ...); NULL: it is on. */
+static const char *
+off_source(const struct service *s, char *buf, size_t size)
+{
+	const struct agent	*a = s->a;
+
+	if (a->node.m[MARKER_OFF].present)
+		snprintf(buf, size, "marker %s/off", a->cfg->state_dir);
+	else if (s->marker_dir != NULL && s->own.m[MARKER_OFF].present)
+		snprintf(buf, size, "marker %s/off", s->marker_dir);
+	else if (a->mode_env == 1)
+		snprintf(buf, size, "LBAGENT_MODE=off");
+	else if (a->mode_env == -1 && a->cfg->automation_off)
+		snprintf(buf, size, "mode = off in %s", a->cfg->path);
+	else
+		return NULL;
+	return buf;
+}
+
+/* A monotonic time as the wall clock's date and time, for people. */
+static const char *
+clock_text(int64_t ms, char buf[32])
+{
+	time_t		t = (time_t)((clock_wall_ms() - (clock_now_ms() - ms)) / 1000);
+	struct tm	tm;
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, 32, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, 32, "?");
+	return buf;
+}
+
+/* Switched off: says what the load balancers may still hold from lbagent. */
+static void
+log_switched_off(struct service *s, const char *why)
+{
+	struct decision	d;
+	char		p[96], since[32], held[160];
+
+	transition_current(&s->tr, clock_now_ms(), &d);
+	if (d.state == NODE_DOWN)
+		snprintf(held, sizeof(held), "down since %s, held by HAProxy "
+		    "until an operator or lbagent says otherwise",
+		    clock_text(s->tr.since_ms, since));
+	else if (d.weight < 100)
+		snprintf(held, sizeof(held), "weight %u%% since %s, held by "
+		    "HAProxy until an operator or lbagent says otherwise",
+		    d.weight, clock_text(s->tr.since_ms, since));
+	else
+		snprintf(held, sizeof(held), "nothing: lbagent last said up at "
+		    "full weight");
+	log_warnx("%sautomation off (%s): no automated decisions; replies say "
+	    "only '# lbagent automation off' and markers still act. The load "
+	    "balancers may still hold from lbagent: %s", prefix(s, p), why,
+	    held);
+}
+
+/* True when every probe's verdict rests on evidence (scheduler.h). */
+static bool
+probes_settled(const struct service *s)
+{
+	size_t	i;
+
+	for (i = 0; i < s->nprobes; i++)
+		if (!probe_state(s->probes[i])->settled)
+			return false;
+	return true;
+}
+
+/*
+ * The rules over the service's probes, the transition engine over the
+ * rules (unless automation is off), then its markers over that.
+ */
 static void
 service_evaluate(struct service *s, bool at_start)
 {
 	struct rules_input	*in = NULL;
-	struct decision		 target, d;
+	struct decision		 target, auto_d, d;
+	struct transition_notes	 notes;
+	char			 wb[PATH_MAX + 32], p[96];
+	const char		*why;
+	char			 da[32];
 	size_t			 i;
 
 	if (s->nprobes > 0 && (in = calloc(s->nprobes, sizeof(*in))) != NULL) {
@@ -213,7 +337,32 @@ service_evaluate(struct service *s, bool at_start)
 	}
 	rules_evaluate(in, in != NULL ? s->nprobes : 0, &target);
 	free(in);
-	decision_make(&s->a->node, s->marker_dir ? &s->own : NULL, &target, &d);
+	if ((why = off_source(s, wb, sizeof(wb))) != NULL) {
+		if (!s->off)
+			log_switched_off(s, why);
+		s->off = true;
+		decision_off(&auto_d);
+	} else {
+		if (s->off) {
+			/* Like a start: no going out sooner than down_after. */
+			transition_restart_counts(&s->tr);
+			units_format_ms(s->tr.conf->down_after_ms, da, sizeof(da));
+			log_warnx("%sautomation on again: counting starts now "
+			    "(no going out within down_after %s)", prefix(s, p),
+			    da);
+		}
+		s->off = false;
+		if (transition_evaluate(&s->tr, &target, probes_settled(s),
+		    clock_now_ms(), &auto_d, &notes))
+			schedule_save_soon(s->a);
+		for (i = 0; i < notes.count; i++) {
+			if (notes.n[i].warning)
+				log_warnx("%s%s", prefix(s, p), notes.n[i].text);
+			else
+				log_notice("%s%s", prefix(s, p), notes.n[i].text);
+		}
+	}
+	decision_make(&s->a->node, s->marker_dir ? &s->own : NULL, &auto_d, &d);
 	service_set_decision(s, &d, at_start);
 }
 
@@ -373,6 +522,8 @@ create_services(struct agent *a)
 	for (i = 0; i < a->nsvcs; i++) {
 		s = &a->svcs[i];
 		s->a = a;
+		transition_init(&s->tr, i == 0 ? &cfg->transitions :
+		    &cfg->services[i - 1].transitions, clock_now_ms());
 		if ((s->keys = lbkeys_new((int64_t)cfg->lb_forget_after_ms)) == NULL)
 			return -1;
 		s->probes = calloc(a->nprobes ? a->nprobes : 1, sizeof(*s->probes));
@@ -408,16 +559,24 @@ static void
 load_state(struct agent *a)
 {
 	struct state_service	*ss;
+	struct state_clock	 c;
+	struct state_resume	 r;
+	char			 gap[32], wb[24];
 	size_t			 i;
 
 	if ((ss = state_services(a)) == NULL)
 		return;
+	state_clock_now(&c, a->boot_id);
 	switch (state_load(a->cfg->state_dir, &a->incarnation, ss, a->nsvcs,
-	    clock_now_ms(), clock_wall_ms())) {
+	    &c, &r)) {
 	case STATE_LOADED:
-		log_notice("%s/%s: resumed: last reply was %s", a->cfg->state_dir,
-		    STATE_FILE, ss[0].has_decision ?
-		    node_state_name(ss[0].decision.state) : "none");
+		units_format_age((uint64_t)r.gap_ms, gap, sizeof(gap));
+		log_notice("%s/%s: resumed after %s stopped (%s): last reply "
+		    "was %s", a->cfg->state_dir, STATE_FILE, gap, r.same_boot ?
+		    "same boot: windows of passing kept running" :
+		    "after a reboot or with no boot id: windows of passing "
+		    "resume where they were", ss[0].has_decision ?
+		    decision_words(&ss[0].decision, wb) : "none");
 		break;
 	case STATE_NONE:
 		log_notice("%s/%s: none yet: first start", a->cfg->state_dir,
@@ -439,7 +598,7 @@ load_state(struct agent *a)
 
 struct agent *
 agent_new(struct event_base *base, const struct config *cfg,
-    const struct probe_env *env)
+    const struct probe_env *env, int mode_env)
 {
 	struct agent	*a;
 	size_t		 i;
@@ -449,6 +608,8 @@ agent_new(struct event_base *base, const struct config *cfg,
 	a->base = base;
 	a->cfg = cfg;
 	a->env = env;
+	a->mode_env = mode_env;
+	state_boot_id(a->boot_id);
 	if (mkdir(cfg->state_dir, 0755) == -1 && errno != EEXIST)
 		log_warn("%s: cannot create state directory", cfg->state_dir);
 	if (create_probes(a) == -1 || create_services(a) == -1)
@@ -457,6 +618,7 @@ agent_new(struct event_base *base, const struct config *cfg,
 	a->incarnation++;
 	if ((a->save_ev = event_new(base, -1, 0, save_cb, a)) == NULL ||
 	    (a->retry_ev = evtimer_new(base, save_cb, a)) == NULL ||
+	    (a->soon_ev = evtimer_new(base, save_cb, a)) == NULL ||
 	    (a->marker_ev = add_timer(a, MARKER_POLL_MS, marker_cb)) == NULL ||
 	    (a->expire_ev = add_timer(a, EXPIRE_POLL_MS, expire_cb)) == NULL)
 		goto fail;
@@ -488,6 +650,9 @@ agent_free(struct agent *a)
 	if (a->retry_ev != NULL)
 		event_free(a->retry_ev);
 	a->retry_ev = NULL;
+	if (a->soon_ev != NULL)
+		event_free(a->soon_ev);
+	a->soon_ev = NULL;
 	if (a->save_ev != NULL) {
 		/* A save still pending must not be lost at shutdown. */
 		save_cb(-1, 0, a);
@@ -500,6 +665,22 @@ agent_free(struct agent *a)
 	}
 	free(a->svcs);
 	free(a);
+}
+
+int
+agent_mode_env(char *buf, size_t size)
+{
+	const char	*v = getenv("LBAGENT_MODE");
+	char		 esc[4 * 64 + 1];
+	bool		 off;
+
+	if (v == NULL)
+		return -1;
+	if (config_parse_mode(v, &off) == 0)
+		return off ? 1 : 0;
+	text_escape(esc, v, strnlen(v, 64));
+	snprintf(buf, size, "%s", esc);
+	return -2;
 }
 
 int

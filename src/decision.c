@@ -39,6 +39,25 @@ decision_up(struct decision *d)
 	d->weight = 100;
 }
 
+void
+decision_off(struct decision *d)
+{
+	decision_up(d);
+	d->automation_off = true;
+}
+
+const char *
+decision_words(const struct decision *d, char buf[24])
+{
+	if (d->state == NODE_UP && d->automation_off)
+		return "automation off";
+	if (d->state == NODE_UP && d->weight < 100) {
+		snprintf(buf, 24, "up %u%%", d->weight);
+		return buf;
+	}
+	return node_state_name(d->state);
+}
+
 /* The marker of kind k in own, else in node; NULL when neither has it. */
 static const struct marker *
 pick(const struct markers *node, const struct markers *own,
@@ -66,6 +85,7 @@ decision_make(const struct markers *node, const struct markers *own,
 		return;
 	}
 	d->failing = target->state == NODE_DOWN;
+	d->automation_off = target->automation_off;
 	snprintf(d->reason, sizeof(d->reason), "%s", m->reason);
 }
 
@@ -73,5 +93,6 @@ bool
 decision_equal(const struct decision *a, const struct decision *b)
 {
 	return a->state == b->state && a->weight == b->weight &&
-	    a->failing == b->failing && a->ramping == b->ramping && strcmp(a->reason, b->reason) == 0;
+	    a->failing == b->failing && a->ramping == b->ramping &&
+	    a->automation_off == b->automation_off && strcmp(a->reason, b->reason) == 0;
 }

@@ -346,6 +346,17 @@ lbkeys_owing(const struct lbkeys *lbk)
 	return n;
 }
 
+unsigned
+lbkeys_owed(const struct lbkeys *lbk)
+{
+	unsigned	bits = 0;
+	size_t		i;
+
+	for (i = 0; i < lbk->count; i++)
+		bits |= lbk->keys[i].owes;
+	return bits;
+}
+
 static json_t *
 bits_to_json(unsigned bits)
 {

@@ -102,7 +102,8 @@ main(int argc, char *argv[])
 	struct listener		*listener = NULL;
 	struct probe_env	 env = { NULL, NULL, NULL };
 	struct event		*sigs[3] = { NULL, NULL, NULL };
-	int			 ch, check = 0, rc = 1;
+	int			 ch, check = 0, rc = 1, mode_env;
+	char			 mode_bad[260];
 	size_t			 i;
 
 	while ((ch = getopt_long(argc, argv, "cf:hV", longopts, NULL)) != -1) {
@@ -133,6 +134,14 @@ main(int argc, char *argv[])
 	}
 
 	cfg = config_load(path, &errs);
+	/* The kill switch must never be mistyped into "on". */
+	if ((mode_env = agent_mode_env(mode_bad, sizeof(mode_bad))) == -2) {
+		fprintf(stderr, "lbagent: LBAGENT_MODE='%s': expected auto or "
+		    "off\n", mode_bad);
+		config_errors_free(&errs);
+		config_free(cfg);
+		return 1;
+	}
 	if (check) {
 		for (i = 0; i < errs.count; i++)
 			printf("%s\n", errs.lines[i]);
@@ -168,7 +177,7 @@ main(int argc, char *argv[])
 		log_errx("cannot start libcurl");
 		goto out;
 	}
-	if ((agent = agent_new(base, cfg, &env)) == NULL) {
+	if ((agent = agent_new(base, cfg, &env, mode_env)) == NULL) {
 		log_errx("cannot start the agent");
 		goto out;
 	}

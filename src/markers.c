@@ -16,6 +16,7 @@
 static const char *const marker_names[MARKER_COUNT] = {
 	[MARKER_MAINT] = "maint",
 	[MARKER_DRAIN] = "drain",
+	[MARKER_OFF] = "off",
 };
 
 const char *

@@ -11,7 +11,7 @@ reply_claims(const struct decision *d)
 
 	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
 		claims |= CLAIM_ADMIN;
-	if (d->state == NODE_UP && d->weight < 100)
+	if (d->state == NODE_UP && d->weight < 100 && !d->automation_off)
 		claims |= CLAIM_WEIGHT;
 	return claims;
 }
@@ -22,12 +22,42 @@ reply_restore_word(unsigned claim_bit)
 	return claim_bit == CLAIM_ADMIN ? "ready" : "100%";
 }
 
+#define OFF_TEXT	"lbagent automation off"
+
+/*
+ * Automation off: a marker's word and "ready" when a marker ended, never
+ * an up, down or weight; the comment always (an empty line is an invalid
+ * reply).
+ */
+static size_t
+compose_off(const struct decision *d, unsigned restore, bool reasons,
+    char buf[REPLY_MAX])
+{
+	size_t	n = 0;
+
+	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
+		n += (size_t)snprintf(buf, REPLY_MAX, "%s ",
+		    node_state_name(d->state));
+	else if (restore & CLAIM_ADMIN)
+		n += (size_t)snprintf(buf, REPLY_MAX, "ready ");
+	if (reasons && d->reason[0] != '\0')
+		n += (size_t)snprintf(buf + n, REPLY_MAX - n, "#%s; " OFF_TEXT,
+		    d->reason);
+	else
+		n += (size_t)snprintf(buf + n, REPLY_MAX - n, "# " OFF_TEXT);
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
 size_t
 reply_compose(const struct decision *d, unsigned restore, bool reasons,
     char buf[REPLY_MAX])
 {
 	size_t	n = 0;
 
+	if (d->automation_off)
+		return compose_off(d, restore, reasons, buf);
 	/* "ready" would undo a drain or maint we are asserting right now. */
 	if ((restore & CLAIM_ADMIN) && d->state != NODE_DRAIN &&
 	    d->state != NODE_MAINT)

@@ -31,6 +31,8 @@ probe_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
 	if (out->result == PROBE_OK) {
 		st->ok_streak++;
 		st->bad_streak = 0;
+		if (st->ok_streak >= rise)
+			st->settled = true;
 		if (st->counted != PROBE_OK && st->ok_streak >= rise) {
 			st->counted = PROBE_OK;
 			st->counted_reason[0] = '\0';
@@ -40,6 +42,8 @@ probe_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
 	}
 	st->bad_streak++;
 	st->ok_streak = 0;
+	if (st->bad_streak >= fall)
+		st->settled = true;
 	/*
 	 * Failing after `fall` bad runs; once failing, a change between warn
 	 * and crit counts at once. The reason is the one of the run that

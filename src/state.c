@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbagent/clock.h"
 #include "lbagent/log.h"
 #include "lbagent/state.h"
 
@@ -46,18 +47,66 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 	return 0;
 }
 
-/* One service's decision and keys from its object. */
-static int
-parse_service(const json_t *o, struct state_service *svc, int64_t now_ms,
-    int64_t wall_ms, const char **why)
+void
+state_boot_id(char buf[BOOT_ID_MAX])
 {
-	json_t	*decision = NULL, *lbs;
+	FILE	*fp;
 
-	if (json_unpack((json_t *)o, "{s?o, s:o}", "decision", &decision,
-	    "load_balancers", &lbs) != 0) {
+	buf[0] = '\0';
+	if ((fp = fopen("/proc/sys/kernel/random/boot_id", "re")) == NULL)
+		return;
+	if (fgets(buf, BOOT_ID_MAX, fp) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(fp);
+}
+
+void
+state_clock_now(struct state_clock *c, const char *boot_id)
+{
+	c->now_ms = clock_now_ms();
+	c->wall_ms = clock_wall_ms();
+	c->boot_ms = clock_boot_ms();
+	snprintf(c->boot_id, sizeof(c->boot_id), "%s", boot_id);
+}
+
+struct state_resume
+state_gap(int64_t saved_wall_ms, int64_t saved_boot_ms,
+    const char *saved_boot_id, const struct state_clock *now)
+{
+	struct state_resume	r = { 0, false };
+
+	if (saved_boot_id != NULL && saved_boot_id[0] != '\0' &&
+	    strcmp(saved_boot_id, now->boot_id) == 0 && saved_boot_ms >= 0 &&
+	    saved_boot_ms <= now->boot_ms) {
+		r.same_boot = true;
+		r.gap_ms = now->boot_ms - saved_boot_ms;
+	} else if (now->wall_ms > saved_wall_ms)
+		r.gap_ms = now->wall_ms - saved_wall_ms;
+	return r;
+}
+
+/* One service's decision, keys, transitions and history from its object. */
+static int
+parse_service(const json_t *o, struct state_service *svc,
+    const struct state_clock *c, const struct state_resume *r,
+    const char **why)
+{
+	json_t	*decision = NULL, *lbs, *tr = NULL, *hist = NULL;
+	int64_t	 now_ms = c->now_ms, wall_ms = c->wall_ms;
+
+	if (json_unpack((json_t *)o, "{s?o, s:o, s?o, s?o}", "decision",
+	    &decision, "load_balancers", &lbs, "transition", &tr, "history",
+	    &hist) != 0) {
 		*why = "a service lacks load_balancers";
 		return -1;
 	}
+	if (tr != NULL && svc->tr != NULL && transition_from_json(svc->tr, tr,
+	    now_ms, r->gap_ms, r->same_boot, why) == -1)
+		return -1;
+	if (hist != NULL && svc->history != NULL &&
+	    history_from_json(svc->history, hist, why) == -1)
+		return -1;
 	if (decision != NULL && !json_is_null(decision)) {
 		if (decision_from_json(decision, &svc->decision, why) == -1)
 			return -1;
@@ -81,18 +130,22 @@ find_service(struct state_service *svcs, size_t n, const char *name)
 
 static int
 parse(const json_t *root, uint64_t *incarnation, struct state_service *svcs,
-    size_t n, int64_t now_ms, int64_t wall_ms, const char **why)
+    size_t n, const struct state_clock *c, struct state_resume *r,
+    const char **why)
 {
 	struct state_service	*svc;
 	json_t			*services = NULL, *o;
-	json_int_t		 version, inc;
-	const char		*name;
+	json_int_t		 version, inc, saved_at = 0, uptime = -1;
+	const char		*name, *boot_id = NULL;
 
-	if (json_unpack((json_t *)root, "{s:I, s:I, s?o}", "version", &version,
-	    "incarnation", &inc, "services", &services) != 0) {
+	if (json_unpack((json_t *)root, "{s:I, s:I, s?o, s?I, s?I, s?s}",
+	    "version", &version, "incarnation", &inc, "services", &services,
+	    "saved_at", &saved_at, "uptime_ms", &uptime, "boot_id",
+	    &boot_id) != 0) {
 		*why = "missing version or incarnation";
 		return -1;
 	}
+	*r = state_gap(saved_at, uptime, boot_id, c);
 	if (version != STATE_VERSION) {
 		*why = "unknown version";
 		return -1;
@@ -104,7 +157,7 @@ parse(const json_t *root, uint64_t *incarnation, struct state_service *svcs,
 	*incarnation = (uint64_t)inc;
 	/* The default service lives at the top, as before services existed. */
 	if ((svc = find_service(svcs, n, "")) != NULL &&
-	    parse_service(root, svc, now_ms, wall_ms, why) == -1)
+	    parse_service(root, svc, c, r, why) == -1)
 		return -1;
 	if (services == NULL)
 		return 0;
@@ -122,7 +175,7 @@ parse(const json_t *root, uint64_t *incarnation, struct state_service *svcs,
 			    "forgetting what it owed", name);
 			continue;
 		}
-		if (parse_service(o, svc, now_ms, wall_ms, why) == -1)
+		if (parse_service(o, svc, c, r, why) == -1)
 			return -1;
 	}
 	return 0;
@@ -139,6 +192,10 @@ reset(struct state_service *svcs, size_t n, int64_t now_ms)
 		memset(&svcs[i].decision, 0, sizeof(svcs[i].decision));
 		lbkeys_reset(svcs[i].keys);
 		lbkeys_claim(svcs[i].keys, 0, now_ms);
+		if (svcs[i].tr != NULL)
+			transition_init(svcs[i].tr, svcs[i].tr->conf, now_ms);
+		if (svcs[i].history != NULL)
+			memset(svcs[i].history, 0, sizeof(*svcs[i].history));
 	}
 }
 
@@ -159,7 +216,7 @@ move_aside(const char *dir, const char *path, const char *why)
 
 enum state_load_result
 state_load(const char *dir, uint64_t *incarnation, struct state_service *svcs,
-    size_t n, int64_t now_ms, int64_t wall_ms)
+    size_t n, const struct state_clock *c, struct state_resume *r)
 {
 	char		 path[PATH_MAX], reason[256];
 	const char	*why = NULL;
@@ -169,6 +226,8 @@ state_load(const char *dir, uint64_t *incarnation, struct state_service *svcs,
 	int		 fd;
 
 	*incarnation = 0;
+	r->gap_ms = 0;
+	r->same_boot = false;
 	if (state_path(path, sizeof(path), dir, "") == -1)
 		return STATE_NONE;
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) == -1) {
@@ -193,10 +252,12 @@ state_load(const char *dir, uint64_t *incarnation, struct state_service *svcs,
 		move_aside(dir, path, reason);
 		return STATE_CORRUPT;
 	}
-	if (parse(root, incarnation, svcs, n, now_ms, wall_ms, &why) == -1) {
+	if (parse(root, incarnation, svcs, n, c, r, &why) == -1) {
 		json_decref(root);
 		*incarnation = 0;
-		reset(svcs, n, now_ms);
+		r->gap_ms = 0;
+		r->same_boot = false;
+		reset(svcs, n, c->now_ms);
 		move_aside(dir, path, why);
 		return STATE_CORRUPT;
 	}
@@ -222,12 +283,19 @@ write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* Adds a service's decision and load balancers to o. */
+/* Adds a service's decision, load balancers, transitions, history to o. */
 static int
 service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
     int64_t wall_ms)
 {
 	json_t	*decision = json_null();
+
+	if (svc->tr != NULL && json_object_set_new(o, "transition",
+	    transition_to_json(svc->tr, now_ms)) == -1)
+		return -1;
+	if (svc->history != NULL && json_object_set_new(o, "history",
+	    history_to_json(svc->history)) == -1)
+		return -1;
 
 	if (svc->has_decision)
 		decision = json_pack("{s:s, s:i, s:s}", "state",
@@ -242,14 +310,16 @@ service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
 
 static json_t *
 state_to_json(uint64_t incarnation, const struct state_service *svcs,
-    size_t n, int64_t now_ms, int64_t wall_ms)
+    size_t n, const struct state_clock *c)
 {
 	json_t	*root, *services = NULL, *o;
+	int64_t	 now_ms = c->now_ms, wall_ms = c->wall_ms;
 	size_t	 i;
 
-	root = json_pack("{s:i, s:I, s:I}", "version", STATE_VERSION,
+	root = json_pack("{s:i, s:I, s:I, s:I, s:s}", "version", STATE_VERSION,
 	    "incarnation", (json_int_t)incarnation, "saved_at",
-	    (json_int_t)wall_ms);
+	    (json_int_t)wall_ms, "uptime_ms", (json_int_t)c->boot_ms, "boot_id",
+	    c->boot_id);
 	if (root == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
@@ -279,7 +349,7 @@ fail:
 
 int
 state_save(const char *dir, uint64_t incarnation,
-    const struct state_service *svcs, size_t n, int64_t now_ms, int64_t wall_ms)
+    const struct state_service *svcs, size_t n, const struct state_clock *c)
 {
 	char	 path[PATH_MAX], tmp[PATH_MAX], *text = NULL;
 	json_t	*root;
@@ -290,7 +360,7 @@ state_save(const char *dir, uint64_t incarnation,
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	root = state_to_json(incarnation, svcs, n, now_ms, wall_ms);
+	root = state_to_json(incarnation, svcs, n, c);
 	if (root == NULL || (text = json_dumps(root, JSON_INDENT(1))) == NULL) {
 		json_decref(root);
 		errno = ENOMEM;

@@ -81,6 +81,7 @@ transition_init(struct transition *t, const struct transition_conf *conf,
 	t->level = LEVEL_MAX;
 	t->since_ms = now_ms;
 	t->damping = 1;
+	t->last_target = INT_MIN;
 	transition_restart_counts(t);
 }
 
@@ -267,8 +268,10 @@ held(struct transition *t, int dir, const struct decision *target,
 	const struct transition_conf	*c = t->conf;
 	int				 tl = transition_level(target);
 	char				 p[REASON_MAX + 4], w[32], lt[16], ct[16];
+	char				 d[32], so_far[48];
 	const char			*key;
 	uint64_t			 ms;
+	int64_t				 r;
 
 	if (t->pending == dir)
 		return;
@@ -283,10 +286,17 @@ held(struct transition *t, int dir, const struct decision *target,
 		    c->restore_after_ms;
 	}
 	units_format_ms(ms, w, sizeof(w));
-	note(notes, true, "target %s%s: staying %s until it holds for %s (%s%s)",
+	/* After a restart, a window of passing may already be under way. */
+	r = run_ms(dir < 0 ? t->le_ms[IDX(tl)] : t->ge_ms[IDX(tl)], now_ms);
+	so_far[0] = '\0';
+	if (r >= 1000) {
+		units_format_age((uint64_t)r, d, sizeof(d));
+		snprintf(so_far, sizeof(so_far), "; %s so far", d);
+	}
+	note(notes, true, "target %s%s: staying %s until it holds for %s (%s%s)%s",
 	    transition_level_text(tl, lt), paren(target->reason, p),
 	    transition_level_text(t->level, ct), w, key,
-	    dir > 0 && t->damping > 1 ? " with flap damping" : "");
+	    dir > 0 && t->damping > 1 ? " with flap damping" : "", so_far);
 }
 
 /* The episode ended without a change: the target came back. */
@@ -358,13 +368,17 @@ transition_current(const struct transition *t, int64_t now_ms,
 	snprintf(out->reason, sizeof(out->reason), "%s", t->reason);
 }
 
-void
+bool
 transition_evaluate(struct transition *t, const struct decision *target,
     bool known, int64_t now_ms, struct decision *out,
     struct transition_notes *notes)
 {
-	int	tl = transition_level(target), to;
-	char	w[32], u[32];
+	int		tl = transition_level(target), to;
+	int		was_level = t->level;
+	unsigned	was_ramp = t->ramping ? t->ramp_weight : 0;
+	unsigned	was_damping = t->damping;
+	bool		target_changed = known && tl != t->last_target;
+	char		w[32], u[32];
 
 	if (notes != NULL)
 		notes->count = 0;
@@ -377,6 +391,7 @@ transition_evaluate(struct transition *t, const struct decision *target,
 		    "back takes %s again", w, u);
 	}
 	if (known) {
+		t->last_target = tl;
 		update_runs(t, tl, now_ms);
 		if (tl < t->level) {
 			if ((to = worse_level(t, now_ms)) != t->level)
@@ -396,6 +411,9 @@ transition_evaluate(struct transition *t, const struct decision *target,
 	}
 	ramp_advance(t, now_ms, notes);
 	transition_current(t, now_ms, out);
+	return target_changed || t->level != was_level ||
+	    (t->ramping ? t->ramp_weight : 0) != was_ramp ||
+	    t->damping != was_damping;
 }
 
 /* --- persistence --- */

@@ -32,10 +32,16 @@ struct agent_check {
 
 /*
  * Loads the state file, reads the markers and starts every probe; NULL on
- * fatal errors. env is the daemon's and outlives the agent.
+ * fatal errors. env is the daemon's and outlives the agent. mode_env is
+ * LBAGENT_MODE: -1 unset, 0 auto, 1 off (see agent_mode_env).
  */
 struct agent	*agent_new(struct event_base *, const struct config *,
-		    const struct probe_env *);
+		    const struct probe_env *, int mode_env);
+/*
+ * LBAGENT_MODE from the environment: -1 unset, 0 auto, 1 off; -2 with
+ * the value escaped in buf when it is neither.
+ */
+int		 agent_mode_env(char *buf, size_t size);
 void		 agent_free(struct agent *);
 
 /*

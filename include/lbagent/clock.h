@@ -23,4 +23,14 @@ clock_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Monotonic including suspend: comparable across restarts in one boot. */
+static inline int64_t
+clock_boot_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 #endif

@@ -25,6 +25,11 @@ struct decision {
 	 */
 	bool		failing;
 	bool		ramping;		/* up, recovering at a lower weight */
+	/*
+	 * Automation is off: replies carry no state word of lbagent's own,
+	 * only a marker's (drain, maint) and "ready" when one ends.
+	 */
+	bool		automation_off;
 	char		reason[REASON_MAX + 1];	/* "" when there is nothing to say */
 };
 
@@ -40,6 +45,10 @@ void		 decision_make(const struct markers *node,
 		    const struct markers *own, const struct decision *target,
 		    struct decision *out);
 void		 decision_up(struct decision *);
+/* The decision while automation is off: nothing of lbagent's own. */
+void		 decision_off(struct decision *);
+/* What HAProxy is told, in words: "up", "up 50%", "down", "drain", "off". */
+const char	*decision_words(const struct decision *, char buf[24]);
 bool		 decision_equal(const struct decision *, const struct decision *);
 
 #endif

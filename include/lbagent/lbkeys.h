@@ -83,6 +83,8 @@ int64_t		 lbkeys_window_ms(const struct lbkey *);
 size_t		 lbkeys_count(const struct lbkeys *);
 const struct lbkey *lbkeys_get(const struct lbkeys *, size_t i);
 size_t		 lbkeys_owing(const struct lbkeys *);
+/* The restore words (CLAIM_* bits) any key is owed. */
+unsigned	 lbkeys_owed(const struct lbkeys *);
 
 /*
  * Persistence. Times go out as wall-clock milliseconds and come back as

@@ -9,6 +9,7 @@
 enum marker_kind {
 	MARKER_MAINT,
 	MARKER_DRAIN,
+	MARKER_OFF,		/* automation off (the kill switch) */
 	MARKER_COUNT
 };
 

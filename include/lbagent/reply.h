@@ -20,8 +20,11 @@ enum reply_claim {
 #define CLAIM_ALL	(CLAIM_ADMIN | CLAIM_WEIGHT)
 #define CLAIM_COUNT	2
 
-/* "ready maint down 100% #" and a full reason, with room to spare. */
-#define REPLY_MAX	(32 + REASON_MAX)
+/*
+ * "ready maint down 100% #" and a full reason, or "maint #" a reason
+ * "; lbagent automation off", with room to spare.
+ */
+#define REPLY_MAX	(48 + REASON_MAX)
 
 unsigned	 reply_claims(const struct decision *);
 const char	*reply_restore_word(unsigned claim_bit);

@@ -18,6 +18,12 @@ struct probe;
 /* What has been observed of a probe. */
 struct probe_state {
 	bool			has_run;
+	/*
+	 * What it counts as rests on evidence: `fall` bad runs or `rise` good
+	 * ones in a row, at least once. Before that, its "ok" is only the
+	 * starting assumption, and decisions do not count it as passing.
+	 */
+	bool			settled;
 	enum probe_result	counted;	/* after fall/rise */
 	char			counted_reason[PROBE_REASON_MAX + 1];
 	struct probe_outcome	last;		/* the latest run */

@@ -53,6 +53,7 @@ struct transition {
 	 */
 	int64_t		le_ms[LEVEL_COUNT], ge_ms[LEVEL_COUNT];
 	bool		le_weight[LEVEL_COUNT];
+	int		last_target;	/* of the last known evaluation */
 	int		pending;	/* -1 held back from worse, +1 from better */
 	int64_t		pending_ms;
 	/* The recovery ramp: active after coming back from out. */
@@ -77,9 +78,10 @@ int	transition_level(const struct decision *target);
  * One evaluation. `known` is false while some probe has not yet shown
  * what it counts as: such an evaluation moves nothing and counts for no
  * window. Fills *out with the decision to reply and *notes with what to
- * log.
+ * log. Returns true when something worth saving changed (the target, a
+ * move, a ramp step, damping).
  */
-void	transition_evaluate(struct transition *, const struct decision *target,
+bool	transition_evaluate(struct transition *, const struct decision *target,
 	    bool known, int64_t now_ms, struct decision *out,
 	    struct transition_notes *notes);
 

@@ -444,6 +444,13 @@ def ask(port, send=b"", source="127.0.0.1", host="127.0.0.1", timeout_s=5.0):
                 raise TestFailure(f"agent reply longer than 64 KiB: {b''.join(chunks)[:200]!r}...")
 
 
+# For scenarios about what probes and rules decide: the transition engine's
+# windows at zero, so each verdict reaches the reply at once. The windows
+# themselves have their own scenario (test_28_transitions).
+IMMEDIATE = {"down_after": "0", "degrade_after": "0", "up_after": "0",
+             "restore_after": "0", "ramp": "0"}
+
+
 class Lbagent:
     """The daemon under test, run in the foreground as `$LBAGENT -f CONFIG`.
 

@@ -65,7 +65,7 @@ def main():
 
     sections = {
         "agent": {"listen": "127.0.0.1:{port}", "state_dir": "{state_dir}",
-                  "reply_reasons": "yes"},
+                  "reply_reasons": "yes", **h.IMMEDIATE},
         "probe api": probe(srv.url("/api")),
         "probe json": probe(srv.url("/json"), method="POST", json_field="status",
                             expect_value="ok", expect_status="200, 202"),

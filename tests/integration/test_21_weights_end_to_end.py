@@ -73,7 +73,7 @@ def main():
     for p in ("/log", "/preview", "/cache"):
         srv.set(p, 200, "ok\n")
     lb = h.Lbagent({
-        "agent": {"reply_reasons": "yes"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe log": probe(srv.url("/log"), "75%"),
         "probe preview": probe(srv.url("/preview"), "50%"),
         "probe cache": probe(srv.url("/cache"), "drain"),

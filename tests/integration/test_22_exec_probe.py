@@ -85,7 +85,7 @@ exit 1
 """, mode=0o755)
 
     lb = h.Lbagent({
-        "agent": {"reply_reasons": "yes"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe ex": probe(os.path.join(d, "check.sh"), on_warn="75%"),
         "probe slow": probe(os.path.join(d, f"slow-{MARK}.sh")),
     })
@@ -166,7 +166,7 @@ exit 1
 
     h.section("command lines split like a shell, without a shell")
     lb2 = h.Lbagent({
-        "agent": {"reply_reasons": "yes"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe q1": probe("""/bin/sh -c 'echo "A  B"; exit 2'"""),
         "probe q2": probe(os.path.join(d, "args.sh") +
                           """ "a b" 'c  d' e\\ f "g'h" '$HOME'""", on_warn="60%"),
@@ -181,7 +181,7 @@ exit 1
     for p in (d,):
         os.chmod(p, 0o755)
     lb3 = h.Lbagent({
-        "agent": {"reply_reasons": "yes"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe who": probe(os.path.join(d, "whoami.sh"), user="nobody", on_warn="80%"),
     })
     h.wait_reply(lb3, b"up 80% #who: running as nobody\n", "`up 80% #who: running as nobody`",

@@ -32,7 +32,7 @@ def main():
     api.set_container("web", h.docker_inspect("web"))
     api.set_container(WEB_ID[:12], h.docker_inspect("worker", health="healthy", cid=WEB_ID))
     lb = h.Lbagent({
-        "agent": {"reply_reasons": "yes"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe web": probe(api.path, "web"),
         "probe byid": probe(api.path, WEB_ID[:12]),
     })

@@ -65,7 +65,7 @@ def fixed_tree():
     pidfile = os.path.join(d, "app.pid")
     h.write_atomic(pidfile, "200\n")
     lb = h.Lbagent({
-        "agent": {"reply_reasons": "yes", "proc_root": tree.path},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes", "proc_root": tree.path},
         "probe load": p("load", window=1, warn=1, crit=2, on_warn="50%", on_crit="down"),
         "probe load15": p("load", window=15, warn=1, crit=2, on_warn="45%", on_crit="down"),
         "probe cpu": p("cpu", warn="50%", crit="80%", on_warn="55%", on_crit="down"),
@@ -145,7 +145,7 @@ def real_proc():
     hb = os.path.join(d, "heartbeat")
     h.write_atomic(hb, "beat\n")
     lb = h.Lbagent({
-        "agent": {"reply_reasons": "yes"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe pname": p("process", name=name),
         "probe ppid": p("process", pidfile=pidfile),
         "probe hb": p("file", path=hb, max_age="30s", on_warn="down", on_crit="down"),
@@ -181,7 +181,7 @@ def disk():
     if st.f_bavail == 0:
         raise h.Skip(f"the filesystem of {d} is full")
     lb = h.Lbagent({
-        "agent": {"reply_reasons": "yes"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe dwarn": p("disk", path=d, warn="0%", on_warn="80%"),
         "probe dok": p("disk", path=d, crit="100%"),
         "probe dfree": p("disk", path=d, warn="1000T", on_warn="85%"),

@@ -46,7 +46,7 @@ def main():
         return base
 
     lb = h.Lbagent({
-        "agent": {"reply_reasons": "yes", "request_timeout": "300ms"},
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes", "request_timeout": "300ms"},
         "probe webf": fp("webf"),
         "probe apif": fp("apif", on_crit="50%"),
         "probe batchf": fp("batchf", on_crit="60%"),

@@ -111,6 +111,47 @@ START_TEST(longest_fits)
 }
 END_TEST
 
+/* Automation off: no word of lbagent's own, a marker's word, the comment. */
+START_TEST(automation_off)
+{
+	struct decision	d;
+	char		b[24];
+
+	decision_off(&d);
+	ck_assert_str_eq(line(d, 0, true), "# lbagent automation off\n");
+	ck_assert_str_eq(line(d, 0, false), "# lbagent automation off\n");
+	/* Never 100%: a weight HAProxy holds stays held. */
+	ck_assert_str_eq(line(d, CLAIM_WEIGHT, true),
+	    "# lbagent automation off\n");
+	/* A marker that ended is an operator's act: its "ready" still goes. */
+	ck_assert_str_eq(line(d, CLAIM_ALL, true),
+	    "ready # lbagent automation off\n");
+	ck_assert_uint_eq(reply_claims(&d), 0);
+	ck_assert_str_eq(decision_words(&d, b), "automation off");
+	d.state = NODE_MAINT;
+	strcpy(d.reason, "kernel upgrade");
+	d.failing = true;
+	ck_assert_str_eq(line(d, CLAIM_ALL, true),
+	    "maint #kernel upgrade; lbagent automation off\n");
+	ck_assert_str_eq(line(d, 0, false), "maint # lbagent automation off\n");
+	ck_assert_uint_eq(reply_claims(&d), CLAIM_ADMIN);
+	d.state = NODE_DRAIN;
+	ck_assert_str_eq(line(d, 0, true),
+	    "drain #kernel upgrade; lbagent automation off\n");
+	memset(d.reason, 'x', REASON_MAX);
+	d.reason[REASON_MAX] = '\0';
+	ck_assert_uint_eq(strlen(line(d, CLAIM_ALL, true)), strlen("drain #") +
+	    REASON_MAX + strlen("; lbagent automation off\n"));
+	/* In words, for the history. */
+	decision_up(&d);
+	ck_assert_str_eq(decision_words(&d, b), "up");
+	d.weight = 40;
+	ck_assert_str_eq(decision_words(&d, b), "up 40%");
+	d.state = NODE_DOWN;
+	ck_assert_str_eq(decision_words(&d, b), "down");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -122,6 +163,7 @@ main(void)
 	tcase_add_test(tc, restore_words);
 	tcase_add_test(tc, claims);
 	tcase_add_test(tc, longest_fits);
+	tcase_add_test(tc, automation_off);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -210,6 +210,34 @@ START_TEST(apply_defaults_immediate)
 }
 END_TEST
 
+/* A probe's "ok" counts as evidence only after rise good runs or fall bad. */
+START_TEST(settled_needs_evidence)
+{
+	struct probe_state	st;
+	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN };
+	struct probe_outcome	good = { PROBE_OK, "fine", NAN };
+
+	memset(&st, 0, sizeof(st));
+	ck_assert(!st.settled);
+	/* fall 3: two bad runs are not yet failing, nor a passing verdict. */
+	probe_state_apply(&st, 3, 2, &bad);
+	probe_state_apply(&st, 3, 2, &bad);
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	ck_assert(!st.settled);
+	probe_state_apply(&st, 3, 2, &bad);
+	ck_assert_int_eq(st.counted, PROBE_CRIT);
+	ck_assert(st.settled);
+	/* Settled stays settled: its verdict rests on runs from now on. */
+	probe_state_apply(&st, 3, 2, &good);
+	ck_assert(st.settled);
+	memset(&st, 0, sizeof(st));
+	probe_state_apply(&st, 3, 2, &good);
+	ck_assert(!st.settled);
+	probe_state_apply(&st, 3, 2, &good);
+	ck_assert(st.settled);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -221,6 +249,7 @@ main(void)
 	tcase_add_test(tc, timeout_is_crit_and_cancels);
 	tcase_add_test(tc, free_cancels_a_run_in_flight);
 	tcase_add_test(tc, apply_defaults_immediate);
+	tcase_add_test(tc, settled_needs_evidence);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -10,6 +10,22 @@
 #include "testutil.h"
 
 static char	*dir;
+static struct state_resume	res;
+
+/* The clocks of a load or save. */
+static struct state_clock *
+clk(int64_t now, int64_t wall, int64_t boot, const char *boot_id)
+{
+	static struct state_clock	c[4];
+	static unsigned			i;
+	struct state_clock		*p = &c[i++ % 4];
+
+	p->now_ms = now;
+	p->wall_ms = wall;
+	p->boot_ms = boot;
+	snprintf(p->boot_id, sizeof(p->boot_id), "%s", boot_id);
+	return p;
+}
 
 static void
 setup(void)
@@ -59,7 +75,8 @@ START_TEST(none_then_round_trip)
 	bool			 created, changed;
 
 	two(ss);
-	ck_assert_int_eq(state_load(dir, &inc, ss, 2, 0, 0), STATE_NONE);
+	ck_assert_int_eq(state_load(dir, &inc, ss, 2, clk(0, 0, 0, "b"), &res),
+	    STATE_NONE);
 	ck_assert_uint_eq(inc, 0);
 
 	ss[0].has_decision = true;
@@ -75,12 +92,14 @@ START_TEST(none_then_round_trip)
 	strcpy(ss[1].decision.reason, "preview: refused");
 	lbkeys_claim(ss[1].keys, CLAIM_WEIGHT, 1000);
 	lbkeys_check(ss[1].keys, "127.0.0.3", "web", 3, 1000, &created, &changed);
-	ck_assert_int_eq(state_save(dir, 7, ss, 2, 1000, 1700000000000), 0);
+	ck_assert_int_eq(state_save(dir, 7, ss, 2, clk(1000, 1700000000000, 0,
+	    "b")), 0);
 	ck_assert(exists("state.json"));
 	ck_assert(!exists("state.json.tmp"));
 
 	two(back);
-	ck_assert_int_eq(state_load(dir, &inc, back, 2, 5, 1700000001000),
+	ck_assert_int_eq(state_load(dir, &inc, back, 2, clk(5, 1700000001000, 0,
+	    "b"), &res),
 	    STATE_LOADED);
 	ck_assert_uint_eq(inc, 7);
 	ck_assert(back[0].has_decision);
@@ -110,11 +129,12 @@ START_TEST(service_no_longer_configured_is_dropped)
 	two(ss);
 	ss[1].has_decision = true;
 	ss[1].decision.state = NODE_DOWN;
-	ck_assert_int_eq(state_save(dir, 3, ss, 2, 0, 0), 0);
+	ck_assert_int_eq(state_save(dir, 3, ss, 2, clk(0, 0, 0, "b")), 0);
 	memset(&only, 0, sizeof(only));
 	only.name = "";
 	only.keys = lbkeys_new(600000);
-	ck_assert_int_eq(state_load(dir, &inc, &only, 1, 0, 0), STATE_LOADED);
+	ck_assert_int_eq(state_load(dir, &inc, &only, 1, clk(0, 0, 0, "b"),
+	    &res), STATE_LOADED);
 	ck_assert_uint_eq(inc, 3);
 	lbkeys_free(only.keys);
 	two_free(ss);
@@ -132,7 +152,8 @@ expect_corrupt(const char *content)
 	unlink(aside);
 	free(tu_write(dir, "state.json", content, -1));
 	two(ss);
-	ck_assert_msg(state_load(dir, &inc, ss, 2, 0, 0) == STATE_CORRUPT,
+	ck_assert_msg(state_load(dir, &inc, ss, 2, clk(0, 0, 0, "b"), &res) ==
+	    STATE_CORRUPT,
 	    "accepted: %s", content);
 	ck_assert(!exists("state.json"));
 	ck_assert(exists("state.json.corrupt"));
@@ -190,7 +211,8 @@ START_TEST(unreadable_moved_aside)
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	ck_assert_int_eq(mkdir(path, 0700), 0);
 	two(ss);
-	ck_assert_int_eq(state_load(dir, &inc, ss, 2, 0, 0), STATE_CORRUPT);
+	ck_assert_int_eq(state_load(dir, &inc, ss, 2, clk(0, 0, 0, "b"), &res),
+	    STATE_CORRUPT);
 	ck_assert(exists("state.json.corrupt"));
 	two_free(ss);
 }
@@ -205,7 +227,8 @@ START_TEST(reason_sanitized_on_load)
 	    "\"decision\":{\"state\":\"maint\",\"weight\":100,"
 	    "\"reason\":\"evil\\nup\"},\"load_balancers\":[]}", -1));
 	two(ss);
-	ck_assert_int_eq(state_load(dir, &inc, ss, 2, 0, 0), STATE_LOADED);
+	ck_assert_int_eq(state_load(dir, &inc, ss, 2, clk(0, 0, 0, "b"), &res),
+	    STATE_LOADED);
 	ck_assert_str_eq(ss[0].decision.reason, "evil");
 	two_free(ss);
 }
@@ -216,9 +239,169 @@ START_TEST(save_fails_cleanly)
 	struct state_service	 ss[2];
 
 	two(ss);
-	ck_assert_int_eq(state_save("/nonexistent/dir", 1, ss, 2, 0, 0), -1);
+	ck_assert_int_eq(state_save("/nonexistent/dir", 1, ss, 2, clk(0, 0, 0,
+	    "b")), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	two_free(ss);
+}
+END_TEST
+
+static const struct transition_conf tconf = {
+	.down_after_ms = 30000, .degrade_after_ms = 10000,
+	.up_after_ms = 60000, .restore_after_ms = 30000, .ramp_ms = 60000,
+	.ramp_start = 25, .flap_limit = 3, .flap_window_ms = 600000,
+};
+
+/* One default service with a transition engine and a history. */
+static void
+with_engine(struct state_service *ss, struct transition *tr,
+    struct history *h, int64_t now)
+{
+	memset(ss, 0, sizeof(*ss));
+	memset(h, 0, sizeof(*h));
+	ss->name = "";
+	ss->keys = lbkeys_new(600000);
+	ss->tr = tr;
+	ss->history = h;
+	transition_init(tr, &tconf, now);
+}
+
+/*
+ * Down, then passing for 40 s at monotonic 100 s (boot time 500 s, wall
+ * 1.7e12): what a save holds.
+ */
+static void
+save_down_and_passing(void)
+{
+	struct state_service	ss;
+	struct transition	tr;
+	struct history		h;
+	struct decision		down, up, out;
+	int64_t			t;
+
+	with_engine(&ss, &tr, &h, 0);
+	decision_up(&up);
+	decision_up(&down);
+	down.state = NODE_DOWN;
+	strcpy(down.reason, "api: HTTP 503");
+	for (t = 0; t <= 30000; t += 250)
+		transition_evaluate(&tr, &down, true, t, &out, NULL);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	for (t = 60000; t <= 100000; t += 250)
+		transition_evaluate(&tr, &up, true, t, &out, NULL);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	history_add(&h, 1699999970000, "up", "down", "api: HTTP 503");
+	ss.has_decision = true;
+	ss.decision = out;
+	ck_assert_int_eq(state_save(dir, 4, &ss, 1, clk(100000, 1700000000000,
+	    500000, "boot-1")), 0);
+	lbkeys_free(ss.keys);
+}
+
+/* Loads it at monotonic 10 s with the clocks given; 40 s + credit passed. */
+static int64_t
+passing_after_load(int64_t wall, int64_t boot, const char *boot_id)
+{
+	struct state_service	ss;
+	struct transition	tr;
+	struct history		h;
+	uint64_t		inc;
+	int64_t			passing;
+
+	with_engine(&ss, &tr, &h, 10000);
+	ck_assert_int_eq(state_load(dir, &inc, &ss, 1, clk(10000, wall, boot,
+	    boot_id), &res), STATE_LOADED);
+	ck_assert_uint_eq(inc, 4);
+	ck_assert_int_eq(tr.level, LEVEL_DOWN);
+	ck_assert_str_eq(tr.reason, "api: HTTP 503");
+	ck_assert_uint_eq(h.count, 1);
+	ck_assert_str_eq(history_get(&h, 0)->to, "down");
+	ck_assert_int_eq(history_get(&h, 0)->wall_ms, 1699999970000);
+	passing = 10000 - tr.ge_ms[LEVEL_MAX + 1];
+	lbkeys_free(ss.keys);
+	return passing;
+}
+
+START_TEST(transitions_survive_and_clocks_may_jump)
+{
+	save_down_and_passing();
+	/* Same boot, 5 s later by boot time: the 5 s count as passing. */
+	ck_assert_int_eq(passing_after_load(1700000005000, 505000, "boot-1"),
+	    45000);
+	ck_assert(res.same_boot);
+	ck_assert_int_eq(res.gap_ms, 5000);
+	/* The wall clock jumped an hour back, or a day ahead: no matter. */
+	ck_assert_int_eq(passing_after_load(1699996405000, 505000, "boot-1"),
+	    45000);
+	ck_assert_int_eq(passing_after_load(1700086405000, 505000, "boot-1"),
+	    45000);
+	/*
+	 * After a reboot: the gap is not passing, whatever the wall clock
+	 * says, so a clock far ahead gives no instant window...
+	 */
+	ck_assert_int_eq(passing_after_load(1700086405000, 20000, "boot-2"),
+	    40000);
+	ck_assert(!res.same_boot);
+	ck_assert_int_eq(res.gap_ms, 86405000);
+	/* ...and one behind the file gives no negative age. */
+	ck_assert_int_eq(passing_after_load(1600000000000, 20000, "boot-2"),
+	    40000);
+	ck_assert_int_eq(res.gap_ms, 0);
+	/* A boot time behind the file's cannot be the same boot. */
+	ck_assert_int_eq(passing_after_load(1700000005000, 400000, "boot-1"),
+	    40000);
+	ck_assert(!res.same_boot);
+	/* No boot id known: never "the same boot". */
+	ck_assert_int_eq(passing_after_load(1700000005000, 505000, ""), 40000);
+}
+END_TEST
+
+START_TEST(gap_rules)
+{
+	struct state_resume	r;
+
+	r = state_gap(1000, 5000, "a", clk(0, 9000, 8000, "a"));
+	ck_assert(r.same_boot);
+	ck_assert_int_eq(r.gap_ms, 3000);
+	r = state_gap(1000, 5000, "a", clk(0, 9000, 8000, "b"));
+	ck_assert(!r.same_boot);
+	ck_assert_int_eq(r.gap_ms, 8000);
+	r = state_gap(9000, 5000, NULL, clk(0, 1000, 8000, "b"));
+	ck_assert(!r.same_boot);
+	ck_assert_int_eq(r.gap_ms, 0);
+	r = state_gap(1000, -1, "a", clk(0, 2000, 8000, "a"));
+	ck_assert(!r.same_boot);
+	ck_assert_int_eq(r.gap_ms, 1000);
+}
+END_TEST
+
+START_TEST(corrupt_transition_is_all_or_nothing)
+{
+	struct state_service	ss;
+	struct transition	tr;
+	struct history		h;
+	uint64_t		inc;
+
+	free(tu_write(dir, "state.json", "{\"version\":1,\"incarnation\":2,"
+	    "\"load_balancers\":[],\"history\":[{\"at\":1,\"from\":\"up\","
+	    "\"to\":\"down\",\"reason\":\"\"}],\"transition\":{\"level\":-1,"
+	    "\"since_age_ms\":0,\"reason\":\"\",\"passing_runs\":[[3,0]],"
+	    "\"ramp\":null,\"outs_age_ms\":[],\"damping\":1}}", -1));
+	with_engine(&ss, &tr, &h, 0);
+	ck_assert_int_eq(state_load(dir, &inc, &ss, 1, clk(0, 0, 0, "b"), &res),
+	    STATE_CORRUPT);
+	ck_assert_int_eq(tr.level, LEVEL_MAX);
+	ck_assert_uint_eq(h.count, 0);
+	lbkeys_free(ss.keys);
+	/* A file from before transitions were kept loads as it was. */
+	free(tu_write(dir, "state.json", "{\"version\":1,\"incarnation\":2,"
+	    "\"decision\":{\"state\":\"up\",\"weight\":100,\"reason\":\"\"},"
+	    "\"load_balancers\":[]}", -1));
+	with_engine(&ss, &tr, &h, 0);
+	ck_assert_int_eq(state_load(dir, &inc, &ss, 1, clk(0, 0, 0, "b"), &res),
+	    STATE_LOADED);
+	ck_assert_int_eq(tr.level, LEVEL_MAX);
+	lbkeys_free(ss.keys);
 }
 END_TEST
 
@@ -235,6 +418,9 @@ main(void)
 	tcase_add_test(tc, unreadable_moved_aside);
 	tcase_add_test(tc, reason_sanitized_on_load);
 	tcase_add_test(tc, save_fails_cleanly);
+	tcase_add_test(tc, transitions_survive_and_clocks_may_jump);
+	tcase_add_test(tc, gap_rules);
+	tcase_add_test(tc, corrupt_transition_is_all_or_nothing);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

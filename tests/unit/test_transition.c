@@ -44,12 +44,13 @@ target(int level, const char *reason)
 	return d;
 }
 
-static const struct decision	up = { NODE_UP, 100, false, false, "" };
+static struct decision		up;
 
 static void
 start(const struct transition_conf *c)
 {
 	now = 1000000;
+	decision_up(&up);
 	transition_init(&t, c, now);
 	all_notes[0] = '\0';
 }
