@@ -357,8 +357,8 @@ lbkeys_owed(const struct lbkeys *lbk)
 	return bits;
 }
 
-static json_t *
-bits_to_json(unsigned bits)
+json_t *
+lbkeys_bits_to_json(unsigned bits)
 {
 	json_t		*a = json_array();
 	unsigned	 b;
@@ -401,7 +401,7 @@ lbkeys_to_json(const struct lbkeys *lbk, int64_t now_ms, int64_t wall_ms)
 		    "addr", k->addr, "send", text,
 		    "last_seen", (json_int_t)(wall_ms - (now_ms - k->last_seen_ms)),
 		    "checks", (json_int_t)k->checks,
-		    "gaps_ms", gaps, "saw", bits_to_json(k->saw), "owes", owed);
+		    "gaps_ms", gaps, "saw", lbkeys_bits_to_json(k->saw), "owes", owed);
 		if (o == NULL || json_array_append_new(arr, o) == -1) {
 			json_decref(arr);
 			return NULL;
@@ -421,8 +421,8 @@ claim_from_name(const char *name)
 	return -1;
 }
 
-static int
-bits_from_json(const json_t *a, unsigned *bits)
+int
+lbkeys_bits_from_json(const json_t *a, unsigned *bits)
 {
 	size_t	 i;
 	json_t	*v;
@@ -475,7 +475,7 @@ key_from_json(struct lbkeys *lbk, const json_t *o, int64_t now_ms,
 		k->gaps_ms[k->ngaps++] = json_integer_value(v);
 	}
 	k->gap_next = k->ngaps % LBKEY_GAPS;
-	if (bits_from_json(saw, &k->saw) == -1)
+	if (lbkeys_bits_from_json(saw, &k->saw) == -1)
 		goto bad;
 	json_array_foreach(owes, i, v) {
 		const char *claim;

@@ -27,13 +27,18 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 {
 	const char	*state, *reason;
 	json_int_t	 weight;
+	int		 failing = 0, ramping = 0, off = 0;
 
-	if (json_unpack((json_t *)o, "{s:s, s:I, s:s}", "state", &state,
-	    "weight", &weight, "reason", &reason) != 0) {
+	if (json_unpack((json_t *)o, "{s:s, s:I, s:s, s?b, s?b, s?b}", "state",
+	    &state, "weight", &weight, "reason", &reason, "failing", &failing,
+	    "ramping", &ramping, "automation_off", &off) != 0) {
 		*why = "decision lacks state, weight or reason";
 		return -1;
 	}
 	memset(d, 0, sizeof(*d));
+	d->failing = failing;
+	d->ramping = ramping;
+	d->automation_off = off;
 	if (node_state_parse(state, &d->state) == -1) {
 		*why = "unknown state in decision";
 		return -1;
@@ -92,12 +97,14 @@ parse_service(const json_t *o, struct state_service *svc,
     const struct state_clock *c, const struct state_resume *r,
     const char **why)
 {
-	json_t	*decision = NULL, *lbs, *tr = NULL, *hist = NULL;
-	int64_t	 now_ms = c->now_ms, wall_ms = c->wall_ms;
+	json_t		*decision = NULL, *lbs, *tr = NULL, *hist = NULL;
+	json_t		*claims = NULL;
+	int64_t		 now_ms = c->now_ms, wall_ms = c->wall_ms;
+	unsigned	 bits;
 
-	if (json_unpack((json_t *)o, "{s?o, s:o, s?o, s?o}", "decision",
+	if (json_unpack((json_t *)o, "{s?o, s:o, s?o, s?o, s?o}", "decision",
 	    &decision, "load_balancers", &lbs, "transition", &tr, "history",
-	    &hist) != 0) {
+	    &hist, "claims", &claims) != 0) {
 		*why = "a service lacks load_balancers";
 		return -1;
 	}
@@ -111,8 +118,17 @@ parse_service(const json_t *o, struct state_service *svc,
 		if (decision_from_json(decision, &svc->decision, why) == -1)
 			return -1;
 		svc->has_decision = true;
-		/* Claims first, so that loaded debts are not taken for renewals. */
-		lbkeys_claim(svc->keys, reply_claims(&svc->decision), now_ms);
+		/*
+		 * Claims first, so that loaded debts are not taken for renewals.
+		 * They are saved as they were: with automation off, a weight
+		 * lbagent set earlier stays claimed though no reply carries it.
+		 */
+		bits = reply_claims(&svc->decision);
+		if (claims != NULL && lbkeys_bits_from_json(claims, &bits) == -1) {
+			*why = "claims is not a list of claims";
+			return -1;
+		}
+		lbkeys_claim(svc->keys, bits, now_ms);
 	}
 	return lbkeys_from_json(svc->keys, lbs, now_ms, wall_ms, why);
 }
@@ -298,9 +314,15 @@ service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
 		return -1;
 
 	if (svc->has_decision)
-		decision = json_pack("{s:s, s:i, s:s}", "state",
+		decision = json_pack("{s:s, s:i, s:s, s:b, s:b, s:b}", "state",
 		    node_state_name(svc->decision.state), "weight",
-		    (int)svc->decision.weight, "reason", svc->decision.reason);
+		    (int)svc->decision.weight, "reason", svc->decision.reason,
+		    "failing", svc->decision.failing, "ramping",
+		    svc->decision.ramping, "automation_off",
+		    svc->decision.automation_off);
+	if (json_object_set_new(o, "claims",
+	    lbkeys_bits_to_json(lbkeys_claims(svc->keys))) == -1)
+		return -1;
 	if (json_object_set_new(o, "decision", decision) == -1 ||
 	    json_object_set_new(o, "load_balancers",
 	    lbkeys_to_json(svc->keys, now_ms, wall_ms)) == -1)

@@ -92,6 +92,10 @@ unsigned	 lbkeys_owed(const struct lbkeys *);
  * key counts as seen now: while lbagent was stopped, silence proves
  * nothing.
  */
+/* CLAIM_* bits as ["admin", "weight"], and back (-1: not such a list). */
+json_t		*lbkeys_bits_to_json(unsigned bits);
+int		 lbkeys_bits_from_json(const json_t *, unsigned *bits);
+
 json_t		*lbkeys_to_json(const struct lbkeys *, int64_t now_ms,
 		    int64_t wall_ms);
 int		 lbkeys_from_json(struct lbkeys *, const json_t *,

@@ -552,6 +552,14 @@ class Lbagent:
                               f"expected {expect_rc}")
         return rc
 
+    def set_env(self, name, value):
+        """Sets (value None: removes) an environment variable for the next
+        start."""
+        if value is None:
+            self._proc._env_vars.pop(name, None)
+        else:
+            self._proc._env_vars[name] = value
+
     def kill(self):
         """SIGKILL: no chance to save anything."""
         rc, _ = self._proc.signal(signal.SIGKILL)
@@ -1155,9 +1163,13 @@ import json as _json
 import socketserver as _socketserver
 
 # A reply line as lbagent sends it: optional restore word, one state, an
-# optional weight, an optional "#reason" of printable ASCII, one newline.
-REPLY_RE = re.compile(rb"^(ready )?(up|down|(drain|maint) (up|down))"
-                      rb"( (100|[1-9]?[0-9])%)?( #[\x20-\x7e]*)?\n$")
+# optional weight, an optional "#reason" of printable ASCII, one newline;
+# or, with automation off, at most a marker's word or "ready" and a comment
+# ending in "lbagent automation off".
+REPLY_RE = re.compile(rb"^(?:(ready )?(up|down|(drain|maint) (up|down))"
+                      rb"( (100|[1-9]?[0-9])%)?( #[\x20-\x7e]*)?"
+                      rb"|((ready|drain|maint) )?#[\x20-\x7e]*lbagent automation off)\n$")
+OFF_REPLY = b"# lbagent automation off\n"
 REASON_MAX = 100
 
 
