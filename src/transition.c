@@ -91,9 +91,14 @@ transition_up_after_ms(const struct transition *t)
 	return t->conf->up_after_ms * t->damping;
 }
 
-/* Extends or ends every level's runs with this evaluation's target. */
+/*
+ * Extends or ends every level's runs with this evaluation's target. While
+ * some probe is not settled, the target assumes it passes: it is evidence
+ * of failing (worse runs go on, passing runs end) but not of passing
+ * (passing runs neither start nor end on it).
+ */
 static void
-update_runs(struct transition *t, int target, int64_t now_ms)
+update_runs(struct transition *t, int target, bool known, int64_t now_ms)
 {
 	int	level;
 
@@ -112,7 +117,7 @@ update_runs(struct transition *t, int target, int64_t now_ms)
 			t->le_weight[i] = false;
 		}
 		if (target >= level) {
-			if (t->ge_ms[i] == NO_RUN)
+			if (t->ge_ms[i] == NO_RUN && known)
 				t->ge_ms[i] = now_ms;
 		} else
 			t->ge_ms[i] = NO_RUN;
@@ -377,7 +382,7 @@ transition_evaluate(struct transition *t, const struct decision *target,
 	int		was_level = t->level;
 	unsigned	was_ramp = t->ramping ? t->ramp_weight : 0;
 	unsigned	was_damping = t->damping;
-	bool		target_changed = known && tl != t->last_target;
+	bool		target_changed = tl != t->last_target;
 	char		w[32], u[32];
 
 	if (notes != NULL)
@@ -390,24 +395,22 @@ transition_evaluate(struct transition *t, const struct decision *target,
 		note(notes, false, "flap damping ended: not out for %s; coming "
 		    "back takes %s again", w, u);
 	}
-	if (known) {
-		t->last_target = tl;
-		update_runs(t, tl, now_ms);
-		if (tl < t->level) {
-			if ((to = worse_level(t, now_ms)) != t->level)
-				move(t, to, target, now_ms, notes);
-			else
-				held(t, -1, target, now_ms, notes);
-		} else if (tl > t->level) {
-			if ((to = better_level(t, now_ms)) != t->level)
-				move(t, to, target, now_ms, notes);
-			else
-				held(t, 1, target, now_ms, notes);
-		} else {
-			unheld(t, now_ms, notes);
-			snprintf(t->reason, sizeof(t->reason), "%s",
-			    target->reason);
-		}
+	t->last_target = tl;
+	update_runs(t, tl, known, now_ms);
+	if (tl < t->level) {
+		if ((to = worse_level(t, now_ms)) != t->level)
+			move(t, to, target, now_ms, notes);
+		else
+			held(t, -1, target, now_ms, notes);
+	} else if (tl > t->level) {
+		/* Coming back needs every probe's word. */
+		if (known && (to = better_level(t, now_ms)) != t->level)
+			move(t, to, target, now_ms, notes);
+		else if (known)
+			held(t, 1, target, now_ms, notes);
+	} else {
+		unheld(t, now_ms, notes);
+		snprintf(t->reason, sizeof(t->reason), "%s", target->reason);
 	}
 	ramp_advance(t, now_ms, notes);
 	transition_current(t, now_ms, out);

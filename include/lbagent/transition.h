@@ -76,8 +76,9 @@ int	transition_level(const struct decision *target);
 
 /*
  * One evaluation. `known` is false while some probe has not yet shown
- * what it counts as: such an evaluation moves nothing and counts for no
- * window. Fills *out with the decision to reply and *notes with what to
+ * what it counts as (the target then assumes it passes): such an
+ * evaluation still counts towards going worse, never towards coming
+ * back. Fills *out with the decision to reply and *notes with what to
  * log. Returns true when something worth saving changed (the target, a
  * move, a ramp step, damping).
  */

@@ -415,7 +415,7 @@ START_TEST(flap_damping_doubles_and_resets)
 }
 END_TEST
 
-START_TEST(unknown_counts_for_nothing)
+START_TEST(unknown_counts_only_towards_worse)
 {
 	struct decision	down = target(-1, "x");
 	int64_t		end;
@@ -427,6 +427,27 @@ START_TEST(unknown_counts_for_nothing)
 	for (end = now + 120 * S; now < end; now += TICK)
 		transition_evaluate(&t, &up, false, now, &out, &notes);
 	ck_level(NODE_DOWN, 0);
+	hold(&up, 60 * S - TICK);
+	ck_level(NODE_DOWN, 0);
+	now += TICK;
+	eval(&up);
+	ck_level(NODE_UP, 25);
+	/*
+	 * A settled probe failing is evidence enough to go out, whatever the
+	 * probes not yet settled will say.
+	 */
+	start(&defaults);
+	for (end = now + 30 * S; now <= end; now += TICK)
+		transition_evaluate(&t, &down, false, now, &out, &notes);
+	ck_level(NODE_DOWN, 0);
+	/* And a failure while unsettled ends a window of passing. */
+	start(&defaults);
+	hold(&down, 30 * S);
+	now += TICK;
+	hold(&up, 50 * S);
+	now += TICK;
+	transition_evaluate(&t, &down, false, now, &out, &notes);
+	now += TICK;
 	hold(&up, 60 * S - TICK);
 	ck_level(NODE_DOWN, 0);
 }
@@ -657,7 +678,7 @@ main(void)
 	tcase_add_test(tc, drain_by_rules_is_out);
 	tcase_add_test(tc, markers_bypass);
 	tcase_add_test(tc, flap_damping_doubles_and_resets);
-	tcase_add_test(tc, unknown_counts_for_nothing);
+	tcase_add_test(tc, unknown_counts_only_towards_worse);
 	tcase_add_test(tc, restart_in_each_window);
 	tcase_add_test(tc, bad_json_leaves_it_alone);
 	tcase_add_test(tc, negative_and_huge_ages_are_clamped);
