@@ -117,6 +117,21 @@ def main():
     h.section("every error at once")
     check("all at once", *ALL)
 
+    h.section("a mistyped LBAGENT_MODE refuses to start")
+    path = os.path.join(REPO, "conf", "lbagent.conf")
+    for value, rc in (("of", 1), ("OFF", 0), ("auto", 0)):
+        r = h.subprocess.run([h.lbagent_exe(), "-c", "-f", path],
+                             stdin=h.subprocess.DEVNULL, stdout=h.subprocess.PIPE,
+                             stderr=h.subprocess.STDOUT, timeout=30,
+                             env=dict(os.environ, LBAGENT_MODE=value))
+        out = r.stdout.decode(errors="replace")
+        print(f"   LBAGENT_MODE={value}: exit {r.returncode}: {out.strip()}", flush=True)
+        h.expect(r.returncode == rc, f"LBAGENT_MODE={value}: exit {r.returncode}, "
+                 f"expected {rc}:\n{out}")
+        if rc:
+            h.expect("LBAGENT_MODE='of': expected auto or off" in out,
+                     f"the error names the variable and its value:\n{out}")
+
     h.section("conf/examples/*.conf pass -c")
     examples = sorted(glob.glob(os.path.join(REPO, "conf", "examples", "*.conf")))
     h.expect(examples, f"no conf/examples/*.conf under {REPO}")
