@@ -172,7 +172,7 @@ main(int argc, char *argv[])
 		log_errx("cannot start the agent");
 		goto out;
 	}
-	if ((listener = listener_new(base, cfg, agent)) == NULL)
+	if ((listener = listener_new(base, cfg, agent, NULL, 0)) == NULL)
 		goto out;
 	sigs[0] = evsignal_new(base, SIGTERM, stop_cb, base);
 	sigs[1] = evsignal_new(base, SIGINT, stop_cb, base);
