@@ -482,13 +482,48 @@ accept_error_cb(struct evconnlistener *ev, void *arg)
 	log_warnx("accept: %s", strerror(err));
 }
 
+/*
+ * Accepts on fd, a listening socket, for service; backlog as for
+ * evconnlistener_new. The port owns fd from now on, failure included.
+ */
+static int
+port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
+    const char *what)
+{
+	struct port		*port, **grown;
+	struct evconnlistener	*ev;
+
+	/* Each port has its own allocation: its address is the callback's. */
+	grown = realloc(l->ports, (l->nports + 1) * sizeof(*grown));
+	if (grown == NULL || (port = calloc(1, sizeof(*port))) == NULL) {
+		if (grown != NULL)
+			l->ports = grown;
+		log_errx("listen %s: out of memory", what);
+		close(fd);
+		return -1;
+	}
+	l->ports = grown;
+	port->l = l;
+	port->service = service;
+	ev = evconnlistener_new(l->base, accept_cb, port,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, backlog, fd);
+	if (ev == NULL) {
+		log_err("listen %s", what);
+		free(port);
+		close(fd);
+		return -1;
+	}
+	evconnlistener_set_error_cb(ev, accept_error_cb);
+	port->ev = ev;
+	l->ports[l->nports++] = port;
+	return 0;
+}
+
 /* Binds one address; -1 on failure, with the reason logged. */
 static int
 listen_one(struct listener *l, const struct config_listen *cl,
     const struct addrinfo *ai, bool wildcard, int service)
 {
-	struct port		*port, **grown;
-	struct evconnlistener	*ev;
 	evutil_socket_t		 fd;
 	int			 one = 1;
 	char			 host[LBKEY_ADDR_MAX];
@@ -520,29 +555,8 @@ listen_one(struct listener *l, const struct config_listen *cl,
 		close(fd);
 		return -1;
 	}
-	/* Each port has its own allocation: its address is the callback's. */
-	grown = realloc(l->ports, (l->nports + 1) * sizeof(*grown));
-	if (grown == NULL || (port = calloc(1, sizeof(*port))) == NULL) {
-		if (grown != NULL)
-			l->ports = grown;
-		log_errx("listen %s: out of memory", cl->text);
-		close(fd);
+	if (port_add(l, fd, service, LISTEN_BACKLOG, cl->text) == -1)
 		return -1;
-	}
-	l->ports = grown;
-	port->l = l;
-	port->service = service;
-	ev = evconnlistener_new(l->base, accept_cb, port,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, LISTEN_BACKLOG, fd);
-	if (ev == NULL) {
-		log_err("listen %s", cl->text);
-		free(port);
-		close(fd);
-		return -1;
-	}
-	evconnlistener_set_error_cb(ev, accept_error_cb);
-	port->ev = ev;
-	l->ports[l->nports++] = port;
 	format_addr(ai->ai_addr, host);
 	log_notice("listening on %s%s%s:%s", ai->ai_family == AF_INET6 ? "[" : "",
 	    host, ai->ai_family == AF_INET6 ? "]" : "", cl->port);
@@ -582,21 +596,65 @@ listen_all(struct listener *l, const struct config_listens *ls, int service)
 	return 0;
 }
 
+/*
+ * Accepts on sockets passed by systemd for the shared port. They keep the
+ * backlog their socket unit gave them.
+ */
+static int
+listen_passed(struct listener *l, const int *fds, size_t nfds)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	char			 host[LBKEY_ADDR_MAX], what[32];
+	size_t			 i;
+	int			 port;
+
+	for (i = 0; i < nfds; i++) {
+		snprintf(what, sizeof(what), "descriptor %d", fds[i]);
+		if (port_add(l, fds[i], AGENT_SHARED_PORT, 0, what) == -1) {
+			while (++i < nfds)
+				close(fds[i]);
+			return -1;
+		}
+		len = sizeof(ss);
+		if (getsockname(fds[i], (struct sockaddr *)&ss, &len) == -1) {
+			log_notice("listening on %s (socket activation)", what);
+			continue;
+		}
+		format_addr((struct sockaddr *)&ss, host);
+		port = ntohs(ss.ss_family == AF_INET6 ?
+		    ((struct sockaddr_in6 *)&ss)->sin6_port :
+		    ((struct sockaddr_in *)&ss)->sin_port);
+		log_notice("listening on %s%s%s:%d (socket activation)",
+		    ss.ss_family == AF_INET6 ? "[" : "", host,
+		    ss.ss_family == AF_INET6 ? "]" : "", port);
+	}
+	return 0;
+}
+
 struct listener *
 listener_new(struct event_base *base, const struct config *cfg,
-    struct agent *agent)
+    struct agent *agent, const int *fds, size_t nfds)
 {
 	struct listener	*l;
 	size_t		 i;
 
-	if ((l = calloc(1, sizeof(*l))) == NULL)
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
 		return NULL;
+	}
 	l->base = base;
 	l->cfg = cfg;
 	l->agent = agent;
-	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL)
+	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
 		goto fail;
-	if (listen_all(l, &cfg->listen, AGENT_SHARED_PORT) == -1)
+	}
+	/* Passed sockets replace [agent] listen; services' ports still bind. */
+	if (nfds > 0 ? listen_passed(l, fds, nfds) == -1 :
+	    listen_all(l, &cfg->listen, AGENT_SHARED_PORT) == -1)
 		goto fail;
 	/* Service i of the config is the agent's service i + 1. */
 	for (i = 0; i < cfg->nservices; i++)

@@ -20,6 +20,7 @@
 #include "lbagent/listener.h"
 #include "lbagent/log.h"
 #include "lbagent/probe_exec.h"
+#include "lbagent/systemd.h"
 
 #ifndef LBAGENT_VERSION
 #define LBAGENT_VERSION "unknown"
@@ -72,6 +73,7 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
 	log_notice("signal %d: stopping", (int)sig);
+	systemd_stopping();
 	event_base_loopbreak(arg);
 }
 
@@ -83,6 +85,12 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	(void)arg;
 	log_warnx("SIGHUP: this version does not reload its configuration; "
 	    "restart lbagent to apply changes");
+	/*
+	 * A Type=notify-reload unit waits for this pair after its signal:
+	 * the (empty) reload is over at once, rather than at its timeout.
+	 */
+	systemd_reloading();
+	systemd_ready();
 }
 
 int
@@ -102,6 +110,7 @@ main(int argc, char *argv[])
 	struct listener		*listener = NULL;
 	struct probe_env	 env = { NULL, NULL, NULL };
 	struct event		*sigs[3] = { NULL, NULL, NULL };
+	struct systemd_sockets	 sockets = { NULL, 0, NULL, 0 };
 	int			 ch, check = 0, rc = 1, mode_env;
 	char			 mode_bad[260];
 	size_t			 i;
@@ -161,6 +170,14 @@ main(int argc, char *argv[])
 	}
 	config_errors_free(&errs);
 	log_notice("lbagent %s starting with %s", LBAGENT_VERSION, cfg->path);
+	/* Before any thread: both read and clean up the environment. */
+	systemd_init();
+	if (systemd_listen_fds(&sockets) == -1) {
+		log_errx("not starting: the sockets passed by systemd are "
+		    "not usable");
+		goto out;
+	}
+	systemd_status("starting");
 
 	signal(SIGPIPE, SIG_IGN);
 	/* Probe jitter differs from node to node and from start to start. */
@@ -181,7 +198,9 @@ main(int argc, char *argv[])
 		log_errx("cannot start the agent");
 		goto out;
 	}
-	if ((listener = listener_new(base, cfg, agent)) == NULL)
+	listener = listener_new(base, cfg, agent, sockets.agent, sockets.nagent);
+	sockets.nagent = 0;	/* the listener's now, even when it failed */
+	if (listener == NULL)
 		goto out;
 	sigs[0] = evsignal_new(base, SIGTERM, stop_cb, base);
 	sigs[1] = evsignal_new(base, SIGINT, stop_cb, base);
@@ -192,6 +211,11 @@ main(int argc, char *argv[])
 			goto out;
 		}
 	}
+	if (systemd_watchdog_start(base) == -1)
+		goto out;
+	/* Every port is accepting: checks that come now are answered. */
+	systemd_ready();
+	systemd_status("answering agent checks");
 	if (event_base_dispatch(base) == -1) {
 		log_errx("event loop failed");
 		goto out;
@@ -202,10 +226,12 @@ out:
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);
 	listener_free(listener);
+	systemd_sockets_free(&sockets);
 	agent_free(agent);
 	curl_loop_free(env.curl);
 	/* Cancelled exec runs' process groups die now, not a second later. */
 	probe_exec_reap_all();
+	systemd_close();	/* its timer goes before the loop does */
 	if (base != NULL) {
 		/* Callbacks of cancelled work (evdns lookups) free what they hold. */
 		event_base_loop(base, EVLOOP_NONBLOCK);

@@ -17,9 +17,14 @@
 
 struct listener;
 
-/* Binds every configured address; NULL (with the reason logged) on failure. */
+/*
+ * Binds every configured address; NULL (with the reason logged) on
+ * failure. fds, when nfds > 0, are listening sockets from systemd for the
+ * shared port, used instead of [agent] listen (services' own ports are
+ * still bound); the listener owns them from now on, failure included.
+ */
 struct listener	*listener_new(struct event_base *, const struct config *,
-		    struct agent *);
+		    struct agent *, const int *fds, size_t nfds);
 /* Stops accepting and closes every open connection. */
 void		 listener_free(struct listener *);
 

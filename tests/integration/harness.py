@@ -328,10 +328,11 @@ def _tail(path, lines=LOG_TAIL_LINES):
 class _Process:
     """A child process with its output in a file and a guaranteed end."""
 
-    def __init__(self, argv, log_path, env_vars=None):
+    def __init__(self, argv, log_path, env_vars=None, pass_fds=()):
         self.argv = argv
         self.log_path = log_path
         self._env_vars = env_vars
+        self._pass_fds = tuple(pass_fds)
         self.proc = None
 
     def start(self, banner):
@@ -342,7 +343,8 @@ class _Process:
         try:
             self.proc = subprocess.Popen(
                 _preexec_argv() + self.argv, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, env=self._env_vars)
+                stdout=log, stderr=subprocess.STDOUT, env=self._env_vars,
+                pass_fds=self._pass_fds)
         finally:
             log.close()
 
@@ -457,10 +459,14 @@ class Lbagent:
     config: None (defaults), a dict of [agent] keys merged over the
     defaults (listen on a free loopback port, state_dir in the temp dir; a
     value of None drops a default), a dict of {section: {key: value}}, or
-    INI text in which {port}, {state_dir} and {dir} are replaced."""
+    INI text in which {port}, {state_dir} and {dir} are replaced.
+
+    launcher: argv run in front of the daemon's (it must exec it, so that
+    the daemon keeps its pid); pass_fds: descriptors the daemon inherits."""
 
     def __init__(self, config=None, *, name="lbagent", port=None, start=True,
-                 asan_quarantine_mb=None, extra_env=None, ready_timeout_s=None):
+                 asan_quarantine_mb=None, extra_env=None, ready_timeout_s=None,
+                 launcher=None, pass_fds=()):
         e = env()
         self.name = e.unique_name(name)
         self.dir = e.path(self.name)
@@ -488,7 +494,8 @@ class Lbagent:
             vars_["ASAN_OPTIONS"] = (opts + ":" if opts else "") + \
                 f"quarantine_size_mb={asan_quarantine_mb}"
         vars_.update(extra_env or {})
-        self._proc = _Process([self.exe, "-f", self.config_path], self.log_path, vars_)
+        self._proc = _Process(list(launcher or []) + [self.exe, "-f", self.config_path],
+                              self.log_path, vars_, pass_fds)
         e.register(self)
         if start:
             self.start()
