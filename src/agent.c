@@ -22,6 +22,7 @@
 #include "lbagent/rules.h"
 #include "lbagent/scheduler.h"
 #include "lbagent/state.h"
+#include "lbagent/systemd.h"
 #include "lbagent/transition.h"
 #include "lbagent/units.h"
 
@@ -164,6 +165,29 @@ save_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * systemd's STATUS=: every service's reply ("up; web: down #x"), cut by
+ * systemd_status() at its limit; sent only when it changed.
+ */
+static void
+notify_status(const struct agent *a)
+{
+	char	buf[SYSTEMD_STATUS_MAX + 1], line[REPLY_MAX];
+	size_t	i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < a->nsvcs && n < sizeof(buf) - 1; i++) {
+		const struct service *s = &a->svcs[i];
+
+		if (!s->has_decision)
+			continue;
+		printable_line(s->lines[0], line);
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s%s%s",
+		    n ? "; " : "", s->name, s->name[0] ? ": " : "", line);
+	}
+	systemd_status(buf);
+}
+
 /* Says who a claim's end is owed to, or that nobody saw it. */
 static void
 log_release(struct service *s, const char *what, const char *word)
@@ -236,6 +260,7 @@ service_set_decision(struct service *s, const struct decision *d,
 		log_release(s, "reduced weight", "'100%'");
 	s->decision = *d;
 	s->has_decision = true;
+	notify_status(s->a);
 	schedule_save(s->a);
 }
 

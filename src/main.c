@@ -215,7 +215,6 @@ main(int argc, char *argv[])
 		goto out;
 	/* Every port is accepting: checks that come now are answered. */
 	systemd_ready();
-	systemd_status("answering agent checks");
 	if (event_base_dispatch(base) == -1) {
 		log_errx("event loop failed");
 		goto out;

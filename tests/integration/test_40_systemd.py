@@ -1,8 +1,9 @@
 """systemd integration, with a datagram socket of the test as NOTIFY_SOCKET
 and listening sockets the test passes as socket activation would:
 
-- notify: STATUS=starting, then READY=1 only once the agent port answers
-  (the test asks the port the moment READY=1 arrives), then STATUS=; with
+- notify: STATUS=starting, STATUS= with the reply, then READY=1 only once
+  the agent port answers (the test asks the port the moment READY=1
+  arrives); STATUS= follows the reply (a drain marker); with
   WATCHDOG_USEC set, WATCHDOG=1 every half of it; SIGHUP gives
   RELOADING=1 (with MONOTONIC_USEC) then READY=1 and keeps serving;
   SIGTERM gives STOPPING=1, the last message;
@@ -159,9 +160,14 @@ def notify_and_watchdog():
     msgs = ns.wait_for(lambda m: "READY=1" in m, "READY=1")
     h.expect_equal(ns.ready_answers[:1], [b"up\n"],
                    "the agent's answer, asked the moment READY=1 arrived")
-    h.expect_equal(msgs[:2], ["STATUS=starting", "READY=1"],
+    h.expect_equal(msgs[:3], ["STATUS=starting", "STATUS=up", "READY=1"],
                    "the first messages (in order)")
-    ns.wait_for(lambda m: "STATUS=answering agent checks" in m, "STATUS after READY=1")
+    lb.set_marker("drain", "kernel upgrade\n")
+    ns.wait_for(lambda m: "STATUS=drain up #kernel upgrade" in m,
+                "STATUS= following the reply to a drain marker")
+    lb.clear_marker("drain")
+    ns.wait_for(lambda m: m.count("STATUS=up") >= 2,
+                "STATUS= back to up after the marker went")
     expect_clean_probe_env(dump, "under a notify socket and watchdog")
 
     h.section("WATCHDOG=1 every half of WATCHDOG_USEC")
