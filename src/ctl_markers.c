@@ -1,0 +1,220 @@
+/*
+ * lbagentctl's markers: the same files an operator's touch or rm makes,
+ * written so that lbagent never reads half of one, and what the daemon
+ * should show once it has read them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lbagent/ctl.h"
+
+int
+ctl_marker_path(char *buf, size_t size, const char *state_dir,
+    const char *service, enum marker_kind kind)
+{
+	int	n;
+
+	if (service != NULL)
+		n = snprintf(buf, size, "%s/%s/%s", state_dir, service,
+		    marker_name(kind));
+	else
+		n = snprintf(buf, size, "%s/%s", state_dir, marker_name(kind));
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static int
+marker_dir(char *buf, size_t size, const char *state_dir, const char *service)
+{
+	int	n;
+
+	n = service != NULL ? snprintf(buf, size, "%s/%s", state_dir, service) :
+	    snprintf(buf, size, "%s", state_dir);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* A rename or unlink lasts a crash only once its directory is synced. */
+static int
+sync_dir(const char *dir, char *err, size_t errsize)
+{
+	int	fd;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (fsync(fd) == -1 && errno != EINVAL) {
+		snprintf(err, errsize, "fsync %s: %s", dir, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t	w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+ctl_marker_set(const char *state_dir, const char *service,
+    enum marker_kind kind, const char *reason, char *err, size_t errsize)
+{
+	char	dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+	mode_t	mask;
+	int	fd, n;
+
+	if (marker_dir(dir, sizeof(dir), state_dir, service) == -1 ||
+	    ctl_marker_path(path, sizeof(path), state_dir, service, kind) == -1 ||
+	    (n = snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir,
+	    marker_name(kind))) < 0 || (size_t)n >= sizeof(tmp)) {
+		snprintf(err, errsize, "%s: path too long", state_dir);
+		return -1;
+	}
+	/* lbagent makes both at start-up, with these permissions. */
+	if (mkdir(state_dir, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errsize, "cannot create %s: %s", state_dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (service != NULL && mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errsize, "cannot create %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		snprintf(err, errsize, "cannot write in %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	/* What touch would make: 0666 less the umask (mkstemp gives 0600). */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) == -1 ||
+	    (reason != NULL && (write_all(fd, reason, strlen(reason)) == -1 ||
+	    write_all(fd, "\n", 1) == -1)) || fsync(fd) == -1) {
+		snprintf(err, errsize, "cannot write %s: %s", tmp,
+		    strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	if (close(fd) == -1) {
+		snprintf(err, errsize, "cannot write %s: %s", tmp,
+		    strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) == -1) {
+		snprintf(err, errsize, "cannot create %s: %s", path,
+		    strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return sync_dir(dir, err, errsize);
+}
+
+int
+ctl_marker_clear(const char *state_dir, const char *service,
+    enum marker_kind kind, char *err, size_t errsize)
+{
+	char	dir[PATH_MAX], path[PATH_MAX];
+
+	if (marker_dir(dir, sizeof(dir), state_dir, service) == -1 ||
+	    ctl_marker_path(path, sizeof(path), state_dir, service, kind) == -1) {
+		snprintf(err, errsize, "%s: path too long", state_dir);
+		return -1;
+	}
+	if (unlink(path) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		snprintf(err, errsize, "cannot remove %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	return sync_dir(dir, err, errsize);
+}
+
+void
+ctl_expect_from(const struct markers *node, const struct markers *own,
+    struct ctl_expect *e)
+{
+	const struct markers	*all[2] = { node, own };
+	bool			 maint = false, drain = false, off = false;
+	size_t			 i;
+
+	for (i = 0; i < 2; i++) {
+		if (all[i] == NULL)
+			continue;
+		maint |= all[i]->m[MARKER_MAINT].present;
+		drain |= all[i]->m[MARKER_DRAIN].present;
+		off |= all[i]->m[MARKER_OFF].present;
+	}
+	/* Maint wins over drain, as in every reply. */
+	e->state = maint ? "maint" : drain ? "drain" : NULL;
+	e->off = off;
+}
+
+static const char *
+str(const json_t *obj, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(obj, key));
+
+	return s != NULL ? s : "";
+}
+
+bool
+ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
+    bool check_automation)
+{
+	const char	*state = str(svc, "state");
+	const char	*automation = str(svc, "automation");
+
+	if (!json_is_object(svc))
+		return false;
+	if (check_state) {
+		if (e->state != NULL && strcmp(state, e->state) != 0)
+			return false;
+		if (e->state == NULL && (strcmp(state, "maint") == 0 ||
+		    strcmp(state, "drain") == 0 || state[0] == '\0'))
+			return false;
+	}
+	if (check_automation)
+		return strcmp(automation, e->off ? "off" : "auto") == 0;
+	return true;
+}
+
+const char *
+ctl_off_not_by_marker(const json_t *svc)
+{
+	const json_t	*markers = json_object_get(svc, "markers");
+	const json_t	*m;
+	const char	*by;
+	size_t		 i;
+
+	if (!json_is_array(markers) || strcmp(str(svc, "automation"), "off") != 0)
+		return NULL;
+	json_array_foreach(markers, i, m)
+		if (strcmp(str(m, "kind"), "off") == 0)
+			return NULL;
+	by = json_string_value(json_object_get(svc, "automation_off_by"));
+	return by != NULL && by[0] != '\0' ? by : "a setting of lbagent's";
+}
