@@ -47,6 +47,10 @@ struct service {
 	struct transition	 tr;
 	struct history		 history;
 	bool			 off;		/* automation off, as last seen */
+	char			 off_by[PATH_MAX + 32];
+	struct decision		 target;	/* the rules', last evaluated */
+	uint64_t		 replies;
+	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
 };
 
 struct agent {
@@ -61,6 +65,7 @@ struct agent {
 	uint64_t		 incarnation;
 	int			 mode_env;	/* LBAGENT_MODE: -1 unset, 0, 1 off */
 	char			 boot_id[BOOT_ID_MAX];
+	int64_t			 started_wall_ms;
 	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
 	struct event		*soon_ev;
 	bool			 save_failed;
@@ -228,10 +233,13 @@ service_set_decision(struct service *s, const struct decision *d,
 	from = s->has_decision ? decision_words(&s->decision, wb) : "start";
 	to = decision_words(d, nb);
 	if (strcmp(from, to) != 0 &&
-	    !(s->has_decision && s->decision.ramping && d->ramping))
+	    !(s->has_decision && s->decision.ramping && d->ramping)) {
 		history_add(&s->history, clock_wall_ms(), from, to,
 		    d->automation_off && d->reason[0] == '\0' ?
 		    "lbagent automation off" : d->reason);
+		s->transitions[d->automation_off && d->state == NODE_UP ?
+		    NODE_STATE_COUNT : d->state]++;
+	}
 	if (s->has_decision)
 		printable_line(s->lines[0], was);
 	compose(s, d);
@@ -362,7 +370,9 @@ service_evaluate(struct service *s, bool at_start)
 	}
 	rules_evaluate(in, in != NULL ? s->nprobes : 0, &target);
 	free(in);
+	s->target = target;
 	if ((why = off_source(s, wb, sizeof(wb))) != NULL) {
+		snprintf(s->off_by, sizeof(s->off_by), "%s", why);
 		if (!s->off)
 			log_switched_off(s, why);
 		s->off = true;
@@ -634,6 +644,7 @@ agent_new(struct event_base *base, const struct config *cfg,
 	a->cfg = cfg;
 	a->env = env;
 	a->mode_env = mode_env;
+	a->started_wall_ms = clock_wall_ms();
 	state_boot_id(a->boot_id);
 	if (mkdir(cfg->state_dir, 0755) == -1 && errno != EEXIST)
 		log_warn("%s: cannot create state directory", cfg->state_dir);
@@ -751,9 +762,59 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	ck->carried = reply_claims(&s->decision);
 	ck->restore = restore;
 	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
+	lbkeys_note_reply(s->keys, buf, s->lens[restore] - 1);
+	s->replies++;
 	if (changed)
 		schedule_save(a);
 	return s->lens[restore];
+}
+
+size_t
+agent_nservices(const struct agent *a)
+{
+	return a->nsvcs;
+}
+
+int
+agent_find_service(const struct agent *a, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < a->nsvcs; i++)
+		if (strcmp(a->svcs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+void
+agent_service_view(const struct agent *a, size_t i,
+    struct agent_service_view *v)
+{
+	const struct service	*s = &a->svcs[i];
+
+	memset(v, 0, sizeof(*v));
+	v->name = s->name;
+	v->reply = s->lines[0];
+	v->decision = &s->decision;
+	v->target = &s->target;
+	v->tr = &s->tr;
+	v->history = &s->history;
+	v->node = &a->node;
+	v->own = s->marker_dir != NULL ? &s->own : NULL;
+	v->probes = s->probes;
+	v->nprobes = s->nprobes;
+	v->keys = s->keys;
+	v->off_by = s->off ? s->off_by : NULL;
+	v->replies = s->replies;
+	v->transitions = s->transitions;
+}
+
+void
+agent_info(const struct agent *a, struct agent_info *info)
+{
+	info->cfg = a->cfg;
+	info->incarnation = a->incarnation;
+	info->started_wall_ms = a->started_wall_ms;
 }
 
 void

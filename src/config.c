@@ -14,6 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <unistd.h>
+
 #include <ini.h>
 
 #include "lbagent/config.h"
@@ -31,6 +33,8 @@ enum key_type {
 	KEY_NAMES,	/* a list of probe names */
 	KEY_PERCENT,	/* uint64_t, a whole percentage "25%" */
 	KEY_MODE,	/* bool automation_off: "auto" or "off" */
+	KEY_NAME,	/* char *, a name (letters, digits, '_', '-', '.') */
+	KEY_HTTP_LISTEN, /* struct config_http: addresses or unix:PATH */
 };
 
 struct config_key {
@@ -78,6 +82,20 @@ static const struct config_key config_keys[] = {
 	  "automation off' so HAProxy keeps what it has (markers still act). "
 	  "The environment variable LBAGENT_MODE and a marker state_dir/off "
 	  "override it." },
+	{ "agent", "node_id", KEY_NAME, NULL, 0, 0, OFF(node_id),
+	  "This node's name in status, metrics and for peers; the host name "
+	  "when not set." },
+};
+
+/* [http]: the status, metrics and health API. */
+static const struct config_key http_keys[] = {
+	{ "http", "listen", KEY_HTTP_LISTEN, "127.0.0.1:9506", 0, 0, OFF(http),
+	  "Addresses of the HTTP API, comma-separated: ADDR:PORT as for "
+	  "[agent] listen, or unix:PATH (callers there see the detail: the "
+	  "socket's permissions are the access control); none: no API." },
+	{ "http", "token_file", KEY_PATH, NULL, 0, 0, OFF(http.token_file),
+	  "A file whose first line is the bearer token that shows the detail "
+	  "of /status to TCP callers (Authorization: Bearer TOKEN)." },
 };
 
 #define TOFF(f)	offsetof(struct transition_conf, f)
@@ -161,12 +179,14 @@ static const struct config_key service_keys[] = {
 #define LINE_MAX_LEN	(INI_MAX_LINE - 1)
 #define NAME_MAX_LEN	64
 
-enum section_kind { SEC_AGENT, SEC_PROBE, SEC_SERVICE };
+enum section_kind { SEC_AGENT, SEC_PROBE, SEC_SERVICE, SEC_HTTP,
+    SEC_KINDS };
 
 static const char *const section_words[] = {
 	[SEC_AGENT] = "agent",
 	[SEC_PROBE] = "probe",
 	[SEC_SERVICE] = "service",
+	[SEC_HTTP] = "http",
 };
 
 struct section {
@@ -250,6 +270,8 @@ type_name(enum key_type t)
 	case KEY_NAMES:		return "name list";
 	case KEY_PERCENT:	return "percentage";
 	case KEY_MODE:		return "auto or off";
+	case KEY_NAME:		return "name";
+	case KEY_HTTP_LISTEN:	return "address list";
 	}
 	return "?";
 }
@@ -386,6 +408,53 @@ parse_listen_list(struct config_listens *ls, const char *value,
 	if (rc == 0 && ls->count == 0) {
 		*why = "no address given";
 		rc = -1;
+	}
+	free_list(items, n);
+	return rc;
+}
+
+/* [http] listen: ADDR:PORT or unix:/PATH entries, or "none". */
+static int
+parse_http_listen(struct config_http *h, const char *value, const char **why)
+{
+	struct config_listens	 tcp;
+	char			**items;
+	size_t			 n, i;
+	int			 rc = 0;
+
+	h->count = 0;
+	if (strcmp(value, "none") == 0)
+		return 0;
+	if (split_list(value, &items, &n) == -1) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		struct config_http_listen *l = &h->addr[h->count];
+
+		memset(l, 0, sizeof(*l));
+		if (h->count == CONFIG_MAX_LISTEN) {
+			*why = "too many addresses (at most 16)";
+			rc = -1;
+		} else if (strncmp(items[i], "unix:", 5) == 0) {
+			const char *path = items[i] + 5;
+
+			if (path[0] != '/') {
+				*why = "unix: needs an absolute path";
+				rc = -1;
+			} else if (strlen(path) >= sizeof(l->path)) {
+				*why = "unix socket path too long";
+				rc = -1;
+			} else {
+				l->is_unix = true;
+				snprintf(l->path, sizeof(l->path), "%s", path);
+				h->count++;
+			}
+		} else if (parse_listen_list(&tcp, items[i], why) == 0) {
+			l->tcp = tcp.addr[0];
+			h->count++;
+		} else
+			rc = -1;
 	}
 	free_list(items, n);
 	return rc;
@@ -553,6 +622,21 @@ set_value(void *base, const struct config_key *k, const char *value,
 		memcpy((char *)base + k->offset, &u, sizeof(u));
 		return 0;
 	}
+	case KEY_NAME:
+		if (!valid_name(value)) {
+			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
+			return -1;
+		}
+		sp = (char **)(void *)((char *)base + k->offset);
+		free(*sp);
+		if ((*sp = strdup(value)) == NULL) {
+			*why = "out of memory";
+			return -1;
+		}
+		return 0;
+	case KEY_HTTP_LISTEN:
+		return parse_http_listen((struct config_http *)(void *)
+		    ((char *)base + k->offset), value, why);
 	case KEY_MODE:
 		if (config_parse_mode(value, &b) == -1) {
 			*why = "expected auto or off";
@@ -856,7 +940,8 @@ static void
 build(struct parse *p)
 {
 	struct config	*cfg = p->cfg;
-	size_t		 i, np = 0, ns = 0, agent = SIZE_MAX;
+	size_t		 i, np = 0, ns = 0, agent = SIZE_MAX, http = SIZE_MAX;
+	char		 host[256];
 
 	for (i = 0; i < p->nsections; i++) {
 		if (p->sections[i].bad)
@@ -865,6 +950,8 @@ build(struct parse *p)
 			np++;
 		else if (p->sections[i].kind == SEC_SERVICE)
 			ns++;
+		else if (p->sections[i].kind == SEC_HTTP)
+			http = i;
 		else if (agent == SIZE_MAX)
 			agent = i;
 	}
@@ -880,6 +967,15 @@ build(struct parse *p)
 	table_defaults(p, transition_keys, NKEYS_OF(transition_keys),
 	    &cfg->transitions, agent);
 	check_transitions(p, agent, &cfg->transitions, "");
+	if (cfg->node_id == NULL) {
+		if (gethostname(host, sizeof(host)) == -1 || host[0] == '\0')
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		host[strcspn(host, " \t\r\n")] = '\0';
+		if ((cfg->node_id = strdup(host)) == NULL)
+			add_error(p->errs, p->path, 0, "out of memory");
+	}
+	table_apply(p, http, http_keys, NKEYS_OF(http_keys), cfg, NULL, NULL);
 	for (i = 0; i < p->nsections; i++) {
 		if (p->sections[i].bad)
 			continue;
@@ -951,18 +1047,19 @@ section_line(struct parse *p, const char *s)
 		memcpy(head, s + 1, len);
 		head[len] = '\0';
 		n = sscanf(head, "%15s %64s", word, sec.name);
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < SEC_KINDS; k++)
 			if (n >= 1 && strcmp(word, section_words[k]) == 0)
 				break;
 		sec.kind = (enum section_kind)k;
-		if (n < 1 || k == 3)
+		if (n < 1 || k == SEC_KINDS)
 			add_error(p->errs, p->path, p->lineno,
 			    "unknown section [%s] (known: [agent], [probe NAME], "
-			    "[service NAME])", head);
-		else if (k == SEC_AGENT && n != 1)
+			    "[service NAME], [http])", head);
+		else if ((k == SEC_AGENT || k == SEC_HTTP) && n != 1)
 			add_error(p->errs, p->path, p->lineno,
-			    "[agent] takes no name");
-		else if (k != SEC_AGENT && (n != 2 || !valid_name(sec.name) ||
+			    "[%s] takes no name", word);
+		else if (k != SEC_AGENT && k != SEC_HTTP && (n != 2 ||
+		    !valid_name(sec.name) ||
 		    strlen(word) + 1 + strlen(sec.name) != strlen(head)))
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s NAME]: NAME must be 1 to %d letters, digits, "
@@ -1149,6 +1246,8 @@ config_free(struct config *cfg)
 	free(cfg->path);
 	free(cfg->state_dir);
 	free(cfg->proc_root);
+	free(cfg->node_id);
+	free(cfg->http.token_file);
 	free(cfg);
 }
 
@@ -1209,4 +1308,5 @@ config_print_keys(FILE *fp)
 	}
 	print_table(fp, "\n[service NAME]", service_keys,
 	    NKEYS_OF(service_keys));
+	print_table(fp, "\n[http]", http_keys, NKEYS_OF(http_keys));
 }

@@ -10,6 +10,7 @@ struct lbkeys {
 	struct lbkey	*keys;		/* unordered; swap-removed */
 	size_t		 count, cap;
 	unsigned	 claims;	/* what the current decision claims */
+	struct lbkey	*last;		/* of the latest check; NULL after a removal */
 	int64_t		 forget_after_ms;
 };
 
@@ -39,6 +40,7 @@ void
 lbkeys_reset(struct lbkeys *lbk)
 {
 	lbk->count = 0;
+	lbk->last = NULL;
 }
 
 /* "127.0.0.2 \"web\"" for logs. */
@@ -74,6 +76,7 @@ find(const struct lbkeys *lbk, const char *addr, const char *text, size_t len)
 static void
 remove_at(struct lbkeys *lbk, size_t i)
 {
+	lbk->last = NULL;
 	lbk->keys[i] = lbk->keys[--lbk->count];
 }
 
@@ -106,6 +109,7 @@ add(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
 		if ((k = realloc(lbk->keys, cap * sizeof(*k))) == NULL)
 			return NULL;
 		lbk->keys = k;
+		lbk->last = NULL;
 		lbk->cap = cap;
 	}
 	k = &lbk->keys[lbk->count++];
@@ -247,6 +251,7 @@ lbkeys_check(struct lbkeys *lbk, const char *addr, const char *text,
 		note_gap(lbk, k, now_ms);
 	k->last_seen_ms = now_ms;
 	k->checks++;
+	lbk->last = k;
 	restore = collect_restore(k, now_ms, changed);
 	if (lbk->claims & ~k->saw) {
 		k->saw |= lbk->claims;
@@ -344,6 +349,17 @@ lbkeys_owing(const struct lbkeys *lbk)
 		if (lbk->keys[i].owes)
 			n++;
 	return n;
+}
+
+void
+lbkeys_note_reply(struct lbkeys *lbk, const char *line, size_t len)
+{
+	if (lbk->last == NULL)
+		return;
+	if (len >= sizeof(lbk->last->last_reply))
+		len = sizeof(lbk->last->last_reply) - 1;
+	memcpy(lbk->last->last_reply, line, len);
+	lbk->last->last_reply[len] = '\0';
 }
 
 unsigned

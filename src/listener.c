@@ -21,6 +21,7 @@
 #include "lbagent/clock.h"
 #include "lbagent/lbkeys.h"
 #include "lbagent/listener.h"
+#include "lbagent/net.h"
 #include "lbagent/log.h"
 
 #define LISTEN_BACKLOG		4096
@@ -519,47 +520,24 @@ port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
 	return 0;
 }
 
-/* Binds one address; -1 on failure, with the reason logged. */
-static int
-listen_one(struct listener *l, const struct config_listen *cl,
-    const struct addrinfo *ai, bool wildcard, int service)
-{
-	evutil_socket_t		 fd;
-	int			 one = 1;
-	char			 host[LBKEY_ADDR_MAX];
+struct bound_ctx {
+	struct listener			*l;
+	const struct config_listen	*cl;
+	int				 service;
+};
 
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, ai->ai_protocol);
-	if (fd == -1) {
-		if (wildcard && ai->ai_family == AF_INET6 &&
-		    errno == EAFNOSUPPORT) {
-			log_notice("listen %s: no IPv6 on this host; IPv4 only",
-			    cl->text);
-			return 0;
-		}
-		log_err("listen %s: socket", cl->text);
+/* A socket net_bind() bound: the listener accepts on it from now on. */
+static int
+attach_bound(int fd, const struct sockaddr *sa, void *arg)
+{
+	struct bound_ctx	*ctx = arg;
+	char			 text[80];
+
+	if (port_add(ctx->l, fd, ctx->service, LISTEN_BACKLOG,
+	    ctx->cl->text) == -1)
 		return -1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ai->ai_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) == -1) {
-		if (wildcard && ai->ai_family == AF_INET6 &&
-		    (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT)) {
-			log_notice("listen %s: no IPv6 on this host; IPv4 only",
-			    cl->text);
-			close(fd);
-			return 0;
-		}
-		log_err("listen %s: bind", cl->text);
-		close(fd);
-		return -1;
-	}
-	if (port_add(l, fd, service, LISTEN_BACKLOG, cl->text) == -1)
-		return -1;
-	format_addr(ai->ai_addr, host);
-	log_notice("listening on %s%s%s:%s", ai->ai_family == AF_INET6 ? "[" : "",
-	    host, ai->ai_family == AF_INET6 ? "]" : "", cl->port);
+	net_addr_text(sa, text, sizeof(text));
+	log_notice("listening on %s", text);
 	return 0;
 }
 
@@ -567,31 +545,15 @@ listen_one(struct listener *l, const struct config_listen *cl,
 static int
 listen_all(struct listener *l, const struct config_listens *ls, int service)
 {
-	struct addrinfo	 hints, *res, *ai;
-	size_t		 i;
-	int		 rc;
+	struct bound_ctx	ctx;
+	size_t			i;
 
 	for (i = 0; i < ls->count; i++) {
-		const struct config_listen *cl = &ls->addr[i];
-
-		memset(&hints, 0, sizeof(hints));
-		hints.ai_family = AF_UNSPEC;
-		hints.ai_socktype = SOCK_STREAM;
-		hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
-		rc = getaddrinfo(cl->host[0] ? cl->host : NULL, cl->port,
-		    &hints, &res);
-		if (rc != 0) {
-			log_errx("listen %s: %s", cl->text, gai_strerror(rc));
+		ctx.l = l;
+		ctx.cl = &ls->addr[i];
+		ctx.service = service;
+		if (net_bind(&ls->addr[i], attach_bound, &ctx) == -1)
 			return -1;
-		}
-		for (ai = res; ai != NULL; ai = ai->ai_next) {
-			if (listen_one(l, cl, ai, cl->host[0] == '\0',
-			    service) == -1) {
-				freeaddrinfo(res);
-				return -1;
-			}
-		}
-		freeaddrinfo(res);
 	}
 	return 0;
 }

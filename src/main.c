@@ -17,6 +17,7 @@
 #include "lbagent/agent.h"
 #include "lbagent/config.h"
 #include "lbagent/curl_loop.h"
+#include "lbagent/http_api.h"
 #include "lbagent/listener.h"
 #include "lbagent/log.h"
 #include "lbagent/probe_exec.h"
@@ -108,6 +109,8 @@ main(int argc, char *argv[])
 	struct event_base	*base = NULL;
 	struct agent		*agent = NULL;
 	struct listener		*listener = NULL;
+	struct http_api		*http = NULL;
+	struct status_daemon	 dm;
 	struct probe_env	 env = { NULL, NULL, NULL };
 	struct event		*sigs[3] = { NULL, NULL, NULL };
 	struct systemd_sockets	 sockets = { NULL, 0, NULL, 0 };
@@ -202,6 +205,10 @@ main(int argc, char *argv[])
 	sockets.nagent = 0;	/* the listener's now, even when it failed */
 	if (listener == NULL)
 		goto out;
+	memset(&dm, 0, sizeof(dm));
+	http = http_api_new(base, cfg, agent, &dm, sockets.http, sockets.nhttp);
+	if (http == NULL)
+		goto out;
 	sigs[0] = evsignal_new(base, SIGTERM, stop_cb, base);
 	sigs[1] = evsignal_new(base, SIGINT, stop_cb, base);
 	sigs[2] = evsignal_new(base, SIGHUP, hup_cb, NULL);
@@ -224,6 +231,7 @@ out:
 	for (i = 0; i < 3; i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);
+	http_api_free(http);
 	listener_free(listener);
 	systemd_sockets_free(&sockets);
 	agent_free(agent);

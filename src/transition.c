@@ -166,6 +166,54 @@ better_level(const struct transition *t, int64_t now_ms)
 	return t->level;
 }
 
+bool
+transition_pending(const struct transition *t, int64_t now_ms,
+    struct transition_pending *p)
+{
+	const struct transition_conf	*c = t->conf;
+	int				 tl = t->last_target;
+
+	if (tl == INT_MIN || tl == t->level)
+		return false;
+	p->towards = tl;
+	if (tl < t->level) {
+		p->for_ms = run_ms(t->le_ms[IDX(tl)], now_ms);
+		p->after_ms = (int64_t)(tl <= 0 ? c->down_after_ms :
+		    c->degrade_after_ms);
+	} else {
+		p->for_ms = run_ms(t->ge_ms[IDX(tl)], now_ms);
+		p->after_ms = (int64_t)(t->level <= 0 ?
+		    transition_up_after_ms(t) : c->restore_after_ms);
+	}
+	return true;
+}
+
+void
+transition_pending_text(const struct transition *t,
+    const struct transition_pending *p, char *buf, size_t size)
+{
+	char	f[32], a[32], lb[16];
+
+	if (p->for_ms < 0) {
+		snprintf(buf, size, "towards %s: waiting for every probe's "
+		    "verdict", transition_level_text(p->towards, lb));
+		return;
+	}
+	units_format_age((uint64_t)p->for_ms, f, sizeof(f));
+	units_format_ms((uint64_t)p->after_ms, a, sizeof(a));
+	if (p->towards < t->level && p->towards <= LEVEL_DOWN)
+		snprintf(buf, size, "failing for %s, goes down at %s", f, a);
+	else if (p->towards < t->level)
+		snprintf(buf, size, "at %d%% or lower for %s, goes to %s at %s",
+		    p->towards, f, transition_level_text(p->towards, lb), a);
+	else if (t->level <= 0)
+		snprintf(buf, size, "passing for %s, comes back at %s%s", f, a,
+		    t->damping > 1 ? " (flap damping)" : "");
+	else
+		snprintf(buf, size, "at %d%% or more for %s, goes to %s at %s",
+		    p->towards, f, transition_level_text(p->towards, lb), a);
+}
+
 /* Drops goings-out older than the flap window. */
 static void
 prune_outs(struct transition *t, int64_t now_ms)

@@ -19,6 +19,11 @@
 #include "lbagent/probe.h"
 #include "lbagent/reply.h"
 
+struct history;
+struct lbkeys;
+struct markers;
+struct transition;
+
 #define AGENT_SHARED_PORT	(-1)	/* the [agent] listen addresses */
 
 struct agent;
@@ -65,5 +70,36 @@ void		 agent_late_text(struct agent *, int service, const char *addr,
 		    const char *text, size_t len, const struct agent_check *);
 /* True when checks from addr have sent text before: worth waiting for it. */
 bool		 agent_addr_sends_text(const struct agent *, const char *addr);
+
+/* --- read-only views for the status API --- */
+
+struct agent_service_view {
+	const char		*name;		/* "" for the default service */
+	const char		*reply;		/* the line, with its newline */
+	const struct decision	*decision;	/* what the reply says */
+	const struct decision	*target;	/* what the rules say */
+	const struct transition	*tr;
+	const struct history	*history;
+	const struct markers	*node, *own;	/* own: NULL for the default */
+	struct probe *const	*probes;
+	size_t			 nprobes;
+	const struct lbkeys	*keys;
+	const char		*off_by;	/* NULL while automation is on */
+	uint64_t		 replies;
+	const uint64_t		*transitions;	/* by node_state; [COUNT]: off */
+};
+
+struct agent_info {
+	const struct config	*cfg;
+	uint64_t		 incarnation;
+	int64_t			 started_wall_ms;
+};
+
+size_t	agent_nservices(const struct agent *);
+/* The service of that name ("" the default), or -1. */
+int	agent_find_service(const struct agent *, const char *name);
+void	agent_service_view(const struct agent *, size_t i,
+	    struct agent_service_view *);
+void	agent_info(const struct agent *, struct agent_info *);
 
 #endif

@@ -27,6 +27,19 @@ struct config_listens {
 	size_t			count;
 };
 
+/* One [http] listen address: ADDR:PORT, or unix:PATH. */
+struct config_http_listen {
+	bool			is_unix;
+	char			path[108];	/* sun_path */
+	struct config_listen	tcp;
+};
+
+struct config_http {
+	struct config_http_listen	addr[CONFIG_MAX_LISTEN];
+	size_t				count;		/* 0: no HTTP API */
+	char				*token_file;	/* NULL: none */
+};
+
 /* What a probe's warn or crit result does to its service. */
 enum reaction_kind {
 	REACT_IGNORE,	/* logged and shown, changes nothing */
@@ -89,6 +102,8 @@ struct config {
 	uint64_t		 lb_forget_after_ms;
 	uint64_t		 request_timeout_ms;
 	bool			 automation_off;	/* mode = off */
+	char			*node_id;		/* the host name unless set */
+	struct config_http	 http;
 	struct transition_conf	 transitions;
 	struct probe_conf	*probes;
 	size_t			 nprobes;

@@ -36,6 +36,7 @@ struct lbkey {
 	bool		restore_started[CLAIM_COUNT];
 	int64_t		restore_since_ms[CLAIM_COUNT];
 	unsigned	restore_sent[CLAIM_COUNT];
+	char		last_reply[REPLY_MAX];	/* for status; not persisted */
 };
 
 struct lbkeys;
@@ -70,6 +71,9 @@ unsigned	 lbkeys_check(struct lbkeys *, const char *addr, const char *text,
 bool		 lbkeys_late_text(struct lbkeys *, const char *addr,
 		    const char *text, size_t len, unsigned carried,
 		    bool provisional_created, int64_t now_ms);
+
+/* Records the line the latest lbkeys_check's key was sent (for status). */
+void		 lbkeys_note_reply(struct lbkeys *, const char *line, size_t len);
 
 /* True when any check from addr has sent text: worth waiting for it. */
 bool		 lbkeys_addr_sends_text(const struct lbkeys *, const char *addr);

@@ -94,6 +94,20 @@ void	transition_restart_counts(struct transition *);
 void	transition_current(const struct transition *, int64_t now_ms,
 	    struct decision *out);
 
+/* A change a window is holding back. */
+struct transition_pending {
+	int	towards;	/* the level the target is at */
+	int64_t	for_ms;		/* how long it has held; -1: not yet counted */
+	int64_t	after_ms;	/* how long it must hold */
+};
+
+/* True, with *p, when the last target differs from where the node is. */
+bool	transition_pending(const struct transition *, int64_t now_ms,
+	    struct transition_pending *p);
+/* "failing for 12s, goes down at 30s" and the like. */
+void	transition_pending_text(const struct transition *,
+	    const struct transition_pending *, char *buf, size_t size);
+
 /* up_after with flap damping applied. */
 uint64_t transition_up_after_ms(const struct transition *);
 

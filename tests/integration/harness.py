@@ -37,6 +37,8 @@ Environment:
 import atexit
 import csv
 import io
+import http.client
+import json
 import os
 import re
 import shutil
@@ -1808,3 +1810,40 @@ class ProcTree:
 
     def __repr__(self):
         return f"<ProcTree {self.path}>"
+
+
+# ---------------------------------------------------------------- HTTP API
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self._path)
+
+
+def http_request(where, path, method="GET", headers=None, timeout_s=5.0):
+    """One request to lbagent's HTTP API: where is a TCP port on 127.0.0.1
+    or "unix:/path". Returns (status, headers (lowercase names), body)."""
+    if isinstance(where, str) and where.startswith("unix:"):
+        conn = _UnixHTTPConnection(where[5:], timeout_s)
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", where, timeout=timeout_s)
+    try:
+        conn.request(method, path, headers=headers or {})
+        r = conn.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        conn.close()
+
+
+def http_json(where, path, headers=None):
+    """GET path; (status, parsed JSON)."""
+    status, hdrs, body = http_request(where, path, headers=headers)
+    if not hdrs.get("content-type", "").startswith("application/json"):
+        raise TestFailure(f"{path}: content type {hdrs.get('content-type')!r}, "
+                          f"not JSON; body {body[:200]!r}")
+    return status, json.loads(body)

@@ -113,7 +113,7 @@ START_TEST(error_paths)
 	expect_error("[agent]\nlisten = *:9505\nbogus = 1\n", 3,
 	    "unknown key 'bogus' in [agent]");
 	expect_error("[agent]\n\n[nope]\nx = 1\n", 3,
-	    "unknown section [nope] (known: [agent], [probe NAME], [service NAME])");
+	    "unknown section [nope] (known: [agent], [probe NAME], [service NAME], [http])");
 	expect_error("listen = *:1\n", 1,
 	    "listen: key outside any section (expected [agent] first)");
 	expect_error("[agent]\nlb_forget_after = 10\n", 2,
@@ -296,7 +296,7 @@ START_TEST(every_error_reported_in_order)
 	snprintf(want, sizeof(want), "%s:3: max_connections: expected a whole "
 	    "number: '-1'", path);
 	ck_assert_str_eq(errs.lines[1], want);
-	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent], [probe NAME], [service NAME])",
+	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent], [probe NAME], [service NAME], [http])",
 	    path);
 	ck_assert_str_eq(errs.lines[2], want);
 	free(path);

@@ -1,0 +1,40 @@
+/*
+ * The HTTP API ([http] listen): GET /status, /metrics, /health[/SERVICE]
+ * on libevent's evhttp, on the agent's event loop. Requests are bounded
+ * (headers, body, a deadline); the detail of /status needs the bearer
+ * token or the unix socket. It reads the agent, never blocks it.
+ */
+#ifndef LBAGENT_HTTP_API_H
+#define LBAGENT_HTTP_API_H
+
+#include <stddef.h>
+
+#include <event2/event.h>
+
+#include "lbagent/agent.h"
+#include "lbagent/config.h"
+#include "lbagent/status.h"
+
+#define HTTP_MAX_HEADERS_BYTES	8192
+#define HTTP_MAX_BODY_BYTES	1024
+#define HTTP_TIMEOUT_S		5
+#define HTTP_TOKEN_MAX		512
+
+struct http_api;
+
+/*
+ * Binds cfg->http's addresses (and accepts on fds, listening sockets
+ * passed by systemd: a unix one is trusted like a unix: address) and
+ * reads the token file. dm is main's and outlives the API. NULL when an
+ * address cannot be bound (logged).
+ */
+struct http_api	*http_api_new(struct event_base *, const struct config *,
+		    const struct agent *, const struct status_daemon *dm,
+		    const int *fds, size_t nfds);
+void		 http_api_free(struct http_api *);
+
+/* Compares in time that depends on the lengths only. */
+bool		 http_token_equal(const char *a, size_t alen, const char *b,
+		    size_t blen);
+
+#endif
