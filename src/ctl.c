@@ -99,20 +99,25 @@ load_config(struct ctl *c, bool optional)
 }
 
 /*
- * The [http] listen entries of the configuration and its token file.
- * TODO(merge main): [http] listen and token_file land in config.c on
- * main; until then the API's documented default.
+ * The [http] listen entries of the configuration, as written ("*:9506",
+ * "unix:/run/lbagent/http.sock"), into text.
  */
 static size_t
-http_entries(const struct config *cfg, const char **out, size_t max,
-    const char **token_file)
+http_entries(const struct config *cfg, char text[][160], const char **out,
+    size_t max)
 {
-	(void)cfg;
-	*token_file = NULL;
-	if (max == 0)
-		return 0;
-	out[0] = "127.0.0.1:9506";
-	return 1;
+	size_t	i, n = 0;
+
+	for (i = 0; i < cfg->http.count && n < max; i++, n++) {
+		const struct config_http_listen *l = &cfg->http.addr[i];
+
+		if (l->is_unix)
+			snprintf(text[n], 160, "unix:%s", l->path);
+		else
+			snprintf(text[n], 160, "%s", l->tcp.text);
+		out[n] = text[n];
+	}
+	return n;
 }
 
 /* Where to find the daemon: -s, else the config's [http] listen. */
@@ -120,11 +125,14 @@ static int
 setup_addresses(struct ctl *c)
 {
 	const char	*entries[MAX_ADDRS], *bad, *why;
+	char		 text[MAX_ADDRS][160];
 	size_t		 n = 0;
 	int		 got;
 
-	if (c->cfg != NULL)
-		n = http_entries(c->cfg, entries, MAX_ADDRS, &c->token_file);
+	if (c->cfg != NULL) {
+		n = http_entries(c->cfg, text, entries, MAX_ADDRS);
+		c->token_file = c->cfg->http.token_file;
+	}
 	if (c->o->address != NULL) {
 		if (ctl_addr_parse(c->o->address, &c->addrs[0], &why) == -1) {
 			errx_("-s '%s': %s", c->o->address, why);
@@ -139,8 +147,8 @@ setup_addresses(struct ctl *c)
 		return -1;
 	}
 	if (got == 0) {
-		errx_("%s: [http] listen is empty: give the API's address "
-		    "with -s", c->config_path);
+		errx_("%s: [http] listen = none: lbagent has no HTTP API to "
+		    "ask (give its address with -s)", c->config_path);
 		return -1;
 	}
 	c->naddrs = (size_t)got;
@@ -670,7 +678,8 @@ cmd_reload(struct ctl *c)
 			errx_("sent SIGHUP to lbagent (pid %.0f), but it did not "
 			    "report a reload within %gs%s%s", pid,
 			    c->o->timeout_s, root == NULL ? ": " : "",
-			    root == NULL ? err : "");
+			    root == NULL ? err : " (its log says why; a "
+			    "version without reload only logs the signal)");
 			goto out;
 		}
 	}

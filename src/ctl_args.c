@@ -83,6 +83,10 @@ ctl_usage(FILE *fp, bool full)
 
 static int
 complain(char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+complain(char *why, size_t size, const char *fmt, ...)
 {
 	va_list	ap;
 

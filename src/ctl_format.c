@@ -14,6 +14,7 @@
 
 #define HISTORY_SHOWN	10
 #define LABEL_W		14	/* "  reply         value" */
+#define NAME_COL	24	/* widest name column of the tables */
 #define TEXT_MAX	1024	/* longer strings are cut: status, not a dump */
 
 struct out {
@@ -270,13 +271,12 @@ summary(struct out *o, const json_t *root, const char *only)
 	char		 name[TEXT_MAX], st[32];
 	double		 weight;
 
+	/* Longer names than NAME_COL get a line of their own. */
 	json_array_foreach(json_object_get(root, "services"), i, s) {
 		n = strlen(ctl_service_label(str(s, "name")));
-		if (n > w)
+		if (n > w && n <= NAME_COL)
 			w = n;
 	}
-	if (w > (size_t)o->width - 44)
-		w = o->width > 60 ? o->width - 44 : 16;
 	fprintf(o->fp, "%-*s  %-6s %6s  %-7s  %s\n", (int)w, "SERVICE", "STATE",
 	    "WEIGHT", "SERVING", "AUTOMATION");
 	json_array_foreach(json_object_get(root, "services"), i, s) {
@@ -310,9 +310,10 @@ transition(struct out *o, const json_t *tr)
 	format_time(since, sizeof(since), str(tr, "since"));
 	if (num(tr, "since_s", &v)) {
 		ctl_format_age(age, sizeof(age), v);
-		field(o, "holding", "%s for %s (since %s)", words, age, since);
+		field(o, "transition", "%s for %s (since %s)", words, age,
+		    since);
 	} else
-		field(o, "holding", "%s since %s", words, since);
+		field(o, "transition", "%s since %s", words, since);
 	if (json_is_object(p = json_object_get(tr, "pending"))) {
 		clean(text, sizeof(text), str(p, "text"));
 		if (text[0] == '\0') {
@@ -353,7 +354,7 @@ transition(struct out *o, const json_t *tr)
 			field(o, "damping", "up_after x%.0f (%.0f goings-out in "
 			    "the flap window)", factor, outs);
 		} else {
-			field(o, "damping", "none (%.0f going%s out in the flap "
+			field(o, "damping", "none (%.0f going%s-out in the flap "
 			    "window)", outs, outs == 1 ? "" : "s");
 		}
 	}
@@ -401,10 +402,8 @@ probes(struct out *o, const json_t *svc)
 		return;
 	}
 	json_array_foreach(ps, i, p)
-		if ((n = strlen(str(p, "name"))) > nw)
+		if ((n = strlen(str(p, "name"))) > nw && n <= NAME_COL)
 			nw = n;
-	if (nw > 24)
-		nw = 24;
 	fprintf(o->fp, "  probes\n    %-*s %-8s %-6s %10s  %-10s %s\n", (int)nw,
 	    "NAME", "TYPE", "RESULT", "VALUE", "LAST RUN", "TOOK");
 	json_array_foreach(ps, i, p) {

@@ -1,0 +1,863 @@
+/*
+ * lbagentctl's modules: the command line, addresses, the HTTP client
+ * against a real local server, the marker files, what the daemon should
+ * show after a marker change, and the status text from JSON fixtures.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "lbagent/ctl.h"
+#include "lbagent/markers.h"
+#include "testhttpd.h"
+#include "testutil.h"
+
+static char	*dir;
+
+static void
+setup(void)
+{
+	dir = tu_tmpdir();
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* ---------------------------------------------------------- arguments */
+
+/* Parses a NULL-terminated list of words after "lbagentctl". */
+static int
+parse(struct ctl_opts *o, char *why, ...)
+{
+	char	*argv[32];
+	int	 argc = 0;
+	va_list	 ap;
+
+	argv[argc++] = (char *)"lbagentctl";
+	va_start(ap, why);
+	while ((argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	return ctl_parse_args(argc, argv, o, why, 256);
+}
+
+START_TEST(args_status)
+{
+	struct ctl_opts	o;
+	char		why[256];
+
+	ck_assert_int_eq(parse(&o, why, "status", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_STATUS);
+	ck_assert(!o.json);
+	ck_assert_ptr_null(o.service);
+	ck_assert_ptr_null(o.config);
+	ck_assert_ptr_null(o.address);
+	ck_assert(o.timeout_s == CTL_TIMEOUT_DEFAULT_S);
+
+	ck_assert_int_eq(parse(&o, why, "-f", "/x.conf", "status", "--json",
+	    "web", "-s", "unix:/run/x.sock", "-t", "2.5", NULL), 0);
+	ck_assert(o.json);
+	ck_assert_str_eq(o.service, "web");
+	ck_assert_str_eq(o.config, "/x.conf");
+	ck_assert_str_eq(o.address, "unix:/run/x.sock");
+	ck_assert(o.timeout_s == 2.5);
+
+	/* '-' is the default service, whose name is "". */
+	ck_assert_int_eq(parse(&o, why, "status", "-", NULL), 0);
+	ck_assert_str_eq(o.service, "");
+}
+END_TEST
+
+START_TEST(args_markers)
+{
+	struct ctl_opts	o;
+	char		why[256];
+
+	ck_assert_int_eq(parse(&o, why, "maint", "on", "--reason",
+	    "kernel upgrade", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_MAINT);
+	ck_assert(o.on);
+	ck_assert_str_eq(o.reason, "kernel upgrade");
+	ck_assert_ptr_null(o.service);
+
+	ck_assert_int_eq(parse(&o, why, "drain", "off", "--service", "web",
+	    NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_DRAIN);
+	ck_assert(!o.on);
+	ck_assert_str_eq(o.service, "web");
+
+	/* A reason may start with a dash. */
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--reason", "-x-",
+	    NULL), 0);
+	ck_assert_str_eq(o.reason, "-x-");
+
+	/* mode off is the marker being there. */
+	ck_assert_int_eq(parse(&o, why, "mode", "off", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_MODE);
+	ck_assert(o.on);
+	ck_assert_int_eq(parse(&o, why, "mode", "auto", "--service", "a.b_c-1",
+	    NULL), 0);
+	ck_assert(!o.on);
+	ck_assert_str_eq(o.service, "a.b_c-1");
+}
+END_TEST
+
+START_TEST(args_others)
+{
+	struct ctl_opts	o;
+	char		why[256];
+
+	ck_assert_int_eq(parse(&o, why, "check", "-f", "/etc/x.conf", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_CHECK);
+	ck_assert_str_eq(o.config, "/etc/x.conf");
+	ck_assert_int_eq(parse(&o, why, "reload", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_RELOAD);
+	ck_assert_int_eq(parse(&o, why, "-h", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_HELP);
+	ck_assert_int_eq(parse(&o, why, "status", "--help", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_HELP);
+	ck_assert_int_eq(parse(&o, why, "-V", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_VERSION);
+}
+END_TEST
+
+START_TEST(args_usage_errors)
+{
+	static const char *const bad[][6] = {
+		{ NULL },
+		{ "frobnicate", NULL },
+		{ "maint", NULL },
+		{ "maint", "yes", NULL },
+		{ "maint", "on", "extra", NULL },
+		{ "maint", "off", "--reason", "x", NULL },
+		{ "maint", "on", "--json", NULL },
+		{ "drain", "on", "--reason", "two\nlines", NULL },
+		{ "drain", "on", "--service", "../etc", NULL },
+		{ "drain", "on", "--service", "-", NULL },
+		{ "drain", "on", "--service", "..", NULL },
+		{ "mode", "on", NULL },
+		{ "mode", "off", "--reason", "x", NULL },
+		{ "status", "--service", "web", NULL },
+		{ "status", "a", "b", NULL },
+		{ "status", "no/slash", NULL },
+		{ "check", "extra", NULL },
+		{ "reload", "--json", NULL },
+		{ "-t", "0", "status", NULL },
+		{ "-t", "abc", "status", NULL },
+		{ "-t", "nan", "status", NULL },
+		{ "status", "-f", NULL },
+		{ "status", "--bogus", NULL },
+		{ "-x", "status", NULL },
+	};
+	struct ctl_opts	o;
+	char		why[256], *argv[8];
+	size_t		i;
+	int		argc;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		argc = 0;
+		argv[argc++] = (char *)"lbagentctl";
+		while (bad[i][argc - 1] != NULL) {
+			argv[argc] = (char *)bad[i][argc - 1];
+			argc++;
+		}
+		argv[argc] = NULL;
+		ck_assert_msg(ctl_parse_args(argc, argv, &o, why,
+		    sizeof(why)) == CTL_EXIT_USAGE, "case %zu accepted", i);
+		ck_assert_msg(why[0] != '\0', "case %zu: no reason given", i);
+	}
+}
+END_TEST
+
+START_TEST(usage_fits)
+{
+	char	*text = NULL, *line;
+	size_t	 len = 0;
+	FILE	*fp;
+
+	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+	ctl_usage(fp, true);
+	fclose(fp);
+	for (line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"))
+		ck_assert_msg(strlen(line) <= 80, "usage line too long: %s", line);
+	free(text);
+}
+END_TEST
+
+/* ---------------------------------------------------------- addresses */
+
+START_TEST(addresses)
+{
+	struct ctl_addr	 a;
+	const char	*why;
+	static const char *const bad[] = {
+		"", "9506", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536",
+		"127.0.0.1:http", "unix:relative", "unix:", "https://h:1",
+		"http://h:1/status", "::1:9506", "[::1]9506", "h:1:2",
+		"user@h:1",
+	};
+	size_t		 i;
+
+	ck_assert_int_eq(ctl_addr_parse("unix:/run/lbagent/http.sock", &a,
+	    &why), 0);
+	ck_assert_str_eq(a.unix_path, "/run/lbagent/http.sock");
+	ck_assert_str_eq(a.url, "http://localhost");
+	ck_assert_str_eq(a.text, "unix:/run/lbagent/http.sock");
+
+	ck_assert_int_eq(ctl_addr_parse("127.0.0.1:9506", &a, &why), 0);
+	ck_assert_str_eq(a.unix_path, "");
+	ck_assert_str_eq(a.url, "http://127.0.0.1:9506");
+	ck_assert_int_eq(ctl_addr_parse("http://localhost:9506/", &a, &why), 0);
+	ck_assert_str_eq(a.url, "http://localhost:9506");
+	ck_assert_int_eq(ctl_addr_parse("[::1]:9506", &a, &why), 0);
+	ck_assert_str_eq(a.url, "http://[::1]:9506");
+
+	/* What a listener binds to everything is asked on loopback. */
+	ck_assert_int_eq(ctl_addr_parse("*:9506", &a, &why), 0);
+	ck_assert_str_eq(a.url, "http://127.0.0.1:9506");
+	ck_assert_str_eq(a.text, "*:9506");
+	ck_assert_int_eq(ctl_addr_parse("0.0.0.0:9506", &a, &why), 0);
+	ck_assert_str_eq(a.url, "http://127.0.0.1:9506");
+	ck_assert_int_eq(ctl_addr_parse("[::]:9506", &a, &why), 0);
+	ck_assert_str_eq(a.url, "http://[::1]:9506");
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		ck_assert_msg(ctl_addr_parse(bad[i], &a, &why) == -1,
+		    "'%s' accepted", bad[i]);
+		ck_assert_ptr_nonnull(why);
+	}
+}
+END_TEST
+
+START_TEST(address_order)
+{
+	const char	*entries[] = { "127.0.0.1:9506", "[::1]:9507",
+			    "unix:/a.sock", "unix:/b.sock" };
+	const char	*bad_entries[] = { "127.0.0.1:9506", "nope" };
+	struct ctl_addr	 out[4];
+	const char	*bad, *why;
+
+	/* Unix sockets first (the detail needs no token there), in order. */
+	ck_assert_int_eq(ctl_addr_list(entries, 4, out, 4, &bad, &why), 4);
+	ck_assert_str_eq(out[0].text, "unix:/a.sock");
+	ck_assert_str_eq(out[1].text, "unix:/b.sock");
+	ck_assert_str_eq(out[2].text, "127.0.0.1:9506");
+	ck_assert_str_eq(out[3].text, "[::1]:9507");
+	ck_assert_int_eq(ctl_addr_list(entries, 0, out, 4, &bad, &why), 0);
+	ck_assert_int_eq(ctl_addr_list(bad_entries, 2, out, 4, &bad, &why), -1);
+	ck_assert_str_eq(bad, "nope");
+}
+END_TEST
+
+/* ------------------------------------------------------------ the HTTP client */
+
+static const struct th_route routes[] = {
+	{ .path = "/status", .status = 200, .body = "{\"services\": []}" },
+	{ .path = "/denied", .status = 401, .body = "{\"error\": \"no\"}" },
+	{ .path = "/silent", .mode = TH_SILENT },
+	{ .path = NULL },
+};
+
+START_TEST(http_get_tcp)
+{
+	struct th_server	*srv;
+	struct ctl_addr		 a;
+	const char		*why;
+	char			 addr[64], err[256], *body, *req, *auth;
+	long			 status;
+	int			 port;
+
+	ck_assert_ptr_nonnull(srv = th_start_tcp(routes, &port));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	ck_assert_int_eq(ctl_addr_parse(addr, &a, &why), 0);
+	/* A proxy in the environment is never used: the token stays here. */
+	setenv("http_proxy", "http://127.0.0.1:1", 1);
+	setenv("HTTP_PROXY", "http://127.0.0.1:1", 1);
+
+	ck_assert_int_eq(ctl_http_get(&a, "s3cret", "/status", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_OK);
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(body, "{\"services\": []}");
+	free(body);
+	req = th_last_request(srv);
+	ck_assert_ptr_nonnull(strstr(req, "GET /status HTTP/1.1\r\n"));
+	ck_assert_ptr_nonnull(auth = strstr(req, "\r\nAuthorization: Bearer "
+	    "s3cret"));
+	auth += strlen("\r\nAuthorization: Bearer s3cret");
+	ck_assert(*auth == '\r' || *auth == '\0');
+	free(req);
+
+	/* No token, no header. */
+	ck_assert_int_eq(ctl_http_get(&a, NULL, "/status", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_OK);
+	free(body);
+	req = th_last_request(srv);
+	ck_assert_ptr_null(strcasestr(req, "Authorization"));
+	free(req);
+
+	/* Any status is an answer; the caller reads it. */
+	ck_assert_int_eq(ctl_http_get(&a, "bad", "/denied", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_OK);
+	ck_assert_int_eq(status, 401);
+	free(body);
+
+	/* A daemon that accepts and never answers: bounded. */
+	ck_assert_int_eq(ctl_http_get(&a, NULL, "/silent", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_TIMEOUT);
+	ck_assert_ptr_null(body);
+	th_stop(srv);
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+}
+END_TEST
+
+START_TEST(http_get_unix)
+{
+	struct th_server	*srv;
+	struct ctl_addr		 a;
+	const char		*why;
+	char			 addr[512], path[256], err[256], *body, *req;
+	long			 status;
+
+	snprintf(path, sizeof(path), "%s/http.sock", dir);
+	snprintf(addr, sizeof(addr), "unix:%s", path);
+	ck_assert_int_eq(ctl_addr_parse(addr, &a, &why), 0);
+	/* Nothing there yet: not running. */
+	ck_assert_int_eq(ctl_http_get(&a, NULL, "/status", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_NOT_RUNNING);
+	ck_assert_ptr_nonnull(strstr(err, path));
+
+	ck_assert_ptr_nonnull(srv = th_start_unix(routes, path));
+	ck_assert_int_eq(ctl_http_get(&a, NULL, "/status", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_OK);
+	ck_assert_int_eq(status, 200);
+	free(body);
+	req = th_last_request(srv);
+	ck_assert_ptr_nonnull(strstr(req, "GET /status HTTP/1.1\r\n"));
+	free(req);
+	th_stop(srv);
+
+	/* A socket left behind with nobody accepting: not running either. */
+	ck_assert_int_eq(ctl_http_get(&a, NULL, "/status", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_NOT_RUNNING);
+}
+END_TEST
+
+START_TEST(http_get_refused)
+{
+	struct ctl_addr	 a;
+	const char	*why;
+	char		 addr[64], err[256], *body;
+	long		 status;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", th_closed_port());
+	ck_assert_int_eq(ctl_addr_parse(addr, &a, &why), 0);
+	ck_assert_int_eq(ctl_http_get(&a, NULL, "/status", &status, &body,
+	    err, sizeof(err)), CTL_HTTP_NOT_RUNNING);
+	ck_assert_ptr_null(body);
+}
+END_TEST
+
+START_TEST(token_file)
+{
+	char		*path, *tok;
+	const char	*why;
+
+	path = tu_write(dir, "token", "  s3cret \r\nsecond line\n", -1);
+	ck_assert_str_eq(tok = ctl_read_token(path, &why), "s3cret");
+	free(tok);
+	free(path);
+	path = tu_write(dir, "empty", " \n", -1);
+	ck_assert_ptr_null(ctl_read_token(path, &why));
+	ck_assert_str_eq(why, "empty");
+	free(path);
+	ck_assert_ptr_null(ctl_read_token("/nonexistent/token", &why));
+	ck_assert_str_eq(why, strerror(ENOENT));
+}
+END_TEST
+
+/* ------------------------------------------------------------ markers */
+
+static char *
+slurp(const char *path)
+{
+	static char	buf[1024];
+	FILE		*fp = fopen(path, "r");
+	size_t		 n;
+
+	ck_assert_ptr_nonnull(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* Only the expected names in d: no temporary file left behind. */
+static void
+only_files(const char *d, const char *a, const char *b)
+{
+	DIR		*dp = opendir(d);
+	struct dirent	*de;
+
+	ck_assert_ptr_nonnull(dp);
+	while ((de = readdir(dp)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		ck_assert_msg((a != NULL && strcmp(de->d_name, a) == 0) ||
+		    (b != NULL && strcmp(de->d_name, b) == 0),
+		    "unexpected %s in %s", de->d_name, d);
+	}
+	closedir(dp);
+}
+
+START_TEST(marker_set_and_clear)
+{
+	char		 path[512], sdir[512], err[256];
+	struct stat	 st;
+	struct markers	 ms;
+	mode_t		 old = umask(022);
+
+	ck_assert_int_eq(ctl_marker_path(path, sizeof(path), dir, NULL,
+	    MARKER_DRAIN), 0);
+	ck_assert_int_eq(ctl_marker_set(dir, NULL, MARKER_DRAIN,
+	    "kernel upgrade (alice)", err, sizeof(err)), 0);
+	ck_assert_str_eq(slurp(path), "kernel upgrade (alice)\n");
+	ck_assert_int_eq(stat(path, &st), 0);
+	/* What touch makes: 0666 less the umask. */
+	ck_assert_int_eq(st.st_mode & 07777, 0644);
+	only_files(dir, "drain", NULL);
+
+	/* The daemon's reader sees the reason. */
+	memset(&ms, 0, sizeof(ms));
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "kernel upgrade (alice)");
+
+	/* Replaced, not appended; without a reason, empty. */
+	ck_assert_int_eq(ctl_marker_set(dir, NULL, MARKER_DRAIN, NULL, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(slurp(path), "");
+	markers_read(dir, &ms);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "drain marker");
+	only_files(dir, "drain", NULL);
+
+	ck_assert_int_eq(ctl_marker_clear(dir, NULL, MARKER_DRAIN, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	/* Gone already is fine. */
+	ck_assert_int_eq(ctl_marker_clear(dir, NULL, MARKER_DRAIN, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(ctl_marker_clear(dir, "web", MARKER_MAINT, err,
+	    sizeof(err)), 0);
+
+	/* A service's directory is made as lbagent makes it. */
+	ck_assert_int_eq(ctl_marker_set(dir, "web", MARKER_OFF, "", err,
+	    sizeof(err)), 0);
+	snprintf(sdir, sizeof(sdir), "%s/web", dir);
+	ck_assert_int_eq(stat(sdir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	ck_assert_int_eq(ctl_marker_path(path, sizeof(path), dir, "web",
+	    MARKER_OFF), 0);
+	ck_assert_str_eq(slurp(path), "\n");
+	only_files(sdir, "off", NULL);
+	umask(old);
+}
+END_TEST
+
+START_TEST(marker_failures)
+{
+	char	path[512], err[256], *file;
+
+	/* Something in the marker's place that a rename cannot replace. */
+	ck_assert_int_eq(ctl_marker_path(path, sizeof(path), dir, NULL,
+	    MARKER_MAINT), 0);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	free(tu_write(path, "keep", "x", -1));
+	err[0] = '\0';
+	ck_assert_int_eq(ctl_marker_set(dir, NULL, MARKER_MAINT, "r", err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, path));
+	only_files(dir, "maint", NULL);
+	ck_assert_int_eq(ctl_marker_clear(dir, NULL, MARKER_MAINT, err,
+	    sizeof(err)), -1);
+
+	/* A state_dir that is a file. */
+	file = tu_write(dir, "file", "", -1);
+	ck_assert_int_eq(ctl_marker_set(file, NULL, MARKER_DRAIN, NULL, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, file));
+	free(file);
+}
+END_TEST
+
+/* -------------------------------------------------- what to wait for */
+
+static json_t *
+svc(const char *state, const char *automation)
+{
+	return json_pack("{s:s, s:s, s:s}", "name", "web", "state", state,
+	    "automation", automation);
+}
+
+START_TEST(expectations)
+{
+	struct markers		node, own;
+	struct ctl_expect	e;
+
+	memset(&node, 0, sizeof(node));
+	memset(&own, 0, sizeof(own));
+	ctl_expect_from(&node, NULL, &e);
+	ck_assert_ptr_null(e.state);
+	ck_assert(!e.off);
+
+	node.m[MARKER_DRAIN].present = true;
+	ctl_expect_from(&node, &own, &e);
+	ck_assert_str_eq(e.state, "drain");
+	/* Maint wins over drain, from either scope. */
+	own.m[MARKER_MAINT].present = true;
+	ctl_expect_from(&node, &own, &e);
+	ck_assert_str_eq(e.state, "maint");
+	/* The default service has the node's markers only. */
+	ctl_expect_from(&node, NULL, &e);
+	ck_assert_str_eq(e.state, "drain");
+	own.m[MARKER_OFF].present = true;
+	ctl_expect_from(&node, &own, &e);
+	ck_assert(e.off);
+}
+END_TEST
+
+START_TEST(reflects)
+{
+	struct ctl_expect	 e = { NULL, false };
+	json_t			*s;
+
+	s = svc("up", "auto");
+	ck_assert(ctl_reflects(s, &e, true, false));
+	e.state = "drain";
+	ck_assert(!ctl_reflects(s, &e, true, false));
+	json_decref(s);
+	s = svc("drain", "auto");
+	ck_assert(ctl_reflects(s, &e, true, false));
+	e.state = "maint";
+	ck_assert(!ctl_reflects(s, &e, true, false));
+	/* After drain off, drain still showing is not done. */
+	e.state = NULL;
+	ck_assert(!ctl_reflects(s, &e, true, false));
+	json_decref(s);
+	s = svc("down", "auto");
+	ck_assert(ctl_reflects(s, &e, true, false));
+
+	/* Automation only. */
+	e.off = true;
+	ck_assert(!ctl_reflects(s, &e, false, true));
+	json_decref(s);
+	s = svc("up", "off");
+	ck_assert(ctl_reflects(s, &e, false, true));
+	e.off = false;
+	ck_assert(!ctl_reflects(s, &e, false, true));
+	json_decref(s);
+	ck_assert(!ctl_reflects(NULL, &e, true, true));
+}
+END_TEST
+
+START_TEST(off_not_by_marker)
+{
+	json_t	*s = svc("up", "off");
+
+	/* Without detail it cannot be told. */
+	ck_assert_ptr_null(ctl_off_not_by_marker(s));
+	json_object_set_new(s, "markers", json_pack("[{s:s, s:s}]", "kind",
+	    "off", "scope", "node"));
+	json_object_set_new(s, "automation_off_by",
+	    json_string("marker /var/lib/lbagent/off"));
+	ck_assert_ptr_null(ctl_off_not_by_marker(s));
+	json_object_set_new(s, "markers", json_array());
+	json_object_set_new(s, "automation_off_by",
+	    json_string("LBAGENT_MODE=off"));
+	ck_assert_str_eq(ctl_off_not_by_marker(s), "LBAGENT_MODE=off");
+	json_object_set_new(s, "automation", json_string("auto"));
+	ck_assert_ptr_null(ctl_off_not_by_marker(s));
+	json_decref(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the text */
+
+static json_t *
+fixture(const char *name)
+{
+	char		 path[1024];
+	json_error_t	 e;
+	json_t		*root;
+	const char	*src = getenv("SOURCE_ROOT");
+
+	snprintf(path, sizeof(path), "%s/tests/unit/data/ctl/%s",
+	    src != NULL ? src : ".", name);
+	root = json_load_file(path, 0, &e);
+	ck_assert_msg(root != NULL, "%s: %s", path, e.text);
+	return root;
+}
+
+static char *
+format(const json_t *root, const char *only)
+{
+	char	*text = NULL;
+	size_t	 len = 0;
+	FILE	*fp;
+
+	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+	ctl_format_status(fp, root, only, 80);
+	fclose(fp);
+	return text;
+}
+
+/* Every line within 80 columns, every byte printable. */
+static void
+check_text(const char *text)
+{
+	const char	*p, *nl;
+
+	for (p = text; *p != '\0'; p = nl + 1) {
+		nl = strchr(p, '\n');
+		ck_assert_ptr_nonnull(nl);
+		ck_assert_msg(nl - p <= 80, "line of %d columns: %.*s\n%s",
+		    (int)(nl - p), (int)(nl - p), p, text);
+	}
+	for (p = text; *p != '\0'; p++)
+		ck_assert_msg(*p == '\n' || (*p >= 0x20 && *p < 0x7f),
+		    "byte 0x%02x in the text", (unsigned char)*p);
+}
+
+static size_t
+count(const char *text, const char *needle)
+{
+	size_t	n = 0;
+
+	for (; (text = strstr(text, needle)) != NULL; text++)
+		n++;
+	return n;
+}
+
+START_TEST(format_detail)
+{
+	json_t	*root = fixture("status_detail.json");
+	char	*t = format(root, NULL);
+
+	check_text(t);
+	/* The daemon, its last reload's errors as file:line lines. */
+	ck_assert_ptr_nonnull(strstr(t, "lbagent 0.1.0, pid 4242, node "
+	    "web-1.example.net, incarnation 7\n"));
+	ck_assert_ptr_nonnull(strstr(t, "FAILED"));
+	ck_assert_ptr_nonnull(strstr(t,
+	    "\n  /etc/lbagent/lbagent.conf:12: [probe client-api] url: missing\n"));
+	/* The summary, the default service by its label. */
+	ck_assert_ptr_nonnull(strstr(t, "\n(default)  drain       0  no       "
+	    "auto\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nweb        up         45  yes      "
+	    "off\n"));
+	/* A name wider than the column has a line of its own. */
+	ck_assert_ptr_nonnull(strstr(t, "\na-service-name-that-is-much-longer-"
+	    "than-the-summary-column-allows-x\n           maint"));
+
+	/* The reply, the decision, the rules, automation. */
+	ck_assert_ptr_nonnull(strstr(t, "  reply       drain up #kernel upgrade "
+	    "(alice)\n"));
+	ck_assert_ptr_nonnull(strstr(t, "  decision    drain: kernel upgrade "
+	    "(alice)\n"));
+	ck_assert_ptr_nonnull(strstr(t, "  rules say   down: client-api: HTTP "
+	    "503\n"));
+	ck_assert_ptr_nonnull(strstr(t, "  automation  OFF (LBAGENT_MODE=off)\n"));
+	/* Hysteresis in words, the ramp, damping. */
+	ck_assert_ptr_nonnull(strstr(t, "  transition  up for 12m34s (since "
+	    "2026-11-29 10:13:11 UTC)\n"));
+	ck_assert_ptr_nonnull(strstr(t, "  pending     failing for 12s, goes "
+	    "down at 30s\n"));
+	ck_assert_ptr_nonnull(strstr(t, "  ramp        at 45%, rising to 100%; "
+	    "started 20s ago, ends in 40s\n"));
+	ck_assert_ptr_nonnull(strstr(t, "up_after x4 (5 goings-out"));
+	ck_assert_ptr_nonnull(strstr(t, "none (1 going-out in the flap "
+	    "window)"));
+	/* Markers with their scope and reason, or unreadable. */
+	ck_assert_ptr_nonnull(strstr(t, "  markers     drain (node-wide): "
+	    "kernel upgrade (alice)\n              maint (this service): "
+	    "present, unreadable\n"));
+	/* Probes: result, value, last run, duration, reason. */
+	ck_assert_ptr_nonnull(strstr(t, "    client-api   http     crit        "
+	    "    -  3s ago     45 ms\n"));
+	ck_assert_ptr_nonnull(strstr(t, "    disk         disk     warn        "
+	    "86.25  1s ago     1.5 s\n"));
+	/* A name wider than the column has a line of its own. */
+	ck_assert_ptr_nonnull(strstr(t, "    a-probe-with-a-very-long-name-"
+	    "indeed-yes\n                 exec     -"));
+	ck_assert_ptr_nonnull(strstr(t, "(counts as ok; runs 50 ok, 1 warn, 0 "
+	    "crit)"));
+	ck_assert_ptr_nonnull(strstr(t, "(not settled yet;"));
+	/* An escape sequence in a reason is shown, not obeyed. */
+	ck_assert_ptr_nonnull(strstr(t, "86% used?[31m evil"));
+	/* Load balancers: address, text, last asked, last reply, owed. */
+	ck_assert_ptr_nonnull(strstr(t, "    127.0.0.2 \"app\": asked 1s ago "
+	    "(1234 checks), last reply \"drain up #kernel\n"));
+	ck_assert_ptr_nonnull(strstr(t, "      still owed: ready, 100%\n"));
+	ck_assert_ptr_nonnull(strstr(t, "2001:db8::1234:5678:9abc:def0 (no "
+	    "agent-send): asked 2m05s ago"));
+	ck_assert_int_eq(count(t, "still owed"), 1);
+	/* The last 10 of 14 transitions, oldest first. */
+	ck_assert_ptr_nonnull(strstr(t, "  last 10 of 14 transitions, newest "
+	    "last\n"));
+	ck_assert_ptr_null(strstr(t, "transition 4:"));
+	ck_assert_ptr_nonnull(strstr(t, "    2026-11-29 10:04:11  up -> down: "
+	    "transition 5:"));
+	ck_assert_ptr_nonnull(strstr(t, "transition 14:"));
+	ck_assert(strstr(t, "transition 5:") < strstr(t, "transition 14:"));
+	ck_assert_int_eq(count(t, "  history     no transitions yet\n"), 2);
+	ck_assert_int_eq(count(t, "\nservice "), 3);
+	free(t);
+
+	/* One service only. */
+	t = format(root, "web");
+	check_text(t);
+	ck_assert_int_eq(count(t, "\nservice "), 1);
+	ck_assert_ptr_nonnull(strstr(t, "\nservice web: up 45%, serving\n"));
+	ck_assert_ptr_null(strstr(t, "(default)"));
+	free(t);
+	t = format(root, "");
+	ck_assert_ptr_nonnull(strstr(t, "\nservice (default): drain, not "
+	    "serving\n"));
+	ck_assert_int_eq(count(t, "\nservice "), 1);
+	free(t);
+	json_decref(root);
+}
+END_TEST
+
+START_TEST(format_public)
+{
+	json_t	*root = fixture("status_public.json");
+	char	*t = format(root, NULL);
+
+	check_text(t);
+	ck_assert_ptr_nonnull(strstr(t, "node web-1, incarnation 7\n"));
+	ck_assert_ptr_nonnull(strstr(t, "public view"));
+	ck_assert_ptr_nonnull(strstr(t, "\nweb        down        0  no       "
+	    "off\n"));
+	ck_assert_ptr_null(strstr(t, "\nservice "));
+	free(t);
+	json_decref(root);
+}
+END_TEST
+
+START_TEST(format_narrow_and_garbage)
+{
+	json_t		*root = fixture("status_detail.json");
+	char		*text = NULL;
+	size_t		 len = 0;
+	FILE		*fp;
+
+	/* Whatever comes back, the formatter neither crashes nor overflows. */
+	json_object_set_new(json_array_get(json_object_get(root, "services"),
+	    0), "probes", json_string("not an array"));
+	json_object_set_new(root, "last_reload", json_integer(3));
+	json_object_set_new(json_array_get(json_object_get(root, "services"),
+	    1), "transition", json_pack("{s:s}", "state", "up"));
+	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+	ctl_format_status(fp, root, NULL, 80);
+	fclose(fp);
+	check_text(text);
+	free(text);
+	json_decref(root);
+	root = json_pack("{s:b, s:[{s:i}]}", "detail", 1, "services", "name",
+	    3);
+	text = format(root, NULL);
+	check_text(text);
+	free(text);
+	json_decref(root);
+}
+END_TEST
+
+START_TEST(ages)
+{
+	char	b[32];
+
+	ctl_format_age(b, sizeof(b), 0);
+	ck_assert_str_eq(b, "0s");
+	ctl_format_age(b, sizeof(b), 3.2);
+	ck_assert_str_eq(b, "3s");
+	ctl_format_age(b, sizeof(b), 59.4);
+	ck_assert_str_eq(b, "59s");
+	ctl_format_age(b, sizeof(b), 125);
+	ck_assert_str_eq(b, "2m05s");
+	ctl_format_age(b, sizeof(b), 3 * 3600 + 12 * 60 + 5);
+	ck_assert_str_eq(b, "3h12m");
+	ctl_format_age(b, sizeof(b), 2 * 86400 + 4 * 3600);
+	ck_assert_str_eq(b, "2d04h");
+	ctl_format_age(b, sizeof(b), -5);
+	ck_assert_str_eq(b, "0s");
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite	*s = suite_create("lbagentctl");
+	TCase	*tc;
+
+	tc = tcase_create("args");
+	tcase_add_test(tc, args_status);
+	tcase_add_test(tc, args_markers);
+	tcase_add_test(tc, args_others);
+	tcase_add_test(tc, args_usage_errors);
+	tcase_add_test(tc, usage_fits);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("client");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, addresses);
+	tcase_add_test(tc, address_order);
+	tcase_add_test(tc, http_get_tcp);
+	tcase_add_test(tc, http_get_unix);
+	tcase_add_test(tc, http_get_refused);
+	tcase_add_test(tc, token_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("markers");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, marker_set_and_clear);
+	tcase_add_test(tc, marker_failures);
+	tcase_add_test(tc, expectations);
+	tcase_add_test(tc, reflects);
+	tcase_add_test(tc, off_not_by_marker);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("format");
+	tcase_add_test(tc, format_detail);
+	tcase_add_test(tc, format_public);
+	tcase_add_test(tc, format_narrow_and_garbage);
+	tcase_add_test(tc, ages);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	int	rc;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = tu_run(suite());
+	curl_global_cleanup();
+	return rc;
+}
