@@ -589,6 +589,174 @@ create_services(struct agent *a)
 	return 0;
 }
 
+static void
+free_services(struct service *svcs, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; svcs != NULL && i < n; i++) {
+		lbkeys_free(svcs[i].keys);
+		free(svcs[i].probes);
+		free(svcs[i].marker_dir);
+	}
+	free(svcs);
+}
+
+/* The old probe with pc's name and settings, not yet taken; or -1. */
+static ssize_t
+same_probe(struct probe **old, size_t n, const bool *taken,
+    const struct probe_conf *pc)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		const struct probe_conf *o = probe_conf(old[i]);
+
+		if (!taken[i] && strcmp(o->name, pc->name) == 0 &&
+		    strcmp(o->signature, pc->signature) == 0)
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* Moves what a service has lived through into its successor. */
+static void
+carry_over(struct service *to, struct service *from)
+{
+	const struct transition_conf *tc = to->tr.conf;
+
+	lbkeys_free(to->keys);
+	to->keys = from->keys;
+	from->keys = NULL;
+	to->tr = from->tr;
+	to->tr.conf = tc;
+	to->history = from->history;
+	to->own = from->own;
+	to->off = from->off;
+	memcpy(to->off_by, from->off_by, sizeof(to->off_by));
+	to->target = from->target;
+	to->replies = from->replies;
+	memcpy(to->transitions, from->transitions, sizeof(to->transitions));
+	to->has_decision = from->has_decision;
+	to->decision = from->decision;
+	if (to->has_decision)
+		compose(to, &to->decision);	/* reply_reasons may differ */
+}
+
+int
+agent_reload(struct agent *a, struct config *cfg, struct config *old)
+{
+	struct probe	**oldp = a->probes, **newp;
+	struct service	 *olds = a->svcs;
+	size_t		  noldp = a->nprobes, nolds = a->nsvcs, i, kept = 0;
+	size_t		  carried = 0;
+	bool		 *taken, *fresh;
+	ssize_t		  j;
+
+	(void)old;
+	newp = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*newp));
+	taken = calloc(noldp ? noldp : 1, sizeof(*taken));
+	fresh = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*fresh));
+	if (newp == NULL || taken == NULL || fresh == NULL)
+		goto fail;
+	for (i = 0; i < cfg->nprobes; i++) {
+		struct probe_conf *pc = &cfg->probes[i];
+
+		if ((j = same_probe(oldp, noldp, taken, pc)) >= 0) {
+			/*
+			 * Same settings: it keeps running, with its state. Its
+			 * run may point into its kind's settings: those move
+			 * into the new configuration, the twin goes with the
+			 * old one.
+			 */
+			struct probe_conf *opc =
+			    (struct probe_conf *)probe_conf(oldp[j]);
+			void *k = pc->kconf;
+
+			pc->kconf = opc->kconf;
+			opc->kconf = k;
+			probe_set_conf(oldp[j], pc);
+			newp[i] = oldp[j];
+			taken[j] = true;
+			kept++;
+		} else if ((newp[i] = probe_new(pc, a->env, probe_ran, a)) ==
+		    NULL)
+			goto fail;
+		else
+			fresh[i] = true;
+	}
+	/* The services, built as at start over the new probes. */
+	a->cfg = cfg;
+	a->probes = newp;
+	a->nprobes = cfg->nprobes;
+	a->svcs = NULL;
+	if (create_services(a) == -1) {
+		free_services(a->svcs, a->nsvcs);
+		a->cfg = old;
+		a->probes = oldp;
+		a->nprobes = noldp;
+		a->svcs = olds;
+		a->nsvcs = nolds;
+		goto fail;
+	}
+	for (i = 0; i < a->nsvcs; i++) {
+		size_t k;
+
+		for (k = 0; k < nolds; k++) {
+			if (strcmp(olds[k].name, a->svcs[i].name) == 0 &&
+			    olds[k].keys != NULL) {
+				carry_over(&a->svcs[i], &olds[k]);
+				carried++;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < nolds; i++)
+		if (olds[i].keys != NULL && lbkeys_owing(olds[i].keys) > 0)
+			log_warnx("reload: service %s is gone; the restore words "
+			    "it owed %zu load balancer(s) will not be sent",
+			    olds[i].name, lbkeys_owing(olds[i].keys));
+	free_services(olds, nolds);
+	for (i = 0; i < noldp; i++)
+		if (!taken[i])
+			probe_free(oldp[i]);
+	free(oldp);
+	for (i = 0; i < a->nprobes; i++)
+		if (fresh[i])
+			probe_schedule(a->probes[i]);
+	log_notice("reload: %zu probe(s) kept with their state, %zu new, %zu "
+	    "gone; %zu service(s) kept, %zu new", kept, a->nprobes - kept,
+	    noldp - kept, carried, a->nsvcs - carried);
+	free(taken);
+	free(fresh);
+	read_markers(a, false);
+	schedule_save(a);
+	return 0;
+fail:
+	/* Nothing changed: kept probes go back to the old settings. */
+	for (i = 0; newp != NULL && i < cfg->nprobes; i++) {
+		if (newp[i] == NULL)
+			continue;
+		if (fresh != NULL && fresh[i])
+			probe_free(newp[i]);
+		else {
+			struct probe_conf *pc = &cfg->probes[i];
+			struct probe_conf *opc = (struct probe_conf *)
+			    config_probe(old, pc->name);
+			void *x = pc->kconf;
+
+			pc->kconf = opc->kconf;
+			opc->kconf = x;
+			probe_set_conf(newp[i], opc);
+		}
+	}
+	free(newp);
+	free(taken);
+	free(fresh);
+	log_errx("reload: out of memory; keeping the running configuration");
+	return -1;
+}
+
 /* Loads the state file into the services and composes the old lines. */
 static void
 load_state(struct agent *a)
@@ -694,12 +862,7 @@ agent_free(struct agent *a)
 		save_cb(-1, 0, a);
 		event_free(a->save_ev);
 	}
-	for (i = 0; i < a->nsvcs; i++) {
-		lbkeys_free(a->svcs[i].keys);
-		free(a->svcs[i].probes);
-		free(a->svcs[i].marker_dir);
-	}
-	free(a->svcs);
+	free_services(a->svcs, a->nsvcs);
 	free(a);
 }
 
@@ -724,8 +887,8 @@ agent_select(const struct agent *a, int port, const char *text, size_t len)
 {
 	size_t	i;
 
-	if (port != AGENT_SHARED_PORT)
-		return port;
+	if (port != AGENT_SHARED_PORT)	/* a connection older than a reload */
+		return (size_t)port < a->nsvcs ? port : 0;
 	for (i = 1; i < a->nsvcs; i++) {
 		const struct service_conf *sc = &a->cfg->services[i - 1];
 

@@ -841,6 +841,27 @@ check_transitions(struct parse *p, size_t section,
 	    "down_after %s", where, u, d);
 }
 
+/* A section's entries as "key=value\n" lines, in file order. */
+static char *
+section_signature(const struct parse *p, size_t section)
+{
+	char	*buf = NULL;
+	size_t	 len = 0, i;
+	FILE	*fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < p->nentries; i++)
+		if (p->entries[i].section == section)
+			fprintf(fp, "%s=%s\n", p->entries[i].key,
+			    p->entries[i].value);
+	if (fclose(fp) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 static const struct entry *
 find_entry(const struct parse *p, size_t section, const char *key)
 {
@@ -863,7 +884,8 @@ build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 	unsigned		 kind_errors;
 
 	pc->line = sec->line;
-	if ((pc->name = strdup(sec->name)) == NULL)
+	if ((pc->name = strdup(sec->name)) == NULL ||
+	    (pc->signature = section_signature(p, section)) == NULL)
 		return;
 	if (type == NULL)
 		add_error(p->errs, p->path, sec->line,
@@ -883,7 +905,8 @@ build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 	    pc->ops->conf_check(pc->kconf, &why) == -1)
 		add_error(p->errs, p->path, sec->line, "[probe %s]: %s",
 		    sec->name, why);
-	if (pc->timeout_ms >= pc->interval_ms) {
+	/* An interval that did not parse is 0 and already reported. */
+	if (pc->interval_ms != 0 && pc->timeout_ms >= pc->interval_ms) {
 		units_format_ms(pc->timeout_ms, t1, sizeof(t1));
 		units_format_ms(pc->interval_ms, t2, sizeof(t2));
 		add_error(p->errs, p->path, sec->line,
@@ -1236,6 +1259,7 @@ config_free(struct config *cfg)
 		if (cfg->probes[i].kconf != NULL)
 			cfg->probes[i].ops->conf_free(cfg->probes[i].kconf);
 		free(cfg->probes[i].name);
+		free(cfg->probes[i].signature);
 	}
 	free(cfg->probes);
 	for (i = 0; i < cfg->nservices; i++) {

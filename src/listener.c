@@ -25,6 +25,7 @@
 #include "lbagent/log.h"
 
 #define LISTEN_BACKLOG		4096
+#define NAME_KEY_MAX		160
 #define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
 
@@ -39,6 +40,10 @@ struct port {
 	struct listener		*l;
 	struct evconnlistener	*ev;
 	int			 service;	/* or AGENT_SHARED_PORT */
+	/* What a reload matches it by: service name and address as written. */
+	char			 key[NAME_KEY_MAX];
+	bool			 passed;	/* by systemd: kept across reloads */
+	bool			 wanted;	/* during a reload */
 };
 
 struct conn {
@@ -489,7 +494,7 @@ accept_error_cb(struct evconnlistener *ev, void *arg)
  */
 static int
 port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
-    const char *what)
+    const char *what, const char *key)
 {
 	struct port		*port, **grown;
 	struct evconnlistener	*ev;
@@ -506,6 +511,9 @@ port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
 	l->ports = grown;
 	port->l = l;
 	port->service = service;
+	port->passed = key == NULL;
+	port->wanted = true;
+	snprintf(port->key, sizeof(port->key), "%s", key ? key : "");
 	ev = evconnlistener_new(l->base, accept_cb, port,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, backlog, fd);
 	if (ev == NULL) {
@@ -524,6 +532,7 @@ struct bound_ctx {
 	struct listener			*l;
 	const struct config_listen	*cl;
 	int				 service;
+	char				 key[NAME_KEY_MAX];
 };
 
 /* A socket net_bind() bound: the listener accepts on it from now on. */
@@ -534,25 +543,48 @@ attach_bound(int fd, const struct sockaddr *sa, void *arg)
 	char			 text[80];
 
 	if (port_add(ctx->l, fd, ctx->service, LISTEN_BACKLOG,
-	    ctx->cl->text) == -1)
+	    ctx->cl->text, ctx->key) == -1)
 		return -1;
 	net_addr_text(sa, text, sizeof(text));
 	log_notice("listening on %s", text);
 	return 0;
 }
 
-/* Binds every address of one list, for one service (or the shared port). */
+/* "web\n*:9510": what a reload matches a port by. */
+static void
+port_key(char key[NAME_KEY_MAX], const char *service,
+    const struct config_listen *cl)
+{
+	snprintf(key, NAME_KEY_MAX, "%s\n%s", service, cl->text);
+}
+
+/*
+ * Binds every address of one list, for one service (or the shared port),
+ * except those a port already serves (a reload: marked wanted instead).
+ */
 static int
-listen_all(struct listener *l, const struct config_listens *ls, int service)
+listen_all(struct listener *l, const struct config_listens *ls, int service,
+    const char *name, bool mark_only)
 {
 	struct bound_ctx	ctx;
-	size_t			i;
+	size_t			i, k;
+	bool			have;
 
 	for (i = 0; i < ls->count; i++) {
 		ctx.l = l;
 		ctx.cl = &ls->addr[i];
 		ctx.service = service;
-		if (net_bind(&ls->addr[i], attach_bound, &ctx) == -1)
+		port_key(ctx.key, name, &ls->addr[i]);
+		for (k = 0, have = false; k < l->nports; k++) {
+			if (!l->ports[k]->passed &&
+			    strcmp(l->ports[k]->key, ctx.key) == 0) {
+				l->ports[k]->wanted = true;
+				l->ports[k]->service = service;
+				have = true;
+			}
+		}
+		if (!have && !mark_only &&
+		    net_bind(&ls->addr[i], attach_bound, &ctx) == -1)
 			return -1;
 	}
 	return 0;
@@ -573,7 +605,7 @@ listen_passed(struct listener *l, const int *fds, size_t nfds)
 
 	for (i = 0; i < nfds; i++) {
 		snprintf(what, sizeof(what), "descriptor %d", fds[i]);
-		if (port_add(l, fds[i], AGENT_SHARED_PORT, 0, what) == -1) {
+		if (port_add(l, fds[i], AGENT_SHARED_PORT, 0, what, NULL) == -1) {
 			while (++i < nfds)
 				close(fds[i]);
 			return -1;
@@ -616,11 +648,12 @@ listener_new(struct event_base *base, const struct config *cfg,
 	}
 	/* Passed sockets replace [agent] listen; services' ports still bind. */
 	if (nfds > 0 ? listen_passed(l, fds, nfds) == -1 :
-	    listen_all(l, &cfg->listen, AGENT_SHARED_PORT) == -1)
+	    listen_all(l, &cfg->listen, AGENT_SHARED_PORT, "", false) == -1)
 		goto fail;
 	/* Service i of the config is the agent's service i + 1. */
 	for (i = 0; i < cfg->nservices; i++)
-		if (listen_all(l, &cfg->services[i].listen, (int)i + 1) == -1)
+		if (listen_all(l, &cfg->services[i].listen, (int)i + 1,
+		    cfg->services[i].name, false) == -1)
 			goto fail;
 	if (l->nports == 0) {
 		log_errx("no address to listen on");
@@ -630,6 +663,50 @@ listener_new(struct event_base *base, const struct config *cfg,
 fail:
 	listener_free(l);
 	return NULL;
+}
+
+int
+listener_reload(struct listener *l, const struct config *cfg)
+{
+	bool	passed = false, bind;
+	size_t	i, k;
+	int	rc = 0;
+
+	for (i = 0; i < l->nports; i++) {
+		l->ports[i]->wanted = l->ports[i]->passed;
+		passed |= l->ports[i]->passed;
+	}
+	l->cfg = cfg;
+	/*
+	 * First mark the ports that stay (with their service's new number),
+	 * then close the others (an address may move to another service),
+	 * then bind what is new; one that fails is logged, the rest go on.
+	 */
+	for (bind = false;; bind = true) {
+		if (!passed && listen_all(l, &cfg->listen, AGENT_SHARED_PORT, "",
+		    !bind) == -1)
+			rc = -1;
+		for (i = 0; i < cfg->nservices; i++)
+			if (listen_all(l, &cfg->services[i].listen, (int)i + 1,
+			    cfg->services[i].name, !bind) == -1)
+				rc = -1;
+		if (bind)
+			break;
+		for (i = 0, k = 0; i < l->nports; i++) {
+			struct port *p = l->ports[i];
+
+			if (p->wanted) {
+				l->ports[k++] = p;
+				continue;
+			}
+			log_notice("reload: no longer listening on %s",
+			    strchr(p->key, '\n') + 1);
+			evconnlistener_free(p->ev);
+			free(p);
+		}
+		l->nports = k;
+	}
+	return rc;
 }
 
 void

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "lbagent/agent.h"
+#include "lbagent/clock.h"
 #include "lbagent/config.h"
 #include "lbagent/curl_loop.h"
 #include "lbagent/http_api.h"
@@ -78,19 +79,98 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(arg);
 }
 
+/* What a reload replaces; main's, for hup_cb. */
+struct daemon {
+	struct event_base	*base;
+	struct config		*cfg;
+	struct agent		*agent;
+	struct listener		*listener;
+	struct http_api		*http;
+	struct status_daemon	 dm;
+	struct systemd_sockets	 sockets;
+	struct probe_env	*env;
+};
+
+static struct daemon	lbd;
+
+/* Keeps a reload's outcome for /status (and lbagentctl reload). */
+static void
+reload_outcome(struct daemon *d, bool ok, const struct config_errors *errs)
+{
+	size_t	i;
+
+	for (i = 0; i < d->dm.nreload_errors; i++)
+		free(d->dm.reload_errors[i]);
+	free(d->dm.reload_errors);
+	d->dm.reload_errors = NULL;
+	d->dm.nreload_errors = 0;
+	if (errs != NULL && errs->count > 0 &&
+	    (d->dm.reload_errors = calloc(errs->count, sizeof(char *))) != NULL)
+		for (i = 0; i < errs->count; i++)
+			if ((d->dm.reload_errors[d->dm.nreload_errors] =
+			    strdup(errs->lines[i])) != NULL)
+				d->dm.nreload_errors++;
+	d->dm.reloads++;
+	d->dm.has_reload = true;
+	d->dm.reload_ok = ok;
+	d->dm.reload_wall_ms = clock_wall_ms();
+}
+
+static void
+reload_outcome_free(struct daemon *dd)
+{
+	size_t	i;
+
+	for (i = 0; i < dd->dm.nreload_errors; i++)
+		free(dd->dm.reload_errors[i]);
+	free(dd->dm.reload_errors);
+}
+
+/*
+ * SIGHUP: a new configuration, or none. Any error keeps the running one
+ * and says why; a good one is swapped in without closing the ports that
+ * stay, and probes and services that stay keep their state.
+ */
 static void
 hup_cb(evutil_socket_t sig, short what, void *arg)
 {
+	struct daemon		*d = arg;
+	struct config_errors	 errs;
+	struct config		*cfg;
+	size_t			 i;
+
 	(void)sig;
 	(void)what;
-	(void)arg;
-	log_warnx("SIGHUP: this version does not reload its configuration; "
-	    "restart lbagent to apply changes");
-	/*
-	 * A Type=notify-reload unit waits for this pair after its signal:
-	 * the (empty) reload is over at once, rather than at its timeout.
-	 */
 	systemd_reloading();
+	log_notice("SIGHUP: reloading %s", d->cfg->path);
+	if ((cfg = config_load(d->cfg->path, &errs)) == NULL) {
+		for (i = 0; i < errs.count; i++)
+			log_errx("%s", errs.lines[i]);
+		log_errx("reload failed: keeping the running configuration");
+		reload_outcome(d, false, &errs);
+		config_errors_free(&errs);
+		systemd_ready();
+		return;
+	}
+	config_errors_free(&errs);
+	if (agent_reload(d->agent, cfg, d->cfg) == -1) {
+		config_free(cfg);
+		reload_outcome(d, false, NULL);
+		systemd_ready();
+		return;
+	}
+	listener_reload(d->listener, cfg);
+	/* The API is rebuilt: its addresses or token file may have changed. */
+	http_api_free(d->http);
+	d->http = http_api_new(d->base, cfg, d->agent, &d->dm, d->sockets.http,
+	    d->sockets.nhttp);
+	if (d->http == NULL)
+		log_errx("reload: the HTTP API is off until the next reload");
+	d->env->proc_root = cfg->proc_root;	/* probes read it at each run */
+	config_free(d->cfg);
+	d->cfg = cfg;
+	reload_outcome(d, true, NULL);
+	log_notice("reloaded %s", cfg->path);
 	systemd_ready();
 }
 
@@ -105,15 +185,8 @@ main(int argc, char *argv[])
 	};
 	const char		*path = CONFIG_DEFAULT_PATH;
 	struct config_errors	 errs;
-	struct config		*cfg;
-	struct event_base	*base = NULL;
-	struct agent		*agent = NULL;
-	struct listener		*listener = NULL;
-	struct http_api		*http = NULL;
-	struct status_daemon	 dm;
 	struct probe_env	 env = { NULL, NULL, NULL };
 	struct event		*sigs[3] = { NULL, NULL, NULL };
-	struct systemd_sockets	 sockets = { NULL, 0, NULL, 0 };
 	int			 ch, check = 0, rc = 1, mode_env;
 	char			 mode_bad[260];
 	size_t			 i;
@@ -145,26 +218,26 @@ main(int argc, char *argv[])
 		return 2;
 	}
 
-	cfg = config_load(path, &errs);
+	lbd.cfg = config_load(path, &errs);
 	/* The kill switch must never be mistyped into "on". */
 	if ((mode_env = agent_mode_env(mode_bad, sizeof(mode_bad))) == -2) {
 		fprintf(stderr, "lbagent: LBAGENT_MODE='%s': expected auto or "
 		    "off\n", mode_bad);
 		config_errors_free(&errs);
-		config_free(cfg);
+		config_free(lbd.cfg);
 		return 1;
 	}
 	if (check) {
 		for (i = 0; i < errs.count; i++)
 			printf("%s\n", errs.lines[i]);
-		if (cfg != NULL)
+		if (lbd.cfg != NULL)
 			printf("configuration OK\n");
 		config_errors_free(&errs);
-		config_free(cfg);
-		return cfg != NULL ? 0 : 1;
+		config_free(lbd.cfg);
+		return lbd.cfg != NULL ? 0 : 1;
 	}
 	log_init("lbagent");
-	if (cfg == NULL) {
+	if (lbd.cfg == NULL) {
 		for (i = 0; i < errs.count; i++)
 			log_errx("%s", errs.lines[i]);
 		log_errx("not starting: the configuration has errors");
@@ -172,10 +245,10 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	config_errors_free(&errs);
-	log_notice("lbagent %s starting with %s", LBAGENT_VERSION, cfg->path);
+	log_notice("lbagent %s starting with %s", LBAGENT_VERSION, lbd.cfg->path);
 	/* Before any thread: both read and clean up the environment. */
 	systemd_init();
-	if (systemd_listen_fds(&sockets) == -1) {
+	if (systemd_listen_fds(&lbd.sockets) == -1) {
 		log_errx("not starting: the sockets passed by systemd are "
 		    "not usable");
 		goto out;
@@ -185,44 +258,46 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	/* Probe jitter differs from node to node and from start to start. */
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
-	raise_nofile(cfg->max_connections);
-	if ((base = event_base_new()) == NULL) {
+	raise_nofile(lbd.cfg->max_connections);
+	if ((lbd.base = event_base_new()) == NULL) {
 		log_errx("cannot create the event loop");
 		goto out;
 	}
 	memset(&env, 0, sizeof(env));
-	env.base = base;
-	env.proc_root = cfg->proc_root;
-	if ((env.curl = curl_loop_new(base)) == NULL) {
+	lbd.env = &env;
+	env.base = lbd.base;
+	env.proc_root = lbd.cfg->proc_root;
+	if ((env.curl = curl_loop_new(lbd.base)) == NULL) {
 		log_errx("cannot start libcurl");
 		goto out;
 	}
-	if ((agent = agent_new(base, cfg, &env, mode_env)) == NULL) {
+	if ((lbd.agent = agent_new(lbd.base, lbd.cfg, &env, mode_env)) == NULL) {
 		log_errx("cannot start the agent");
 		goto out;
 	}
-	listener = listener_new(base, cfg, agent, sockets.agent, sockets.nagent);
-	sockets.nagent = 0;	/* the listener's now, even when it failed */
-	if (listener == NULL)
+	lbd.listener = listener_new(lbd.base, lbd.cfg, lbd.agent, lbd.sockets.agent,
+	    lbd.sockets.nagent);
+	lbd.sockets.nagent = 0;	/* the listener's now, even when it failed */
+	if (lbd.listener == NULL)
 		goto out;
-	memset(&dm, 0, sizeof(dm));
-	http = http_api_new(base, cfg, agent, &dm, sockets.http, sockets.nhttp);
-	if (http == NULL)
+	lbd.http = http_api_new(lbd.base, lbd.cfg, lbd.agent, &lbd.dm, lbd.sockets.http,
+	    lbd.sockets.nhttp);
+	if (lbd.http == NULL)
 		goto out;
-	sigs[0] = evsignal_new(base, SIGTERM, stop_cb, base);
-	sigs[1] = evsignal_new(base, SIGINT, stop_cb, base);
-	sigs[2] = evsignal_new(base, SIGHUP, hup_cb, NULL);
+	sigs[0] = evsignal_new(lbd.base, SIGTERM, stop_cb, lbd.base);
+	sigs[1] = evsignal_new(lbd.base, SIGINT, stop_cb, lbd.base);
+	sigs[2] = evsignal_new(lbd.base, SIGHUP, hup_cb, &lbd);
 	for (i = 0; i < 3; i++) {
 		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) == -1) {
 			log_errx("cannot install signal handlers");
 			goto out;
 		}
 	}
-	if (systemd_watchdog_start(base) == -1)
+	if (systemd_watchdog_start(lbd.base) == -1)
 		goto out;
 	/* Every port is accepting: checks that come now are answered. */
 	systemd_ready();
-	if (event_base_dispatch(base) == -1) {
+	if (event_base_dispatch(lbd.base) == -1) {
 		log_errx("event loop failed");
 		goto out;
 	}
@@ -231,21 +306,22 @@ out:
 	for (i = 0; i < 3; i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);
-	http_api_free(http);
-	listener_free(listener);
-	systemd_sockets_free(&sockets);
-	agent_free(agent);
+	http_api_free(lbd.http);
+	listener_free(lbd.listener);
+	systemd_sockets_free(&lbd.sockets);
+	agent_free(lbd.agent);
 	curl_loop_free(env.curl);
 	/* Cancelled exec runs' process groups die now, not a second later. */
 	probe_exec_reap_all();
 	systemd_close();	/* its timer goes before the loop does */
-	if (base != NULL) {
+	if (lbd.base != NULL) {
 		/* Callbacks of cancelled work (evdns lookups) free what they hold. */
-		event_base_loop(base, EVLOOP_NONBLOCK);
-		event_base_free(base);
+		event_base_loop(lbd.base, EVLOOP_NONBLOCK);
+		event_base_free(lbd.base);
 	}
 	log_notice("stopped");
 	log_close();
-	config_free(cfg);
+	config_free(lbd.cfg);
+	reload_outcome_free(&lbd);
 	return rc;
 }

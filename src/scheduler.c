@@ -178,6 +178,14 @@ probe_free(struct probe *p)
 	free(p);
 }
 
+void
+probe_set_conf(struct probe *p, const struct probe_conf *conf)
+{
+	p->conf = conf;
+	p->run.name = conf->name;
+	p->run.conf = conf->kconf;
+}
+
 const struct probe_conf *
 probe_conf(const struct probe *p)
 {

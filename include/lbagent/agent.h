@@ -48,6 +48,14 @@ struct agent	*agent_new(struct event_base *, const struct config *,
  */
 int		 agent_mode_env(char *buf, size_t size);
 void		 agent_free(struct agent *);
+/*
+ * A reload: cfg replaces old (which the caller frees afterwards). Probes
+ * with the same name and settings keep running with their state; services
+ * of the same name keep their load balancers, transitions, history and
+ * markers. -1 (out of memory) leaves everything as it was.
+ */
+int		 agent_reload(struct agent *, struct config *cfg,
+		    struct config *old);
 
 /*
  * The service a check on port (a service number, or AGENT_SHARED_PORT)

@@ -80,6 +80,12 @@ struct probe_conf {
 	uint64_t		 timeout_ms;
 	struct reaction		 on_warn, on_crit;
 	uint64_t		 fall, rise;
+	/*
+	 * Its lines as written, in order ("key=value\n"): two probes with
+	 * the same name and signature have the same settings (a reload keeps
+	 * such a probe running, with its state).
+	 */
+	char			*signature;
 };
 
 /* One [service NAME] section. */

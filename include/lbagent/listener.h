@@ -25,6 +25,12 @@ struct listener;
  */
 struct listener	*listener_new(struct event_base *, const struct config *,
 		    struct agent *, const int *fds, size_t nfds);
+/*
+ * A reload: ports whose address and service stay keep their sockets (and
+ * connections); the others close; new ones are bound. -1 when an address
+ * could not be bound (logged; the others are in place).
+ */
+int		 listener_reload(struct listener *, const struct config *);
 /* Stops accepting and closes every open connection. */
 void		 listener_free(struct listener *);
 

@@ -43,6 +43,13 @@ void		 probe_free(struct probe *);
 /* The first run now, then every interval. */
 int		 probe_schedule(struct probe *);
 
+/*
+ * A reload: the same settings in a new configuration. conf->kconf must be
+ * the memory the probe ran with (the caller moves it over), since a run
+ * in flight may point into it.
+ */
+void				 probe_set_conf(struct probe *,
+				    const struct probe_conf *);
 const struct probe_conf		*probe_conf(const struct probe *);
 const struct probe_state	*probe_state(const struct probe *);
 
