@@ -31,7 +31,8 @@
 struct ctl {
 	const struct ctl_opts	*o;
 	const char		*config_path;
-	struct config		*cfg;		/* NULL until loaded */
+	struct ctl_conf		 conf;
+	bool			 have_conf;
 	struct ctl_addr		 addrs[MAX_ADDRS];
 	size_t			 naddrs;
 	const struct ctl_addr	*addr;		/* the one that answered */
@@ -77,62 +78,46 @@ sleep_ms(long ms)
 
 /* ------------------------------------------------------ configuration */
 
+/* How a command takes a configuration it cannot read, or with errors. */
+enum need {
+	NEED,		/* cannot go on without it */
+	NEED_QUIET,	/* reload: the daemon reports the errors itself */
+	OPTIONAL,	/* -s given: only the token comes from it */
+};
+
 /*
- * Loads the configuration. With -s, status and reload need it only for
- * the token: a configuration that does not load is then passed over.
+ * Loads what lbagentctl needs of the configuration. A file with errors is
+ * read for those keys alone (see ctl_conf.c), with a warning.
  */
 static int
-load_config(struct ctl *c, bool optional)
+load_config(struct ctl *c, enum need need)
 {
-	struct config_errors	errs;
-	size_t			i;
+	char	why[ERR_MAX];
 
-	c->cfg = config_load(c->config_path, &errs);
-	if (c->cfg == NULL && !optional) {
-		errx_("%s has errors; lbagentctl needs it for state_dir and "
-		    "[http]:", c->config_path);
-		for (i = 0; i < errs.count; i++)
-			fprintf(stderr, "%s\n", errs.lines[i]);
+	if (ctl_conf_load(c->config_path, &c->conf, why, sizeof(why)) == -1) {
+		if (need == OPTIONAL)
+			return 0;
+		errx_("cannot read the configuration: %s", why);
+		return -1;
 	}
-	config_errors_free(&errs);
-	return c->cfg != NULL || optional ? 0 : -1;
-}
-
-/*
- * The [http] listen entries of the configuration, as written ("*:9506",
- * "unix:/run/lbagent/http.sock"), into text.
- */
-static size_t
-http_entries(const struct config *cfg, char text[][160], const char **out,
-    size_t max)
-{
-	size_t	i, n = 0;
-
-	for (i = 0; i < cfg->http.count && n < max; i++, n++) {
-		const struct config_http_listen *l = &cfg->http.addr[i];
-
-		if (l->is_unix)
-			snprintf(text[n], 160, "unix:%s", l->path);
-		else
-			snprintf(text[n], 160, "%s", l->tcp.text);
-		out[n] = text[n];
-	}
-	return n;
+	c->have_conf = true;
+	if (c->conf.nerrors > 0 && need != NEED_QUIET)
+		errx_("warning: %s has %zu error%s (see lbagentctl check -f "
+		    "%s); using its state_dir and [http] as written",
+		    c->config_path, c->conf.nerrors, c->conf.nerrors == 1 ? "" :
+		    "s", c->config_path);
+	return 0;
 }
 
 /* Where to find the daemon: -s, else the config's [http] listen. */
 static int
 setup_addresses(struct ctl *c)
 {
-	const char	*entries[MAX_ADDRS], *bad, *why;
-	char		 text[MAX_ADDRS][160];
-	size_t		 n = 0;
+	const char	*bad, *why;
 	int		 got;
 
-	if (c->cfg != NULL) {
-		n = http_entries(c->cfg, text, entries, MAX_ADDRS);
-		c->token_file = c->cfg->http.token_file;
-	}
+	if (c->have_conf)
+		c->token_file = c->conf.token_file;
 	if (c->o->address != NULL) {
 		if (ctl_addr_parse(c->o->address, &c->addrs[0], &why) == -1) {
 			errx_("-s '%s': %s", c->o->address, why);
@@ -141,7 +126,8 @@ setup_addresses(struct ctl *c)
 		c->naddrs = 1;
 		return 0;
 	}
-	got = ctl_addr_list(entries, n, c->addrs, MAX_ADDRS, &bad, &why);
+	got = ctl_addr_list((const char *const *)c->conf.listen,
+	    c->conf.nlisten, c->addrs, MAX_ADDRS, &bad, &why);
 	if (got == -1) {
 		errx_("%s: [http] listen '%s': %s", c->config_path, bad, why);
 		return -1;
@@ -328,7 +314,7 @@ cmd_status(struct ctl *c)
 	char		 names[ERR_MAX];
 	int		 rc = CTL_EXIT_OK;
 
-	if (load_config(c, c->o->address != NULL) == -1 ||
+	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
 	    setup_addresses(c) == -1)
 		return CTL_EXIT_FAIL;
 	if ((root = status_once(c)) == NULL)
@@ -368,16 +354,18 @@ cmd_check(struct ctl *c)
 	struct config_errors	 errs;
 	struct config		*cfg;
 	size_t			 i;
+	bool			 ok;
 
 	/* Exactly what lbagent -c prints, for the same file. */
 	cfg = config_load(c->config_path, &errs);
 	for (i = 0; i < errs.count; i++)
 		printf("%s\n", errs.lines[i]);
-	if (cfg != NULL)
+	ok = cfg != NULL;
+	if (ok)
 		printf("configuration OK\n");
 	config_errors_free(&errs);
 	config_free(cfg);
-	return cfg != NULL ? CTL_EXIT_OK : CTL_EXIT_FAIL;
+	return ok ? CTL_EXIT_OK : CTL_EXIT_FAIL;
 }
 
 /* One service the marker command waits for, with what it should show. */
@@ -388,12 +376,12 @@ struct target {
 };
 
 static bool
-config_has_service(const struct config *cfg, const char *name)
+config_has_service(const struct ctl_conf *conf, const char *name)
 {
 	size_t	i;
 
-	for (i = 0; i < cfg->nservices; i++)
-		if (strcmp(cfg->services[i].name, name) == 0)
+	for (i = 0; i < conf->nservices; i++)
+		if (strcmp(conf->services[i], name) == 0)
 			return true;
 	return false;
 }
@@ -466,7 +454,7 @@ remaining(const struct ctl *c, const struct target *t)
 			continue;
 		if (!node && !own)
 			continue;
-		ctl_marker_path(path, sizeof(path), c->cfg->state_dir,
+		ctl_marker_path(path, sizeof(path), c->conf.state_dir,
 		    own ? t->name : NULL, (enum marker_kind)k);
 		fprintf(stderr, "lbagentctl: note: %s: %s is still there\n",
 		    label, path);
@@ -491,23 +479,23 @@ cmd_marker(struct ctl *c)
 	bool			 first = true, check_state = o->cmd != CTL_MODE;
 	int			 rc = CTL_EXIT_FAIL;
 
-	if (load_config(c, false) == -1 || setup_addresses(c) == -1)
+	if (load_config(c, NEED) == -1 || setup_addresses(c) == -1)
 		return CTL_EXIT_FAIL;
-	if (o->service != NULL && !config_has_service(c->cfg, o->service)) {
+	if (o->service != NULL && !config_has_service(&c->conf, o->service)) {
 		errx_("%s has no [service %s]", c->config_path, o->service);
 		return CTL_EXIT_FAIL;
 	}
-	ctl_marker_path(path, sizeof(path), c->cfg->state_dir, o->service,
+	ctl_marker_path(path, sizeof(path), c->conf.state_dir, o->service,
 	    kind);
 	if (o->on) {
-		if (ctl_marker_set(c->cfg->state_dir, o->service, kind,
+		if (ctl_marker_set(c->conf.state_dir, o->service, kind,
 		    o->reason, err, sizeof(err)) == -1) {
 			errx_("%s", err);
 			return CTL_EXIT_FAIL;
 		}
 		verb = "wrote";
 	} else {
-		if (ctl_marker_clear(c->cfg->state_dir, o->service, kind, err,
+		if (ctl_marker_clear(c->conf.state_dir, o->service, kind, err,
 		    sizeof(err)) == -1) {
 			errx_("%s", err);
 			return CTL_EXIT_FAIL;
@@ -554,7 +542,7 @@ cmd_marker(struct ctl *c)
 		done = 0;
 		for (i = 0; root != NULL && i < ntargets; i++) {
 			/* Markers on disk, read again: another may change. */
-			target_read(&targets[i], c->cfg->state_dir);
+			target_read(&targets[i], c->conf.state_dir);
 			svc = ctl_service(root, targets[i].name);
 			if (svc != NULL && ctl_reflects(svc, &targets[i].expect,
 			    check_state, !check_state))
@@ -641,8 +629,8 @@ cmd_reload(struct ctl *c)
 	size_t		 i;
 	int		 rc = CTL_EXIT_FAIL;
 
-	if (load_config(c, c->o->address != NULL) == -1 ||
-	    setup_addresses(c) == -1 || (root = status_once(c)) == NULL)
+	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED_QUIET) ==
+	    -1 || setup_addresses(c) == -1 || (root = status_once(c)) == NULL)
 		return CTL_EXIT_FAIL;
 	if (!has_detail(root) || !json_is_number(json_object_get(root,
 	    "reloads")) || !json_is_number(json_object_get(root, "pid"))) {
@@ -751,7 +739,7 @@ main(int argc, char *argv[])
 		rc = CTL_EXIT_USAGE;
 		break;
 	}
-	config_free(c.cfg);
+	ctl_conf_free(&c.conf);
 	if (c.token != NULL) {
 		memset(c.token, 0, strlen(c.token));
 		free(c.token);

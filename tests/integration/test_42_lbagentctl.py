@@ -14,14 +14,15 @@
   change the moment lbagentctl returns (it waited for it);
 - a marker the daemon does not reflect (a service only lbagentctl's
   config has): exit 1 after -t, saying the marker was written;
+- a configuration with errors: status and markers still work (its
+  state_dir and [http] as written), with a warning;
 - `mode auto` under LBAGENT_MODE=off: the marker goes, automation stays
   off, and lbagentctl says why;
 - lbagent stopped: `status` and `reload` exit 1 with "lbagent is not
   running (no answer on ...)"; `drain on` writes the marker, says lbagent
   was not there, and HAProxy drains once lbagent starts;
 - `reload` without the detail (TCP, no token) refuses, exit 1.
-The outcome of a reload itself is in test_43_lbagentctl_reload (added once
-lbagent reloads on SIGHUP)."""
+The outcome of a reload itself is in test_44_lbagentctl_reload."""
 
 import json
 import os
@@ -284,6 +285,18 @@ def main():
     h.expect(not os.path.exists(gm), "removed all the same")
     _, err, _ = ctl.fails(1, "drain", "on", "--service", "nosuch")
     h.expect("no [service nosuch]" in err, f"a service the config lacks: {err!r}")
+
+    h.section("a configuration with errors (an edit under way): status and markers still work")
+    broken = os.path.join(d, "broken.conf")
+    with open(broken, "w") as f:
+        f.write(lb.config_text + "\n[probe bad]\ntype = nosuchkind\n")
+    out, err = ctl.ok("status", config=broken)
+    h.expect("service web: up" in out and f"warning: {broken} has 1 error" in err,
+             f"status with a broken file: the detail and a warning:\n{out}\n{err}")
+    ctl.ok("drain", "on", "--service", "web", config=broken)
+    hap.wait_status("bweb", "s1", "DRAIN (agent)", BOUND_S, "bweb/s1 DRAIN")
+    ctl.ok("drain", "off", "--service", "web", config=broken)
+    hap.wait_status("bweb", "s1", "UP", BOUND_S, "bweb/s1 UP")
 
     h.section("reload without the detail: refused")
     _, err, _ = ctl.fails(1, "-s", f"127.0.0.1:{port}", "reload", config=wrong)

@@ -1,6 +1,7 @@
 /*
  * lbagentctl's modules: the command line, addresses, the HTTP client
- * against a real local server, the marker files, what the daemon should
+ * against a real local server, the configuration (with errors too), the
+ * marker files, what the daemon should
  * show after a marker change, and the status text from JSON fixtures.
  */
 #include <errno.h>
@@ -386,6 +387,83 @@ START_TEST(token_file)
 	free(path);
 	ck_assert_ptr_null(ctl_read_token("/nonexistent/token", &why));
 	ck_assert_str_eq(why, strerror(ENOENT));
+}
+END_TEST
+
+/* ----------------------------------------------------- configuration */
+
+START_TEST(conf_good)
+{
+	struct ctl_conf	 c;
+	char		 why[256], *path;
+
+	path = tu_write(dir, "good.conf",
+	    "[agent]\nstate_dir = /srv/lb\n\n"
+	    "[http]\nlisten = *:9600, unix:/run/x.sock\n"
+	    "token_file = /etc/lbagent/token\n\n"
+	    "[probe p]\ntype = file\npath = /tmp/x\n\n"
+	    "[service web]\nprobes = p\n", -1);
+	ck_assert_int_eq(ctl_conf_load(path, &c, why, sizeof(why)), 0);
+	ck_assert_uint_eq(c.nerrors, 0);
+	ck_assert_str_eq(c.state_dir, "/srv/lb");
+	ck_assert_uint_eq(c.nlisten, 2);
+	ck_assert_str_eq(c.listen[0], "*:9600");
+	ck_assert_str_eq(c.listen[1], "unix:/run/x.sock");
+	ck_assert_str_eq(c.token_file, "/etc/lbagent/token");
+	ck_assert_uint_eq(c.nservices, 1);
+	ck_assert_str_eq(c.services[0], "web");
+	ctl_conf_free(&c);
+	free(path);
+
+	/* The defaults are config.c's. */
+	path = tu_write(dir, "empty.conf", "", -1);
+	ck_assert_int_eq(ctl_conf_load(path, &c, why, sizeof(why)), 0);
+	ck_assert_str_eq(c.state_dir, "/var/lib/lbagent");
+	ck_assert_uint_eq(c.nlisten, 1);
+	ck_assert_str_eq(c.listen[0], "127.0.0.1:9506");
+	ck_assert_ptr_null(c.token_file);
+	ck_assert_uint_eq(c.nservices, 0);
+	ctl_conf_free(&c);
+	free(path);
+
+	ck_assert_int_eq(ctl_conf_load("/nonexistent/lbagent.conf", &c, why,
+	    sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "/nonexistent/lbagent.conf"));
+}
+END_TEST
+
+START_TEST(conf_with_errors)
+{
+	struct ctl_conf	 c;
+	char		 why[256], *path;
+
+	/* An edit under way: the few keys still count, over the defaults. */
+	path = tu_write(dir, "broken.conf",
+	    "[agent]\nstate_dir = /srv/lb\nbogus = 1\n\n"
+	    "[http]\nlisten = 127.0.0.1:9700 ,unix:/run/y.sock\n\n"
+	    "[probe p]\ntype = nosuchkind\n\n"
+	    "this line is not ini\n"
+	    "[service api]\nprobes = p, missing\n", -1);
+	ck_assert_int_eq(ctl_conf_load(path, &c, why, sizeof(why)), 0);
+	ck_assert_uint_gt(c.nerrors, 0);
+	ck_assert_str_eq(c.state_dir, "/srv/lb");
+	ck_assert_uint_eq(c.nlisten, 2);
+	ck_assert_str_eq(c.listen[0], "127.0.0.1:9700");
+	ck_assert_str_eq(c.listen[1], "unix:/run/y.sock");
+	ck_assert_ptr_null(c.token_file);
+	ck_assert_uint_eq(c.nservices, 1);
+	ck_assert_str_eq(c.services[0], "api");
+	ctl_conf_free(&c);
+	free(path);
+
+	path = tu_write(dir, "none.conf", "[http]\nlisten = none\n"
+	    "[agent]\nstate_dir = relative\nx = y\n", -1);
+	ck_assert_int_eq(ctl_conf_load(path, &c, why, sizeof(why)), 0);
+	ck_assert_uint_gt(c.nerrors, 0);
+	ck_assert_uint_eq(c.nlisten, 0);
+	ck_assert_str_eq(c.state_dir, "/var/lib/lbagent");
+	ctl_conf_free(&c);
+	free(path);
 }
 END_TEST
 
@@ -831,6 +909,8 @@ suite(void)
 	tcase_add_test(tc, http_get_unix);
 	tcase_add_test(tc, http_get_refused);
 	tcase_add_test(tc, token_file);
+	tcase_add_test(tc, conf_good);
+	tcase_add_test(tc, conf_with_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("markers");
