@@ -109,6 +109,22 @@ load_config(struct ctl *c, enum need need)
 	return 0;
 }
 
+/* Whether a is one of the configuration's [http] listen addresses. */
+static bool
+configured(const struct ctl *c, const struct ctl_addr *a)
+{
+	struct ctl_addr	 list[MAX_ADDRS];
+	const char	*bad, *why;
+	int		 n, i;
+
+	n = ctl_addr_list((const char *const *)c->conf.listen, c->conf.nlisten,
+	    list, MAX_ADDRS, &bad, &why);
+	for (i = 0; i < n; i++)
+		if (strcmp(list[i].url, a->url) == 0)
+			return true;
+	return false;
+}
+
 /* Where to find the daemon: -s, else the config's [http] listen. */
 static int
 setup_addresses(struct ctl *c)
@@ -124,6 +140,17 @@ setup_addresses(struct ctl *c)
 			return -1;
 		}
 		c->naddrs = 1;
+		/*
+		 * The token goes to this host only: loopback, or an address
+		 * the configuration has lbagent listen on.
+		 */
+		if (c->token_file != NULL && !ctl_addr_is_local(&c->addrs[0]) &&
+		    !configured(c, &c->addrs[0])) {
+			errx_("not sending the token to %s (neither loopback nor "
+			    "in [http] listen): the status has its public part "
+			    "only", c->addrs[0].text);
+			c->token_file = NULL;
+		}
 		return 0;
 	}
 	got = ctl_addr_list((const char *const *)c->conf.listen,

@@ -99,6 +99,9 @@ struct ctl_addr {
  */
 int		 ctl_addr_parse(const char *s, struct ctl_addr *, const char **why);
 
+/* Whether addr stays on this host: a unix socket, 127.0.0.0/8, [::1], localhost. */
+bool		 ctl_addr_is_local(const struct ctl_addr *);
+
 /*
  * Orders the [http] listen entries the way lbagentctl tries them: unix
  * sockets first (detail without a token), then TCP in the config's order.

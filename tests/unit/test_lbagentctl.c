@@ -234,6 +234,22 @@ START_TEST(addresses)
 	ck_assert_int_eq(ctl_addr_parse("[::]:9506", &a, &why), 0);
 	ck_assert_str_eq(a.url, "http://[::1]:9506");
 
+	/* Where a token may go. */
+	ck_assert_int_eq(ctl_addr_parse("127.0.0.2:1", &a, &why), 0);
+	ck_assert(ctl_addr_is_local(&a));
+	ck_assert_int_eq(ctl_addr_parse("[::]:1", &a, &why), 0);
+	ck_assert(ctl_addr_is_local(&a));
+	ck_assert_int_eq(ctl_addr_parse("localhost:1", &a, &why), 0);
+	ck_assert(ctl_addr_is_local(&a));
+	ck_assert_int_eq(ctl_addr_parse("unix:/x", &a, &why), 0);
+	ck_assert(ctl_addr_is_local(&a));
+	ck_assert_int_eq(ctl_addr_parse("10.0.0.1:9506", &a, &why), 0);
+	ck_assert(!ctl_addr_is_local(&a));
+	ck_assert_int_eq(ctl_addr_parse("127.example.com:9506", &a, &why), 0);
+	ck_assert(!ctl_addr_is_local(&a));
+	ck_assert_int_eq(ctl_addr_parse("localhost.evil:9506", &a, &why), 0);
+	ck_assert(!ctl_addr_is_local(&a));
+
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
 		ck_assert_msg(ctl_addr_parse(bad[i], &a, &why) == -1,
