@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -103,7 +104,7 @@ standing(const struct http_server *srv, struct evhttp_request *req)
 	    "Authorization");
 	if (auth == NULL)
 		return 0;
-	if (strncmp(auth, "Bearer ", 7) != 0)
+	if (strncasecmp(auth, "Bearer ", 7) != 0)	/* schemes ignore case */
 		return -1;
 	auth += 7;
 	len = strlen(auth);

@@ -503,12 +503,18 @@ class Lbagent:
             self.start()
 
     def _render(self, config):
+        # No HTTP API unless a scenario asks for one: its default port is
+        # fixed, and scenarios run several daemons at once.
         if isinstance(config, str):
-            return (config.replace("{port}", str(self.port))
+            text = (config.replace("{port}", str(self.port))
                     .replace("{state_dir}", self.state_dir)
                     .replace("{dir}", self.dir))
+            if not re.search(r"^\[http\]", text, re.M):
+                text += "\n[http]\nlisten = none\n"
+            return text
         sections = {"agent": {"listen": f"127.0.0.1:{self.port}",
-                              "state_dir": self.state_dir}}
+                              "state_dir": self.state_dir},
+                    "http": {"listen": "none"}}
         config = config or {}
         if any(isinstance(v, dict) for v in config.values()):
             for section, keys in config.items():

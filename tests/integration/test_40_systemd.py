@@ -267,7 +267,8 @@ def bad_descriptor():
     path = h.env().path("bad-fd.conf")
     with open(path, "w") as f:
         f.write(h.ini_text({"agent": {"listen": f"127.0.0.1:{h.free_port()}",
-                                      "state_dir": h.tmpdir()}}))
+                                      "state_dir": h.tmpdir()},
+                            "http": {"listen": "none"}}))
     sock, _ = listening_socket()
     bound = socket.socket(socket.AF_INET, socket.SOCK_STREAM)   # bound, not listening
     bound.bind(("127.0.0.1", 0))
