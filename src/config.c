@@ -550,6 +550,34 @@ config_reaction_text(const struct reaction *r, char buf[8])
 	return buf;
 }
 
+/* A number within the key's range, stored through it. */
+static int
+store_number(void *base, const struct config_key *k, uint64_t u,
+    const char **why)
+{
+	if (u < k->min || u > k->max) {
+		*why = "out of range";
+		return -1;
+	}
+	memcpy((char *)base + k->offset, &u, sizeof(u));
+	return 0;
+}
+
+/* A copy of value, replacing what the key held. */
+static int
+store_string(void *base, const struct config_key *k, const char *value,
+    const char **why)
+{
+	char	**sp = (char **)(void *)((char *)base + k->offset);
+
+	free(*sp);
+	if ((*sp = strdup(value)) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	return 0;
+}
+
 /* Stores one value through a key table entry into base. */
 static int
 set_value(void *base, const struct config_key *k, const char *value,
@@ -557,7 +585,6 @@ set_value(void *base, const struct config_key *k, const char *value,
 {
 	uint64_t	 u;
 	bool		 b;
-	char		**sp;
 
 	if (*value == '\0') {
 		*why = "empty value";
@@ -569,12 +596,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 		if ((k->type == KEY_DURATION ? units_duration_ms(value, &u, why) :
 		    units_uint(value, &u, why)) == -1)
 			return -1;
-		if (u < k->min || u > k->max) {
-			*why = "out of range";
-			return -1;
-		}
-		memcpy((char *)base + k->offset, &u, sizeof(u));
-		return 0;
+		return store_number(base, k, u, why);
 	case KEY_BOOL:
 		if (units_bool(value, &b, why) == -1)
 			return -1;
@@ -589,13 +611,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 			*why = "path too long";
 			return -1;
 		}
-		sp = (char **)(void *)((char *)base + k->offset);
-		free(*sp);
-		if ((*sp = strdup(value)) == NULL) {
-			*why = "out of memory";
-			return -1;
-		}
-		return 0;
+		return store_string(base, k, value, why);
 	case KEY_LISTEN:
 		return parse_listen_list((struct config_listens *)(void *)
 		    ((char *)base + k->offset), value, why);
@@ -614,26 +630,14 @@ set_value(void *base, const struct config_key *k, const char *value,
 			*why = "expected a whole percentage such as 25%";
 			return -1;
 		}
-		u = (uint64_t)pct;
-		if (u < k->min || u > k->max) {
-			*why = "out of range";
-			return -1;
-		}
-		memcpy((char *)base + k->offset, &u, sizeof(u));
-		return 0;
+		return store_number(base, k, (uint64_t)pct, why);
 	}
 	case KEY_NAME:
 		if (!valid_name(value)) {
 			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
 			return -1;
 		}
-		sp = (char **)(void *)((char *)base + k->offset);
-		free(*sp);
-		if ((*sp = strdup(value)) == NULL) {
-			*why = "out of memory";
-			return -1;
-		}
-		return 0;
+		return store_string(base, k, value, why);
 	case KEY_HTTP_LISTEN:
 		return parse_http_listen((struct config_http *)(void *)
 		    ((char *)base + k->offset), value, why);

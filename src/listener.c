@@ -599,9 +599,8 @@ listen_passed(struct listener *l, const int *fds, size_t nfds)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 len;
-	char			 host[LBKEY_ADDR_MAX], what[32];
+	char			 text[80], what[32];
 	size_t			 i;
-	int			 port;
 
 	for (i = 0; i < nfds; i++) {
 		snprintf(what, sizeof(what), "descriptor %d", fds[i]);
@@ -615,13 +614,8 @@ listen_passed(struct listener *l, const int *fds, size_t nfds)
 			log_notice("listening on %s (socket activation)", what);
 			continue;
 		}
-		format_addr((struct sockaddr *)&ss, host);
-		port = ntohs(ss.ss_family == AF_INET6 ?
-		    ((struct sockaddr_in6 *)&ss)->sin6_port :
-		    ((struct sockaddr_in *)&ss)->sin_port);
-		log_notice("listening on %s%s%s:%d (socket activation)",
-		    ss.ss_family == AF_INET6 ? "[" : "", host,
-		    ss.ss_family == AF_INET6 ? "]" : "", port);
+		net_addr_text((struct sockaddr *)&ss, text, sizeof(text));
+		log_notice("listening on %s (socket activation)", text);
 	}
 	return 0;
 }

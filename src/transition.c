@@ -228,6 +228,18 @@ prune_outs(struct transition *t, int64_t now_ms)
 	t->nouts -= drop;
 }
 
+/* Remembers a going-out; the oldest goes when the list is full. */
+static void
+push_out(struct transition *t, int64_t ms)
+{
+	if (t->nouts == TRANSITION_OUTS_MAX) {
+		memmove(t->outs_ms, t->outs_ms + 1,
+		    (t->nouts - 1) * sizeof(t->outs_ms[0]));
+		t->nouts--;
+	}
+	t->outs_ms[t->nouts++] = ms;
+}
+
 static void
 went_out(struct transition *t, int64_t now_ms, struct transition_notes *notes)
 {
@@ -235,12 +247,7 @@ went_out(struct transition *t, int64_t now_ms, struct transition_notes *notes)
 	char				 w[32], u[32];
 
 	prune_outs(t, now_ms);
-	if (t->nouts == TRANSITION_OUTS_MAX) {
-		memmove(t->outs_ms, t->outs_ms + 1,
-		    (t->nouts - 1) * sizeof(t->outs_ms[0]));
-		t->nouts--;
-	}
-	t->outs_ms[t->nouts++] = now_ms;
+	push_out(t, now_ms);
 	if (c->flap_limit == 0)
 		return;
 	units_format_ms(c->flap_window_ms, w, sizeof(w));
@@ -631,12 +638,7 @@ transition_from_json(struct transition *t, const json_t *o, int64_t now_ms,
 			*why = "outs_age_ms holds something not a number";
 			return -1;
 		}
-		if (n.nouts == TRANSITION_OUTS_MAX) {
-			memmove(n.outs_ms, n.outs_ms + 1,
-			    (n.nouts - 1) * sizeof(n.outs_ms[0]));
-			n.nouts--;
-		}
-		n.outs_ms[n.nouts++] = now_ms - age - gap_ms;
+		push_out(&n, now_ms - age - gap_ms);
 	}
 	/* Oldest first, whatever order the file had. */
 	for (i = 1; i < n.nouts; i++) {
