@@ -463,7 +463,7 @@ load_balancers(struct out *o, const json_t *svc)
 {
 	const json_t	*lbs = json_object_get(svc, "load_balancers"), *lb, *w;
 	char		 addr[128], text[TEXT_MAX], reply[TEXT_MAX], ago[32];
-	char		 owed[256], word[32];
+	char		 owed[256], word[32], last[TEXT_MAX + 16];
 	size_t		 i, j;
 	double		 seen, checks;
 
@@ -493,14 +493,18 @@ load_balancers(struct out *o, const json_t *svc)
 				strcat(owed, word);
 			}
 		}
+		/* Keys come back from the state file; their last line does not. */
+		if (reply[0] != '\0')
+			snprintf(last, sizeof(last), "last reply \"%s\"", reply);
+		else
+			snprintf(last, sizeof(last), "no reply since lbagent "
+			    "started");
 		if (text[0] != '\0')
 			paraf(o, 4, "", 6, "%s \"%s\": asked %s ago (%.0f "
-			    "checks), last reply \"%s\"", addr, text, ago,
-			    checks, reply);
+			    "checks), %s", addr, text, ago, checks, last);
 		else
 			paraf(o, 4, "", 6, "%s (no agent-send): asked %s ago "
-			    "(%.0f checks), last reply \"%s\"", addr, ago,
-			    checks, reply);
+			    "(%.0f checks), %s", addr, ago, checks, last);
 		if (owed[0] != '\0')
 			paraf(o, 6, "", 6, "still owed: %s", owed);
 	}

@@ -809,6 +809,9 @@ START_TEST(format_detail)
 	ck_assert_ptr_nonnull(strstr(t, "2001:db8::1234:5678:9abc:def0 (no "
 	    "agent-send): asked 2m05s ago"));
 	ck_assert_int_eq(count(t, "still owed"), 1);
+	/* A key from the state file has not been answered since the start. */
+	ck_assert_ptr_nonnull(strstr(t, "10.0.0.9 \"api\": asked 3s ago (0 "
+	    "checks), no reply since lbagent started\n"));
 	/* The last 10 of 14 transitions, oldest first. */
 	ck_assert_ptr_nonnull(strstr(t, "  last 10 of 14 transitions, newest "
 	    "last\n"));
