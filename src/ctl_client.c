@@ -15,9 +15,9 @@
 #include <curl/curl.h>
 
 #include "lbagent/ctl.h"
+#include "lbagent/http_api.h"
 
 #define BODY_MAX	(16u << 20)	/* a status document is far smaller */
-#define TOKEN_MAX	4096
 
 static bool
 digits(const char *s)
@@ -305,34 +305,13 @@ out:
 char *
 ctl_read_token(const char *path, const char **why)
 {
-	char	 buf[TOKEN_MAX + 1], *tok, *start, *end;
-	ssize_t	 n;
-	int	 fd;
+	char	 buf[HTTP_TOKEN_MAX + 1], *tok;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
-	    O_NONBLOCK)) == -1) {
-		*why = strerror(errno);
+	/* The daemon reads it the same way, or the two would not agree. */
+	if (http_token_read(path, buf, why) == -1)
 		return NULL;
-	}
-	n = read(fd, buf, TOKEN_MAX);
-	close(fd);
-	if (n == -1) {
-		*why = strerror(errno);
-		return NULL;
-	}
-	buf[n] = '\0';
-	start = buf + strspn(buf, " \t");
-	end = start + strcspn(start, "\r\n");
-	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	*end = '\0';
-	if (*start == '\0') {
-		*why = "empty";
-		memset(buf, 0, sizeof(buf));
-		return NULL;
-	}
-	tok = strdup(start);
-	memset(buf, 0, sizeof(buf));
+	tok = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
 	if (tok == NULL)
 		*why = "out of memory";
 	return tok;

@@ -290,40 +290,59 @@ bind_unix(struct http_api *api, const char *path)
 	return 0;
 }
 
-/* The token's first line; 0 without one. Never logged. */
+ssize_t
+http_token_read(const char *path, char *out, const char **why)
+{
+	char	buf[HTTP_TOKEN_MAX + 2], *start, *end;
+	ssize_t	n;
+	size_t	len;
+	int	fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) == -1) {
+		*why = strerror(errno);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n == -1) {
+		*why = strerror(errno);
+		return -1;
+	}
+	buf[n] = '\0';
+	start = buf + strspn(buf, " \t");
+	end = start + strcspn(start, "\r\n");
+	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	len = (size_t)(end - start);
+	if (len == 0)
+		*why = "empty";
+	else if (len > HTTP_TOKEN_MAX)
+		*why = "longer than " HTTP_TOKEN_MAX_TEXT " bytes";
+	else {
+		memcpy(out, start, len);
+		out[len] = '\0';
+	}
+	explicit_bzero(buf, sizeof(buf));
+	return len == 0 || len > HTTP_TOKEN_MAX ? -1 : (ssize_t)len;
+}
+
+/* The token for the detail; none when unreadable (logged, never shown). */
 static void
 read_token(struct http_api *api, const char *file)
 {
-	char	buf[HTTP_TOKEN_MAX + 2];
-	ssize_t	n;
-	int	fd;
+	const char	*why;
+	ssize_t		 n;
 
 	api->token_len = 0;
 	if (file == NULL)
 		return;
-	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY |
-	    O_NONBLOCK)) == -1) {
-		log_warn("[http] token_file %s: cannot read it; the detail of "
-		    "/status is only on unix sockets", file);
+	if ((n = http_token_read(file, api->token, &why)) == -1) {
+		log_warnx("[http] token_file %s: %s; the detail of /status is "
+		    "only on unix sockets", file, why);
 		return;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		log_warnx("[http] token_file %s: empty or unreadable; the detail "
-		    "of /status is only on unix sockets", file);
-		return;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (buf[0] == '\0' || strlen(buf) > HTTP_TOKEN_MAX) {
-		log_warnx("[http] token_file %s: the first line must hold a "
-		    "token of 1 to %d bytes; the detail of /status is only on "
-		    "unix sockets", file, HTTP_TOKEN_MAX);
-		return;
-	}
-	memcpy(api->token, buf, strlen(buf) + 1);
-	api->token_len = strlen(buf);
+	api->token_len = (size_t)n;
 }
 
 struct http_api *

@@ -8,6 +8,7 @@
 #define LBAGENT_HTTP_API_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <event2/event.h>
 
@@ -19,6 +20,7 @@
 #define HTTP_MAX_BODY_BYTES	1024
 #define HTTP_TIMEOUT_S		5
 #define HTTP_TOKEN_MAX		512
+#define HTTP_TOKEN_MAX_TEXT	"512"
 
 struct http_api;
 
@@ -32,6 +34,15 @@ struct http_api	*http_api_new(struct event_base *, const struct config *,
 		    const struct agent *, const struct status_daemon *dm,
 		    const int *fds, size_t nfds);
 void		 http_api_free(struct http_api *);
+
+/*
+ * Reads a token file, as the daemon and lbagentctl both must: its first
+ * line, blanks around it dropped, 1 to HTTP_TOKEN_MAX bytes, into buf
+ * (HTTP_TOKEN_MAX + 1 bytes). Returns its length, or -1 with *why
+ * (strerror, "empty", "longer than 512 bytes"). Wipes what it read.
+ */
+ssize_t		 http_token_read(const char *path, char *buf,
+		    const char **why);
 
 /* Compares in time that depends on the lengths only. */
 bool		 http_token_equal(const char *a, size_t alen, const char *b,
