@@ -215,6 +215,11 @@ class _Env:
     def register(self, obj):
         self._objects.append(obj)
 
+    def forget(self, obj):
+        """Drops an object the scenario has stopped itself: no diagnostics
+        from it on a later failure, nothing more to stop at exit."""
+        self._objects = [o for o in self._objects if o is not obj]
+
     def diagnostics(self):
         parts = []
         for obj in self._objects:
@@ -881,11 +886,15 @@ class Haproxy:
     several. Every server line has a TCP `check` against a shared backend
     stand-in and an `agent-check` from this instance's own loopback
     `source` address (127.0.0.2, .3, ... unless given). agent_send is text
-    (a newline is added unless present); None sends nothing."""
+    (a newline is added unless present); None sends nothing.
+
+    stats_http: also serve the stats page on 127.0.0.1 (a free port), so
+    that `stats_csv_url()` gives its CSV; stats_tcp: also a Runtime API
+    socket on 127.0.0.1 (a free port, level admin), `stats_tcp_address()`."""
 
     def __init__(self, servers=None, *, backends=None, agent_inter_ms=AGENT_INTER_MS,
                  inter_ms=CHECK_INTER_MS, source=None, agent_send=None, name="haproxy",
-                 start=True):
+                 start=True, stats_http=False, stats_tcp=False):
         require_haproxy()
         if (servers is None) == (backends is None):
             raise ValueError("give either servers or backends")
@@ -899,6 +908,8 @@ class Haproxy:
         self.inter_ms = inter_ms
         self.agent_send = agent_send
         self.socket_path = os.path.join(self.dir, "admin.sock")
+        self.stats_http_port = e.free_port() if stats_http else None
+        self.stats_tcp_port = e.free_port() if stats_tcp else None
         self.config_path = os.path.join(self.dir, "haproxy.cfg")
         self.log_path = os.path.join(self.dir, "haproxy.log")
         self.backends = {}
@@ -919,15 +930,24 @@ class Haproxy:
     def _render(self):
         stub = backend_stub()
         out = ["global",
-               f"    stats socket {self.socket_path} level admin",
-               "",
-               "defaults",
-               "    mode tcp",
-               "    timeout connect 1s",
-               "    timeout client 5s",
-               "    timeout server 5s",
-               "    timeout check 1s",
-               ""]
+               f"    stats socket {self.socket_path} level admin"]
+        if self.stats_tcp_port:
+            out.append(f"    stats socket ipv4@127.0.0.1:{self.stats_tcp_port} level admin")
+        out += ["",
+                "defaults",
+                "    mode tcp",
+                "    timeout connect 1s",
+                "    timeout client 5s",
+                "    timeout server 5s",
+                "    timeout check 1s",
+                ""]
+        if self.stats_http_port:
+            out += ["listen stats",
+                    "    mode http",
+                    f"    bind 127.0.0.1:{self.stats_http_port}",
+                    "    stats enable",
+                    "    stats uri /stats",
+                    ""]
         for be, servers in self.backends.items():
             out.append(f"backend {be}")
             for s in servers:
@@ -943,6 +963,18 @@ class Haproxy:
                 out.append(line)
             out.append("")
         return "\n".join(out)
+
+    def stats_csv_url(self):
+        """The stats page's CSV (needs stats_http=True)."""
+        if not self.stats_http_port:
+            raise ValueError(f"{self.name} has no HTTP stats page (stats_http=True)")
+        return f"http://127.0.0.1:{self.stats_http_port}/stats;csv"
+
+    def stats_tcp_address(self):
+        """"127.0.0.1:PORT" of the TCP Runtime API socket (needs stats_tcp=True)."""
+        if not self.stats_tcp_port:
+            raise ValueError(f"{self.name} has no TCP Runtime API socket (stats_tcp=True)")
+        return f"127.0.0.1:{self.stats_tcp_port}"
 
     # -- life cycle
     @property

@@ -1,0 +1,389 @@
+"""The peer guard (issue 6) with one real HAProxy: three nodes n1, n2, n3,
+each its own lbagent (agent port, HTTP API, state dir) with an `http` probe
+`dep` on a local HTTP server the test flips between 200 and 503, and one
+HAProxy whose backend `be` has servers n1, n2, n3 (agent-check to each
+lbagent). Every lbagent reads the others' public /status and HAProxy's
+`show stat` ([peers]). Short windows: down_after 1s, up_after 2s, ramp 0,
+alone_grace 3s, recheck_after 500ms, just_out 3s (peer_cluster.py). Each
+scenario runs on fresh processes.
+
+1. one node fails: it goes out (HAProxy DOWN), the others stay UP; every
+   node lists every node, itself included, and skips itself by node_id;
+2. all fail, one after the other: the last one is held in (HAProxy UP,
+   `up #peer-guard: dep failing but no other node serving`) and logs the
+   hold warning exactly once; the two out stay out (a node held in serves);
+3. all fail at the same moment: at least one node stays in (held or
+   latched), and a held one warned once;
+4. A out by its probe, then B and C out by maint markers (obeyed, C with
+   the warning since nobody else serves): A comes back after alone_grace,
+   not before; it goes out again once B serves again;
+5. A and B fail at the same moment with C already out, each seeing the
+   other through a relay that delays answers by 1 s: both go out, the
+   look-again brings at least one back, latched (log, status), and it stays
+   in while failing; a restart ends the latch;
+6. unreachable peers (nothing listening, an accepted request never
+   answered, HTTP 503, not JSON) are not serving: the failing node stays
+   in; the detail status says why for each;
+7. a peer whose lbagent says serving but that HAProxy shows MAINT (an
+   operator's) is not serving: with n3 out and n2 MAINT, n1 failing stays
+   in, and goes out once n2 is ready again; the detail shows this node's
+   server as HAProxy sees it, with warnings for an initial weight below 10
+   and for a MAINT lbagent did not ask for (HAProxy read over a TCP Runtime
+   API socket here, its unix socket elsewhere).
+
+PEERTEST_ONLY=2,5 runs only those scenarios (by number above);
+PEERTEST_NO_PEERS=1 leaves the [peers] section out (scaffolding check:
+only scenario 1 is meaningful then)."""
+
+import os
+import re
+import sys
+import time
+
+sys.dont_write_bytecode = True
+import harness as h  # noqa: E402
+import peer_cluster as pc  # noqa: E402
+
+
+def one_fails():
+    c = pc.Cluster()
+    c.start()
+    n1, n2 = c["n1"], c["n2"]
+    if c.peers:
+        h.section("every node lists all three; it finds itself by node_id")
+        for n in c.nodes:
+            doc = pc.wait_doc(n, lambda d: all(pc.peer_serving(pc.peer_row(d, o.url()))
+                                               for o in c.nodes if o is not n),
+                              pc.PROBE_S + pc.ROUND_S,
+                              f"{n.name}: both others serving in its detail status")
+            me = pc.peer_row(doc, n.url())
+            h.expect(pc.peer_is_self(me) is True and me.get("node_id") == n.name,
+                     f"{n.name}: its own entry is marked self: {me}")
+            for o in c.nodes:
+                if o is not n:
+                    row = pc.peer_row(doc, o.url())
+                    h.expect(pc.peer_is_self(row) is False and row.get("node_id") == o.name
+                             and pc.peer_why_not(row) is None,
+                             f"{n.name}: peer {o.name} serving, not self: {row}")
+            h.expect_equal(pc.guard_state(doc), "watching", f"{n.name}: guard state")
+        pub = n2.public()
+        h.expect("peers" not in pub and "haproxy" not in pub,
+                 f"the public /status has no peers or haproxy: {sorted(pub)}")
+        h.expect_equal(pc.public_server(pub), "n2", "n2 publishes its server name")
+
+    h.section("n1 fails: it goes out, n2 and n3 stay in")
+    mark = n1.lb.log_mark()
+    n1.fail()
+    c.wait_out("n1", "n1 DOWN in HAProxy after its probe failed")
+    r = n1.ask()
+    h.expect(r.startswith(b"down") and b"dep: HTTP 503" in r, f"n1's reply: {r!r}")
+    c.hold({"n1": "DOWN", "n2": "UP", "n3": "UP"}, pc.HOLD_S,
+           "n1 out, n2 and n3 in")
+    h.expect_equal(n1.hold_warnings(mark), [], "n1 going out with others serving: no "
+                   "hold warning")
+    if c.peers:
+        doc = n1.detail()
+        h.expect(pc.other_serving(doc) is True, f"n1: other_serving: {pc.guard(doc)}")
+
+    h.section("n1 healthy again: back in")
+    n1.heal()
+    c.wait_in("n1", timeout_s=pc.PROBE_S + pc.UP_AFTER_S + pc.HAP_S)
+    c.close()
+
+
+def fail_in_turn():
+    c = pc.Cluster()
+    c.start()
+    n1, n2, n3 = c["n1"], c["n2"], c["n3"]
+    n1.fail()
+    c.wait_out("n1", "n1 out (n2, n3 serve)")
+    n2.fail()
+    c.wait_out("n2", "n2 out (n3 serves)")
+    mark = n3.lb.log_mark()
+    n3.fail()
+    r = pc.wait_held(n3)
+    print(f"   n3 held in: {r!r}", flush=True)
+    # Longer than alone_grace: n1 and n2 must not come back, n3 serves.
+    c.hold({"n1": "DOWN", "n2": "DOWN", "n3": "UP"}, pc.ALONE_GRACE_S + 2.0,
+           "n3 held in; n1, n2 out (n3 serves, so no coming back alone)")
+    h.expect(pc.HOLD_REASON_RE.match(n3.ask()), f"n3 still held: {n3.ask()!r}")
+    warned = n3.hold_warnings(mark)
+    h.expect(len(warned) == 1, f"n3 logs the hold warning once per episode, "
+             f"saw {len(warned)}:\n" + "\n".join(warned))
+    doc = n3.detail()
+    g = pc.guard(doc)
+    h.expect(g.get("state") == "holding" and g.get("other_serving") is False and
+             "no other node serving" in (g.get("reason") or ""),
+             f"n3's peer_guard while held: {g}")
+    for o in (n1, n2):
+        row = pc.peer_row(doc, o.url())
+        h.expect(pc.peer_serving(row) is False and pc.peer_why_not(row),
+                 f"n3 sees {o.name} not serving, with why: {row}")
+    c.close()
+
+
+def fail_together():
+    c = pc.Cluster()
+    c.start()
+    marks = {n.name: n.lb.log_mark() for n in c.nodes}
+    for n in c.nodes:
+        n.fail()
+
+    def kind(r):
+        if r.startswith(b"down"):
+            return "out"
+        if pc.HOLD_REASON_RE.match(r):
+            return "held"
+        if r.startswith(b"up") and (h.reply_reason(r) or b"").startswith(b"peer-guard"):
+            return "in by the guard"
+        return f"undecided {r!r}"
+
+    def kinds():
+        return {n.name: kind(n.ask()) for n in c.nodes}
+
+    h.wait_until(kinds, pc.OUT_S + pc.RECHECK_AFTER_S + pc.JUST_OUT_S + pc.ROUND_S,
+                 "every node out or in by the peer guard",
+                 ok=lambda k: all(not v.startswith("undecided") for v in k.values()))
+    # Let every look-again of just_out have happened.
+    time.sleep(pc.RECHECK_AFTER_S + pc.JUST_OUT_S + pc.ROUND_S)
+    settled = kinds()
+    print(f"   after just_out: {settled}; HAProxy {c.describe()}", flush=True)
+    h.hold_for(lambda: (kinds(), c.up_names()), pc.HOLD_S,
+               "at least one node in, nobody changing",
+               ok=lambda v: v[0] == settled and v[1])
+    ins = [n for n in c.nodes if settled[n.name] != "out"]
+    h.expect(ins, f"at least one node stays in: {settled}")
+    for n in ins:
+        h.expect(n.name in c.up_names(), f"{n.name} is in by its reply, UP in HAProxy")
+        warned = n.hold_warnings(marks[n.name])
+        state = pc.guard_state(n.detail())
+        if settled[n.name] == "held":
+            h.expect(len(warned) == 1, f"{n.name} held: one hold warning, saw "
+                     f"{len(warned)}:\n" + "\n".join(warned))
+            h.expect_equal(state, "holding", f"{n.name}: guard state while held")
+        else:
+            h.expect(state == "latched" and n.log_lines("peer-guard", "latched",
+                                                        since=marks[n.name]),
+                     f"{n.name} back in by the guard after going out: latched "
+                     f"(state {state!r})")
+    c.close()
+
+
+def alone_grace():
+    c = pc.Cluster()
+    c.start()
+    a, b, cc = c["n1"], c["n2"], c["n3"]
+    a.fail()
+    c.wait_out("n1", "A (n1) out by its probe, B and C serve")
+    h.section("B and C out by maint markers; C's with the warning")
+    mark_b = b.lb.log_mark()
+    b.lb.set_marker("maint", "peer test: B\n")
+    c.wait_status("n2", "MAINT", pc.HAP_S, "B MAINT by its marker")
+    mark_a, mark_c = a.lb.log_mark(), cc.lb.log_mark()
+    t_alone = time.monotonic()
+    cc.lb.set_marker("maint", "peer test: C\n")
+    c.wait_status("n3", "MAINT", pc.HAP_S, "C MAINT by its marker although nobody serves")
+    h.wait_until(lambda: cc.log_lines("peer-guard", "no other node serving", since=mark_c),
+                 pc.ROUND_S + 2.0, "C's warning: the marker obeyed with no other node serving")
+    h.expect_equal(b.hold_warnings(mark_b), [], "B's marker came while C served: no warning")
+
+    h.section("A comes back after alone_grace")
+    r = h.wait_reply(a.lb, lambda r: r.startswith(b"up") and
+                     (h.reply_reason(r) or b"").startswith(b"peer-guard:"),
+                     "A back in: `up #peer-guard: ...`",
+                     timeout_s=pc.ALONE_GRACE_S + pc.ROUND_S + h.marker_bound_s() + 3.0)
+    took = time.monotonic() - t_alone
+    print(f"   A back {took:.2f} s after C's marker: {r!r}", flush=True)
+    # C served until its marker was read (at or after t_alone), so A cannot
+    # have been alone for alone_grace sooner than this (a causal bound, less
+    # one peer interval for the question that last saw C serving).
+    h.expect(took >= pc.ALONE_GRACE_S - pc.PEER_INTERVAL_MS / 1000.0 - 0.1,
+             f"A came back {took:.2f} s after the last other node stopped serving, "
+             f"before alone_grace ({pc.ALONE_GRACE_S:g} s)")
+    c.wait_in("n1", "A UP in HAProxy, back alone")
+    said = a.log_lines("peer-guard", since=mark_a)
+    h.expect(any("alone_grace" in ln or "has served" in ln for ln in said),
+             "A's log says no other node has served for alone_grace:\n" + "\n".join(said))
+    h.expect_equal(pc.guard_state(a.detail()), "back_alone", "A's guard state")
+    c.hold({"n1": "UP", "n2": "MAINT", "n3": "MAINT"}, 1.5, "A stays in while alone")
+
+    h.section("B serves again: A goes out again")
+    b.lb.clear_marker("maint")
+    c.wait_in("n2", "B UP once its marker is gone", timeout_s=pc.HAP_S)
+    c.wait_out("n1", "A out again once B serves", timeout_s=pc.ROUND_S + pc.HAP_S + 2.0)
+    c.close()
+
+
+def latch():
+    delay_s = 1.0
+    c = pc.Cluster(sources=None,
+                   peers_over={"timeout": "2500ms", "just_out": "4s"})
+    a, b, cc = c["n1"], c["n2"], c["n3"]
+    to_b = c.add(pc.DelayRelay(b.http_port, delay_s))
+    to_a = c.add(pc.DelayRelay(a.http_port, delay_s))
+    urls = {"n1": [a.url(), to_b.url(), cc.url()],
+            "n2": [to_a.url(), b.url(), cc.url()],
+            "n3": [a.url(), b.url(), cc.url()]}
+    c.agents = lambda node, cl: urls[node.name]
+    c.start()
+    cc.fail()
+    c.wait_out("n3", "C out, A and B serve")
+    h.wait_until(lambda: (to_a.connections, to_b.connections), pc.ROUND_S + 3.0,
+                 "A and B asking each other through the relays",
+                 ok=lambda v: v[0] > 0 and v[1] > 0)
+
+    h.section("A and B fail together; each sees the other serving, 1 s late")
+    marks = {n.name: n.lb.log_mark() for n in (a, b)}
+    a.fail()
+    b.fail()
+    bound = pc.OUT_S + 2 * delay_s + pc.RECHECK_AFTER_S + 4.0 + pc.ROUND_S + pc.HAP_S
+    h.wait_until(lambda: [n.name for n in (a, b)
+                          if n.log_lines("down:", since=marks[n.name])],
+                 bound, "both A and B went out (each saw the other serving)",
+                 ok=lambda v: len(v) == 2)
+    h.wait_until(c.up_names, bound, "A or B back in HAProxy",
+                 ok=lambda up: "n1" in up or "n2" in up)
+    h.wait_until(lambda: [n.name for n in (a, b) if pc.guard_state(n.detail()) == "latched"],
+                 pc.HAP_S, "A or B latched", ok=bool)
+    latched = [n for n in (a, b) if pc.guard_state(n.detail()) == "latched"]
+    print(f"   latched: {[n.name for n in latched]}; HAProxy {c.describe()}", flush=True)
+    for n in latched:
+        said = n.log_lines("peer-guard", "latched", since=marks[n.name])
+        h.expect(said, f"{n.name}'s log says latched")
+        c.wait_in(n.name, f"{n.name} latched: UP in HAProxy", timeout_s=pc.HAP_S)
+    for n in (a, b):
+        if n.name in c.up_names() and n not in latched:
+            raise h.TestFailure(f"{n.name} is UP while failing, but not latched: "
+                                f"{pc.guard(n.detail())}")
+    c.hold({n.name: "UP" for n in latched}, pc.HOLD_S + 1.0,
+           "latched: no automated going out while still failing")
+    for n in latched:
+        r = n.ask()
+        h.expect(r.startswith(b"up"), f"{n.name} latched, still `up`: {r!r}")
+
+    h.section("a restart ends the latch")
+    n = latched[0]
+    n.lb.restart()
+    state = h.wait_until(lambda: pc.guard_state(n.detail()), pc.ROUND_S + 2.0,
+                         f"{n.name}'s guard state after its restart", ok=bool)
+    h.expect(state != "latched", f"{n.name} still latched after a restart: {state}")
+    c.close()
+
+
+def unreachable_peers():
+    closed = h.free_port()
+    hang = h.HttpStub(name="peer-hang")
+    hang.set("/status", hang=True)
+    e503 = h.HttpStub(name="peer-503")
+    e503.set("/status", 503, "unavailable\n")
+    junk = h.HttpStub(name="peer-junk")
+    junk.set("/status", 200, "<html>not json</html>\n", content_type="application/json")
+    agents = [f"http://127.0.0.1:{closed}", hang.url("").rstrip("/"),
+              e503.url("").rstrip("/"), junk.url("").rstrip("/")]
+    c = pc.Cluster(names=("n1",), agents=lambda node, cl: agents)
+    for s in (hang, e503, junk):
+        c.add(s)
+    c.start()
+    a = c["n1"]
+    mark = a.lb.log_mark()
+    a.fail()
+    r = pc.wait_held(a)
+    print(f"   held: {r!r}", flush=True)
+    c.hold({"n1": "UP"}, pc.HOLD_S, "A held in: no peer reachable")
+    warned = a.hold_warnings(mark)
+    h.expect(len(warned) == 1, f"one hold warning, saw {len(warned)}:\n" + "\n".join(warned))
+    doc = a.detail()
+    h.expect_equal((pc.guard_state(doc), pc.other_serving(doc)), ("holding", False),
+                   "A's guard while held")
+    rows = {u: pc.peer_row(doc, u) for u in agents}
+    for u, row in rows.items():
+        h.expect(pc.peer_serving(row) is False and pc.peer_is_self(row) is False and
+                 isinstance(pc.peer_why_not(row), str) and pc.peer_why_not(row),
+                 f"peer {u}: not serving, with a why: {row}")
+    why = {u: pc.peer_why_not(r) for u, r in rows.items()}
+    h.expect(re.search(r"refused", why[agents[0]], re.I),
+             f"nothing listening: {why[agents[0]]!r}")
+    h.expect(re.search(r"time", why[agents[1]], re.I), f"never answered: {why[agents[1]]!r}")
+    h.expect("503" in why[agents[2]], f"HTTP 503: {why[agents[2]]!r}")
+
+    h.section("the detail shows this node's server as HAProxy sees it")
+    lbs = pc.lb_rows(doc)
+    h.expect(len(lbs) == 1 and pc.lb_ok(lbs[0]) is True and lbs[0].get("error") is None,
+             f"one load balancer, answering: {lbs}")
+    t = pc.this_node(lbs[0])
+    h.expect(t.get("found") is True and t.get("backend") == "be" and t.get("server") == "n1"
+             and t.get("status") == "UP" and t.get("weight") == 100 and
+             t.get("initial_weight") == 100 and t.get("agent_status") == "L7OK" and
+             not t.get("warnings"), f"n1 as HAProxy shows it: {t}")
+    hang.set("/status", 503)        # releases the hanging requests
+    c.close()
+
+
+def haproxy_maint():
+    c = pc.Cluster(sources=("tcp",), weights={"n3": 5})
+    c.start()
+    n1, n2, n3 = c["n1"], c["n2"], c["n3"]
+    hap = c.hap
+
+    def mine(n):
+        return pc.this_node(pc.lb_rows(n.detail())[0])
+
+    h.section("a server with initial weight 5: a warning in its node's detail")
+    t = h.wait_until(lambda: mine(n3), pc.ROUND_S + 2.0, "n3's server in its detail",
+                     ok=lambda t: t.get("found") is True)
+    h.expect(t.get("weight") == 5 and t.get("initial_weight") == 5 and
+             any("weight" in w.lower() for w in t.get("warnings") or []),
+             f"n3's server with weight 5, and a warning about it: {t}")
+
+    h.section("an operator's MAINT on n2: a warning in n2's detail")
+    hap.set_server_state("be", "n2", "maint")
+    c.wait_status("n2", "MAINT", pc.HAP_S, "n2 MAINT by the operator")
+    t = h.wait_until(lambda: mine(n2), pc.ROUND_S + 2.0, "n2's detail shows MAINT",
+                     ok=lambda t: t.get("status", "").startswith("MAINT"))
+    h.expect(any("maint" in w.lower() for w in t.get("warnings") or []),
+             f"a warning about a MAINT lbagent did not ask for: {t}")
+    h.expect(n2.public()["serving"] is True, "n2's own lbagent says serving")
+
+    h.section("n3 out; n1 fails and stays in (n2 is MAINT in HAProxy)")
+    n3.fail()
+    c.wait_out("n3", "n3 out (n1 serves)")
+    mark = n1.lb.log_mark()
+    n1.fail()
+    pc.wait_held(n1)
+    c.hold({"n1": "UP", "n2": "MAINT", "n3": "DOWN"}, pc.HOLD_S, "n1 held in")
+    warned = n1.hold_warnings(mark)
+    h.expect(len(warned) == 1, f"one hold warning, saw {len(warned)}:\n" + "\n".join(warned))
+    row = pc.peer_row(n1.detail(), n2.url())
+    h.expect(pc.peer_serving(row) is False and "MAINT" in (pc.peer_why_not(row) or ""),
+             f"n1 sees n2 not serving, MAINT in HAProxy: {row}")
+
+    h.section("n2 ready again: n1 goes out")
+    hap.set_server_state("be", "n2", "ready")
+    c.wait_in("n2", "n2 UP when the operator readies it", timeout_s=pc.HAP_S)
+    c.wait_out("n1", "n1 out once n2 serves", timeout_s=pc.ROUND_S + pc.HAP_S + 2.0)
+    c.close()
+
+
+SCENARIOS = [
+    ("1. one node fails; every node lists all three, itself included", one_fails),
+    ("2. all fail one after the other: the last is held in", fail_in_turn),
+    ("3. all fail at the same moment: at least one stays in", fail_together),
+    ("4. out alone: back after alone_grace, out again when another serves", alone_grace),
+    ("5. A and B out together, C out: the look-again latches", latch),
+    ("6. unreachable peers are not serving", unreachable_peers),
+    ("7. a peer MAINT in HAProxy is not serving; this node's server warnings", haproxy_maint),
+]
+
+
+def main():
+    h.require_haproxy()
+    h.require_kinds("http")
+    only = {s.strip() for s in os.environ.get("PEERTEST_ONLY", "").split(",") if s.strip()}
+    for title, fn in SCENARIOS:
+        if only and title.split(".")[0] not in only:
+            continue
+        h.section(title)
+        fn()
+
+
+h.run(main)
