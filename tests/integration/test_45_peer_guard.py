@@ -129,17 +129,20 @@ def fail_together():
     for n in c.nodes:
         n.fail()
 
-    def kind(r):
+    def kind(n):
+        r = n.ask()
         if r.startswith(b"down"):
             return "out"
         if pc.HOLD_REASON_RE.match(r):
             return "held"
+        if pc.guard_state(n.detail()) == "latched":
+            return "latched"
         if r.startswith(b"up") and (h.reply_reason(r) or b"").startswith(b"peer-guard"):
             return "in by the guard"
         return f"undecided {r!r}"
 
     def kinds():
-        return {n.name: kind(n.ask()) for n in c.nodes}
+        return {n.name: kind(n) for n in c.nodes}
 
     h.wait_until(kinds, pc.OUT_S + pc.RECHECK_AFTER_S + pc.JUST_OUT_S + pc.ROUND_S,
                  "every node out or in by the peer guard",
@@ -164,8 +167,8 @@ def fail_together():
         else:
             h.expect(state == "latched" and n.log_lines("peer-guard", "latched",
                                                         since=marks[n.name]),
-                     f"{n.name} back in by the guard after going out: latched "
-                     f"(state {state!r})")
+                     f"{n.name} ({settled[n.name]}) back in by the guard after going "
+                     f"out: latched, and its log says so (state {state!r})")
     c.close()
 
 
