@@ -19,6 +19,7 @@
 #include "lbagent/lbkeys.h"
 #include "lbagent/log.h"
 #include "lbagent/markers.h"
+#include "lbagent/peers.h"
 #include "lbagent/rules.h"
 #include "lbagent/scheduler.h"
 #include "lbagent/state.h"
@@ -51,6 +52,10 @@ struct service {
 	struct decision		 target;	/* the rules', last evaluated */
 	uint64_t		 replies;
 	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
+	/* A marker taking the node out while no other node serves. */
+	int64_t			 marker_out_ms;	/* since; INT64_MIN: no marker */
+	bool			 marker_warned;
+	char			 marker_warning[REASON_MAX + 64];
 };
 
 struct agent {
@@ -69,6 +74,7 @@ struct agent {
 	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
 	struct event		*soon_ev;
 	bool			 save_failed;
+	struct peers		*peers;		/* NULL: no peer guard */
 };
 
 /* "" for the default service, "service web: " for the others. */
@@ -342,6 +348,58 @@ probes_settled(const struct service *s)
 }
 
 /*
+ * A marker takes the node out whatever the peers say; the peer guard
+ * only warns, once per marker, when no other node serves (asked after
+ * the marker took effect).
+ */
+static void
+marker_guard(struct service *s, const struct decision *d)
+{
+	struct peer_view	pv;
+	char			p[96];
+	const char		*kind;
+
+	if (d->state != NODE_MAINT && d->state != NODE_DRAIN) {
+		s->marker_out_ms = INT64_MIN;
+		s->marker_warned = false;
+		s->marker_warning[0] = '\0';
+		return;
+	}
+	kind = d->state == NODE_MAINT ? "maint" : "drain";
+	if (s->marker_out_ms == INT64_MIN)
+		s->marker_out_ms = clock_now_ms();
+	peers_view(s->a->peers, (size_t)(s - s->a->svcs), &pv);
+	if (pv.round_ms == INT64_MIN || pv.round_ms < s->marker_out_ms) {
+		peers_ask(s->a->peers);
+		return;
+	}
+	if (pv.other_serving) {
+		s->marker_warning[0] = '\0';
+		s->marker_warned = false;
+		return;
+	}
+	snprintf(s->marker_warning, sizeof(s->marker_warning), "%s marker "
+	    "obeyed, but no other node is serving", kind);
+	if (!s->marker_warned)
+		log_warnx("%speer-guard: %s (%s)", prefix(s, p),
+		    s->marker_warning, pv.why);
+	s->marker_warned = true;
+}
+
+static void	service_evaluate(struct service *, bool);
+
+/* A round of the peer guard ended: every service looks again. */
+static void
+peers_changed(void *arg)
+{
+	struct agent	*a = arg;
+	size_t		 i;
+
+	for (i = 0; i < a->nsvcs; i++)
+		service_evaluate(&a->svcs[i], false);
+}
+
+/*
  * The rules over the service's probes, the transition engine over the
  * rules (unless automation is off), then its markers over that.
  */
@@ -351,6 +409,7 @@ service_evaluate(struct service *s, bool at_start)
 	struct rules_input	*in = NULL;
 	struct decision		 target, auto_d, d;
 	struct transition_notes	 notes;
+	struct peer_view	 pv = { .round_ms = INT64_MIN };
 	char			 wb[PATH_MAX + 32], p[96];
 	const char		*why;
 	char			 da[32];
@@ -387,9 +446,15 @@ service_evaluate(struct service *s, bool at_start)
 			    da);
 		}
 		s->off = false;
+		if (s->a->peers != NULL)
+			peers_view(s->a->peers, (size_t)(s - s->a->svcs), &pv);
 		if (transition_evaluate(&s->tr, &target, probes_settled(s),
-		    clock_now_ms(), &auto_d, &notes))
+		    s->a->peers != NULL ? &pv : NULL, clock_now_ms(), &auto_d,
+		    &notes))
 			schedule_save_soon(s->a);
+		if (s->tr.guard_need_ms != INT64_MIN &&
+		    pv.round_ms < s->tr.guard_need_ms)
+			peers_ask(s->a->peers);
 		for (i = 0; i < notes.count; i++) {
 			if (notes.n[i].warning)
 				log_warnx("%s%s", prefix(s, p), notes.n[i].text);
@@ -398,6 +463,8 @@ service_evaluate(struct service *s, bool at_start)
 		}
 	}
 	decision_make(&s->a->node, s->marker_dir ? &s->own : NULL, &auto_d, &d);
+	if (s->a->peers != NULL)
+		marker_guard(s, &d);
 	service_set_decision(s, &d, at_start);
 }
 
@@ -557,6 +624,7 @@ create_services(struct agent *a)
 	for (i = 0; i < a->nsvcs; i++) {
 		s = &a->svcs[i];
 		s->a = a;
+		s->marker_out_ms = INT64_MIN;
 		transition_init(&s->tr, i == 0 ? &cfg->transitions :
 		    &cfg->services[i - 1].transitions, clock_now_ms());
 		if ((s->keys = lbkeys_new((int64_t)cfg->lb_forget_after_ms)) == NULL)
@@ -639,6 +707,10 @@ carry_over(struct service *to, struct service *from)
 	memcpy(to->transitions, from->transitions, sizeof(to->transitions));
 	to->has_decision = from->has_decision;
 	to->decision = from->decision;
+	to->marker_out_ms = from->marker_out_ms;
+	to->marker_warned = from->marker_warned;
+	memcpy(to->marker_warning, from->marker_warning,
+	    sizeof(to->marker_warning));
 	if (to->has_decision)
 		compose(to, &to->decision);	/* reply_reasons may differ */
 }
@@ -650,7 +722,7 @@ agent_reload(struct agent *a, struct config *cfg, struct config *old)
 	struct service	 *olds = a->svcs;
 	size_t		  noldp = a->nprobes, nolds = a->nsvcs, i, kept = 0;
 	size_t		  carried = 0;
-	bool		 *taken, *fresh;
+	bool		 *taken, *fresh, pfailed;
 	ssize_t		  j;
 
 	(void)old;
@@ -729,6 +801,15 @@ agent_reload(struct agent *a, struct config *cfg, struct config *old)
 	    noldp - kept, carried, a->nsvcs - carried);
 	free(taken);
 	free(fresh);
+	/* The guard's sources follow; a failure leaves the old ones asking. */
+	if (a->peers != NULL)
+		a->peers = peers_reload(a->peers, cfg, &pfailed);
+	else
+		a->peers = peers_new(a->base, a->env->curl, cfg, peers_changed,
+		    a, &pfailed);
+	if (pfailed)
+		log_warnx("reload: out of memory for the peer guard's sources; "
+		    "it goes on with the ones it had");
 	read_markers(a, false);
 	schedule_save(a);
 	return 0;
@@ -805,6 +886,7 @@ agent_new(struct event_base *base, const struct config *cfg,
 {
 	struct agent	*a;
 	size_t		 i;
+	bool		 failed;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
@@ -820,6 +902,9 @@ agent_new(struct event_base *base, const struct config *cfg,
 		goto fail;
 	load_state(a);
 	a->incarnation++;
+	a->peers = peers_new(base, env->curl, cfg, peers_changed, a, &failed);
+	if (failed)
+		goto fail;
 	if ((a->save_ev = event_new(base, -1, 0, save_cb, a)) == NULL ||
 	    (a->retry_ev = evtimer_new(base, save_cb, a)) == NULL ||
 	    (a->soon_ev = evtimer_new(base, save_cb, a)) == NULL ||
@@ -843,6 +928,8 @@ agent_free(struct agent *a)
 
 	if (a == NULL)
 		return;
+	peers_free(a->peers);
+	a->peers = NULL;
 	for (i = 0; i < a->nprobes; i++)
 		probe_free(a->probes[i]);
 	free(a->probes);
@@ -970,6 +1057,11 @@ agent_service_view(const struct agent *a, size_t i,
 	v->off_by = s->off ? s->off_by : NULL;
 	v->replies = s->replies;
 	v->transitions = s->transitions;
+	v->marker_warning = s->marker_warning;
+	if (a->peers != NULL) {
+		peers_view(a->peers, i, &v->peers);
+		v->has_peers = true;
+	}
 }
 
 void
@@ -978,6 +1070,7 @@ agent_info(const struct agent *a, struct agent_info *info)
 	info->cfg = a->cfg;
 	info->incarnation = a->incarnation;
 	info->started_wall_ms = a->started_wall_ms;
+	info->peers = a->peers;
 }
 
 void

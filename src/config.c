@@ -19,6 +19,7 @@
 #include <ini.h>
 
 #include "lbagent/config.h"
+#include "lbagent/fetch.h"
 #include "lbagent/probe.h"
 #include "lbagent/units.h"
 
@@ -35,6 +36,9 @@ enum key_type {
 	KEY_MODE,	/* bool automation_off: "auto" or "off" */
 	KEY_NAME,	/* char *, a name (letters, digits, '_', '-', '.') */
 	KEY_HTTP_LISTEN, /* struct config_http: addresses or unix:PATH */
+	KEY_NAME_BUF,	/* char[CONFIG_NAME_MAX + 1], a name */
+	KEY_AGENTS,	/* struct config_list of http(s) URLs */
+	KEY_SOURCES,	/* struct config_list of http(s), unix:, tcp: */
 };
 
 struct config_key {
@@ -100,6 +104,55 @@ static const struct config_key http_keys[] = {
 
 #define TOFF(f)	offsetof(struct transition_conf, f)
 #define DAY_MS	(24ULL * 3600 * 1000)
+#define HOUR_MS	(3600ULL * 1000)
+
+/* [peers]: whom the peer guard asks. */
+static const struct config_key peers_keys[] = {
+	{ "peers", "agents", KEY_AGENTS, NULL, 0, 0, OFF(peers.agents),
+	  "The other nodes' lbagent HTTP APIs, comma-separated base URLs "
+	  "(http://10.0.0.12:9506); their public /status says whether they "
+	  "serve. The same list may be used on every node: a node skips "
+	  "the answer that carries its own node_id." },
+	{ "peers", "haproxy", KEY_SOURCES, NULL, 0, 0, OFF(peers.haproxy),
+	  "Optional, one per load balancer: HAProxy's stats as CSV over HTTP "
+	  "(http://lb1:8404/stats;csv) or its Runtime API (unix:/PATH or "
+	  "tcp:ADDR:PORT, command 'show stat'). A peer then serves only if "
+	  "every load balancer that answered shows its server UP with a "
+	  "weight above 0. Needs agents and backend." },
+	{ "peers", "interval", KEY_DURATION, "1s", 100, 60 * 1000,
+	  OFF(peers.interval_ms),
+	  "How often the peers and load balancers are asked (also at once "
+	  "when a decision needs a fresh answer)." },
+};
+
+/*
+ * The peer guard's settings: in [peers], and any [service NAME] may
+ * override them for that service.
+ */
+static const struct config_key guard_keys[] = {
+	{ "peers", "backend", KEY_NAME_BUF, NULL, 0, 0, TOFF(backend),
+	  "The backend on the load balancers that this node's server (and "
+	  "its peers') are in; required with haproxy." },
+	{ "peers", "server", KEY_NAME_BUF, NULL, 0, 0, TOFF(server),
+	  "This node's server name in that backend; node_id when not set. "
+	  "Shown in the public /status, where peers look it up." },
+	{ "peers", "timeout", KEY_DURATION, "2s", 10, 60 * 1000,
+	  TOFF(peer_timeout_ms),
+	  "A peer or load balancer that has not answered within this long "
+	  "counts as not serving." },
+	{ "peers", "alone_grace", KEY_DURATION, "30s", 0, DAY_MS,
+	  TOFF(alone_grace_ms),
+	  "Out by the rules: come back, although failing, when no other node "
+	  "has served for this long." },
+	{ "peers", "recheck_after", KEY_DURATION, "1.5s", 0, HOUR_MS,
+	  TOFF(recheck_after_ms),
+	  "After going out, ask the peers again this soon ..." },
+	{ "peers", "just_out", KEY_DURATION, "10s", 0, HOUR_MS,
+	  TOFF(just_out_ms),
+	  "... and at every evaluation within this long of going out: if no "
+	  "other node serves, come back at once and stay in (no automated "
+	  "going out) until lbagent restarts." },
+};
 
 /*
  * How decisions move ([agent], and any [service NAME] to override them
@@ -177,16 +230,17 @@ static const struct config_key service_keys[] = {
 
 /* Longest line we accept; inih's own buffer is INI_MAX_LINE. */
 #define LINE_MAX_LEN	(INI_MAX_LINE - 1)
-#define NAME_MAX_LEN	64
+#define NAME_MAX_LEN	CONFIG_NAME_MAX
 
 enum section_kind { SEC_AGENT, SEC_PROBE, SEC_SERVICE, SEC_HTTP,
-    SEC_KINDS };
+    SEC_PEERS, SEC_KINDS };
 
 static const char *const section_words[] = {
 	[SEC_AGENT] = "agent",
 	[SEC_PROBE] = "probe",
 	[SEC_SERVICE] = "service",
 	[SEC_HTTP] = "http",
+	[SEC_PEERS] = "peers",
 };
 
 struct section {
@@ -216,6 +270,7 @@ struct parse {
 	size_t			 nentries;
 	bool			 in_section;
 	unsigned		 kind_errors;	/* bad values of probe kinds' keys */
+	unsigned		 peers_haproxy_line;
 };
 
 static void
@@ -272,6 +327,9 @@ type_name(enum key_type t)
 	case KEY_MODE:		return "auto or off";
 	case KEY_NAME:		return "name";
 	case KEY_HTTP_LISTEN:	return "address list";
+	case KEY_NAME_BUF:	return "name";
+	case KEY_AGENTS:	return "URL list";
+	case KEY_SOURCES:	return "source list";
 	}
 	return "?";
 }
@@ -578,6 +636,48 @@ store_string(void *base, const struct config_key *k, const char *value,
 	return 0;
 }
 
+/*
+ * [peers] agents and haproxy: each item a source fetch.h can reach;
+ * agents only http(s).
+ */
+static int
+parse_sources(struct config_list *l, const char *value, bool http_only,
+    const char **why)
+{
+	struct fetch_source	 src;
+	char			**items;
+	size_t			 n, i, j;
+
+	if (split_list(value, &items, &n) == -1) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (items[i][0] == '\0')
+			*why = "an empty item in the list";
+		else if (n > CONFIG_PEERS_MAX)
+			*why = "too many (at most 64)";
+		else if (http_only && strncmp(items[i], "http://", 7) != 0 &&
+		    strncmp(items[i], "https://", 8) != 0)
+			*why = "expected http:// or https:// URLs";
+		else if (fetch_source_parse(items[i], &src, why) == -1)
+			;
+		else {
+			for (j = 0; j < i && strcmp(items[i], items[j]) != 0; j++)
+				;
+			if (j == i)
+				continue;
+			*why = "given twice in the list";
+		}
+		free_list(items, n);
+		return -1;
+	}
+	free_list(l->items, l->count);
+	l->items = items;
+	l->count = n;
+	return 0;
+}
+
 /* Stores one value through a key table entry into base. */
 static int
 set_value(void *base, const struct config_key *k, const char *value,
@@ -641,6 +741,19 @@ set_value(void *base, const struct config_key *k, const char *value,
 	case KEY_HTTP_LISTEN:
 		return parse_http_listen((struct config_http *)(void *)
 		    ((char *)base + k->offset), value, why);
+	case KEY_NAME_BUF:
+		if (!valid_name(value)) {
+			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
+			return -1;
+		}
+		snprintf((char *)base + k->offset, CONFIG_NAME_MAX + 1, "%s",
+		    value);
+		return 0;
+	case KEY_AGENTS:
+	case KEY_SOURCES:
+		return parse_sources((struct config_list *)(void *)
+		    ((char *)base + k->offset), value, k->type == KEY_AGENTS,
+		    why);
 	case KEY_MODE:
 		if (config_parse_mode(value, &b) == -1) {
 			*why = "expected auto or off";
@@ -806,7 +919,7 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 	return true;
 }
 
-/* A key of transition_keys in [agent] or [service]; arg: where it goes. */
+/* A key of transition_keys in [agent]; arg: where it goes. */
 static bool
 transition_key(struct parse *p, struct entry *e, void *arg)
 {
@@ -815,7 +928,9 @@ transition_key(struct parse *p, struct entry *e, void *arg)
 	unsigned		 first;
 
 	if ((k = find_key(transition_keys, NKEYS_OF(transition_keys),
-	    e->key)) == NULL)
+	    e->key)) == NULL &&
+	    (p->sections[e->section].kind != SEC_SERVICE ||
+	    (k = find_key(guard_keys, NKEYS_OF(guard_keys), e->key)) == NULL))
 		return false;
 	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
 		add_error(p->errs, p->path, e->line,
@@ -823,6 +938,47 @@ transition_key(struct parse *p, struct entry *e, void *arg)
 	else if (set_value(arg, k, e->value, &why) == -1)
 		value_error(p, e, k, why);
 	return true;
+}
+
+/* A key of guard_keys in [peers]; arg: the [agent]'s transitions. */
+static bool
+guard_key(struct parse *p, struct entry *e, void *arg)
+{
+	const struct config_key	*k;
+	const char		*why;
+	unsigned		 first;
+
+	if ((k = find_key(guard_keys, NKEYS_OF(guard_keys), e->key)) == NULL)
+		return false;
+	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
+		add_error(p->errs, p->path, e->line,
+		    "%s: given twice (first on line %u)", e->key, first);
+	else if (set_value(arg, k, e->value, &why) == -1)
+		value_error(p, e, k, why);
+	return true;
+}
+
+/*
+ * The guard's settings of one service (or of [peers]): the load
+ * balancers need a backend, a look again needs to come within just_out.
+ */
+static void
+check_guard(struct parse *p, size_t section, const struct transition_conf *tc,
+    const char *where)
+{
+	unsigned		 line;
+	char			 r[32], j[32];
+
+	if (section == SIZE_MAX)
+		line = 0;
+	else if ((line = first_line_of(p, section, "recheck_after", NULL)) == 0)
+		line = p->sections[section].line;
+	if (tc->recheck_after_ms > tc->just_out_ms) {
+		units_format_ms(tc->recheck_after_ms, r, sizeof(r));
+		units_format_ms(tc->just_out_ms, j, sizeof(j));
+		add_error(p->errs, p->path, line, "%srecheck_after %s must be "
+		    "at most just_out %s", where, r, j);
+	}
 }
 
 /* "Longer before coming back": up_after may not be below down_after. */
@@ -934,6 +1090,7 @@ build_service(struct parse *p, size_t section, struct service_conf *svc)
 	    transition_key, &svc->transitions);
 	snprintf(where, sizeof(where), "[service %s]: ", sec->name);
 	check_transitions(p, section, &svc->transitions, where);
+	check_guard(p, section, &svc->transitions, where);
 	if (find_entry(p, section, "probes") == NULL)
 		add_error(p->errs, p->path, sec->line,
 		    "[service %s]: no probes (probes = name, name, ...)",
@@ -968,6 +1125,7 @@ build(struct parse *p)
 {
 	struct config	*cfg = p->cfg;
 	size_t		 i, np = 0, ns = 0, agent = SIZE_MAX, http = SIZE_MAX;
+	size_t		 peers = SIZE_MAX;
 	char		 host[256];
 
 	for (i = 0; i < p->nsections; i++) {
@@ -979,6 +1137,8 @@ build(struct parse *p)
 			ns++;
 		else if (p->sections[i].kind == SEC_HTTP)
 			http = i;
+		else if (p->sections[i].kind == SEC_PEERS)
+			peers = i;
 		else if (agent == SIZE_MAX)
 			agent = i;
 	}
@@ -1003,6 +1163,23 @@ build(struct parse *p)
 			add_error(p->errs, p->path, 0, "out of memory");
 	}
 	table_apply(p, http, http_keys, NKEYS_OF(http_keys), cfg, NULL, NULL);
+	/* Before the services, which start from [peers]' guard settings. */
+	table_apply(p, peers, peers_keys, NKEYS_OF(peers_keys), cfg, guard_key,
+	    &cfg->transitions);
+	table_defaults(p, guard_keys, NKEYS_OF(guard_keys), &cfg->transitions,
+	    peers);
+	if (peers != SIZE_MAX)
+		p->peers_haproxy_line = first_line_of(p, peers, "haproxy", NULL);
+	if (cfg->peers.haproxy.count > 0 && cfg->peers.agents.count == 0)
+		add_error(p->errs, p->path, p->peers_haproxy_line,
+		    "haproxy needs agents (the guard asks the other nodes' "
+		    "lbagent, and the load balancers about them)");
+	else if (cfg->peers.haproxy.count > 0 &&
+	    cfg->transitions.backend[0] == '\0')
+		add_error(p->errs, p->path, p->peers_haproxy_line,
+		    "haproxy needs backend (this node's backend on the load "
+		    "balancers)");
+	check_guard(p, peers, &cfg->transitions, "");
 	for (i = 0; i < p->nsections; i++) {
 		if (p->sections[i].bad)
 			continue;
@@ -1050,6 +1227,12 @@ config_ini_handler(void *user, const char *section, const char *name,
 	return 1;
 }
 
+static bool
+named_section(int k)
+{
+	return k == SEC_PROBE || k == SEC_SERVICE;
+}
+
 /* Checks a section header ("[agent]", "[probe NAME]", "[service NAME]"). */
 static void
 section_line(struct parse *p, const char *s)
@@ -1081,11 +1264,11 @@ section_line(struct parse *p, const char *s)
 		if (n < 1 || k == SEC_KINDS)
 			add_error(p->errs, p->path, p->lineno,
 			    "unknown section [%s] (known: [agent], [probe NAME], "
-			    "[service NAME], [http])", head);
-		else if ((k == SEC_AGENT || k == SEC_HTTP) && n != 1)
+			    "[service NAME], [http], [peers])", head);
+		else if (!named_section(k) && n != 1)
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s] takes no name", word);
-		else if (k != SEC_AGENT && k != SEC_HTTP && (n != 2 ||
+		else if (named_section(k) && (n != 2 ||
 		    !valid_name(sec.name) ||
 		    strlen(word) + 1 + strlen(sec.name) != strlen(head)))
 			add_error(p->errs, p->path, p->lineno,
@@ -1276,6 +1459,8 @@ config_free(struct config *cfg)
 	free(cfg->proc_root);
 	free(cfg->node_id);
 	free(cfg->http.token_file);
+	free_list(cfg->peers.agents.items, cfg->peers.agents.count);
+	free_list(cfg->peers.haproxy.items, cfg->peers.haproxy.count);
 	free(cfg);
 }
 
@@ -1337,4 +1522,19 @@ config_print_keys(FILE *fp)
 	print_table(fp, "\n[service NAME]", service_keys,
 	    NKEYS_OF(service_keys));
 	print_table(fp, "\n[http]", http_keys, NKEYS_OF(http_keys));
+	print_table(fp, "\n[peers]", peers_keys, NKEYS_OF(peers_keys));
+	print_table(fp, "\n[peers], and [service NAME] to override for one "
+	    "service", guard_keys, NKEYS_OF(guard_keys));
+}
+
+bool
+config_peers_on(const struct config *cfg)
+{
+	return cfg->peers.agents.count > 0;
+}
+
+const char *
+config_server(const struct config *cfg, const struct transition_conf *tc)
+{
+	return tc->server[0] != '\0' ? tc->server : cfg->node_id;
 }

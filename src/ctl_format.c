@@ -547,8 +547,132 @@ history(struct out *o, const json_t *svc)
 	}
 }
 
+/* The peer guard of a service: what it holds and whom it asked. */
 static void
-service(struct out *o, const json_t *svc)
+peer_guard(struct out *o, const json_t *svc)
+{
+	const json_t	*g = json_object_get(svc, "peer_guard"), *p;
+	char		 state[32], reason[TEXT_MAX], who[TEXT_MAX], why[TEXT_MAX];
+	char		 id[TEXT_MAX], ago[32];
+	double		 asked;
+	size_t		 i;
+
+	if (!json_is_object(g))
+		return;
+	clean(state, sizeof(state), str(g, "state"));
+	if (strcmp(state, "off") == 0) {
+		field(o, "peer guard", "off (no [peers] agents)");
+		return;
+	}
+	clean(reason, sizeof(reason), str(g, "reason"));
+	field(o, "peer guard", "%s%s%s", state, reason[0] != '\0' ? ": " : "",
+	    reason);
+	clean(who, sizeof(who), str(g, "serving_peers"));
+	clean(why, sizeof(why), str(g, "why"));
+	if (!num(g, "asked_s", &asked))
+		paraf(o, 6, "", 6, "the other nodes: not asked yet");
+	else {
+		ctl_format_age(ago, sizeof(ago), asked);
+		if (json_is_true(json_object_get(g, "other_serving")))
+			paraf(o, 6, "", 6, "serving elsewhere: %s (asked %s ago)",
+			    who, ago);
+		else
+			paraf(o, 6, "", 6, "NO OTHER NODE SERVING (asked %s ago): "
+			    "%s", ago, why);
+	}
+	json_array_foreach(json_object_get(g, "peers"), i, p) {
+		clean(id, sizeof(id), str(p, "node_id"));
+		clean(why, sizeof(why), str(p, "why_not"));
+		if (json_is_true(json_object_get(p, "serving")))
+			paraf(o, 8, "", 10, "%s: serving", id[0] ? id : "?");
+		else
+			paraf(o, 8, "", 10, "%s: not serving: %s", id[0] ? id :
+			    "?", why);
+	}
+	clean(why, sizeof(why), str(g, "marker_warning"));
+	if (why[0] != '\0')
+		paraf(o, 6, "", 6, "WARNING: %s", why);
+}
+
+/* How each load balancer's stats show this service's server. */
+static void
+haproxy_view(struct out *o, const json_t *root, const json_t *svc)
+{
+	const json_t	*lbs = json_object_get(root, "haproxy"), *lb, *m, *w;
+	char		 src[TEXT_MAX], st[64], agent[64], err[TEXT_MAX];
+	char		 be[TEXT_MAX], srv[TEXT_MAX], text[TEXT_MAX];
+	double		 weight, iw;
+	size_t		 i, j, k;
+
+	if (!json_is_array(lbs) || json_array_size(lbs) == 0)
+		return;
+	fprintf(o->fp, "  as the load balancers show it\n");
+	json_array_foreach(lbs, i, lb) {
+		clean(src, sizeof(src), str(lb, "source"));
+		json_array_foreach(json_object_get(lb, "this_node"), j, m) {
+			if (strcmp(str(m, "service"), str(svc, "name")) != 0)
+				continue;
+			clean(be, sizeof(be), str(m, "backend"));
+			clean(srv, sizeof(srv), str(m, "server"));
+			if (!json_is_true(json_object_get(m, "found"))) {
+				clean(err, sizeof(err), str(m, "error"));
+				paraf(o, 4, "", 6, "%s: %s/%s: %s", src, be, srv,
+				    err);
+				continue;
+			}
+			clean(st, sizeof(st), str(m, "status"));
+			clean(agent, sizeof(agent), str(m, "agent_status"));
+			if (!num(m, "weight", &weight))
+				weight = -1;
+			if (!num(m, "initial_weight", &iw))
+				iw = -1;
+			paraf(o, 4, "", 6, "%s: %s/%s %s, weight %.0f (initial "
+			    "%.0f), agent %s", src, be, srv, st, weight, iw,
+			    agent[0] ? agent : "-");
+			json_array_foreach(json_object_get(m, "warnings"), k, w) {
+				clean(text, sizeof(text), json_string_value(w) ?
+				    json_string_value(w) : "?");
+				paraf(o, 6, "", 6, "WARNING: %s", text);
+			}
+		}
+	}
+}
+
+/* Every peer the node asks, once (not per service). */
+static void
+peers_list(struct out *o, const json_t *root)
+{
+	const json_t	*ps = json_object_get(root, "peers"), *p;
+	char		 agent[TEXT_MAX], id[TEXT_MAX], why[TEXT_MAX], ago[32];
+	char		 seen[48];
+	double		 s;
+	size_t		 i;
+
+	if (!json_is_array(ps) || json_array_size(ps) == 0)
+		return;
+	fprintf(o->fp, "\npeers\n");
+	json_array_foreach(ps, i, p) {
+		clean(agent, sizeof(agent), str(p, "agent"));
+		clean(id, sizeof(id), str(p, "node_id"));
+		clean(why, sizeof(why), str(p, "why_not"));
+		if (num(p, "last_seen_s", &s)) {
+			ctl_format_age(ago, sizeof(ago), s);
+			snprintf(seen, sizeof(seen), "answered %s ago", ago);
+		} else
+			snprintf(seen, sizeof(seen), "never answered");
+		if (json_is_true(json_object_get(p, "self")))
+			paraf(o, 2, "", 4, "%s: this node", agent);
+		else if (json_is_true(json_object_get(p, "serving")))
+			paraf(o, 2, "", 4, "%s (%s): serving, %s", id[0] ? id :
+			    "?", agent, seen);
+		else
+			paraf(o, 2, "", 4, "%s (%s): not serving: %s; %s",
+			    id[0] ? id : "?", agent, why, seen);
+	}
+}
+
+static void
+service(struct out *o, const json_t *root, const json_t *svc)
 {
 	char		 name[TEXT_MAX], words[32], reply[TEXT_MAX];
 	char		 reason[TEXT_MAX], by[TEXT_MAX];
@@ -580,7 +704,9 @@ service(struct out *o, const json_t *svc)
 	transition(o, json_object_get(svc, "transition"));
 	markers(o, svc);
 	probes(o, svc);
+	peer_guard(o, svc);
 	load_balancers(o, svc);
+	haproxy_view(o, root, svc);
 	history(o, svc);
 }
 
@@ -600,5 +726,6 @@ ctl_format_status(FILE *fp, const json_t *root, const char *only,
 		return;
 	json_array_foreach(json_object_get(root, "services"), i, s)
 		if (only == NULL || strcmp(str(s, "name"), only) == 0)
-			service(&o, s);
+			service(&o, root, s);
+	peers_list(&o, root);
 }

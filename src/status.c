@@ -9,6 +9,7 @@
 
 #include "lbagent/lbkeys.h"
 #include "lbagent/markers.h"
+#include "lbagent/peers.h"
 #include "lbagent/scheduler.h"
 #include "lbagent/status.h"
 #include "lbagent/text.h"
@@ -216,20 +217,172 @@ transition_json(const struct transition *t, const struct status_clock *c)
 	    seconds((int64_t)transition_up_after_ms(t)));
 }
 
+/* An age in seconds, or null for a time that never was. */
+static json_t *
+age_json(int64_t ms, const struct status_clock *c)
+{
+	return ms == INT64_MIN ? json_null() : json_real(seconds(c->now_ms - ms));
+}
+
+static json_t *
+text_or_null(const char *s)
+{
+	return s == NULL || s[0] == '\0' ? json_null() : json_string(s);
+}
+
+/* The peer guard of one service: its state and the round it rests on. */
+static json_t *
+guard_json(const struct agent *a, size_t i,
+    const struct agent_service_view *v, const struct status_clock *c)
+{
+	const struct transition	*t = v->tr;
+	const struct peer_view	*pv = &v->peers;
+	const struct peers	*ps;
+	struct agent_info	 info;
+	json_t			*o, *peers;
+	bool			 asked;
+	size_t			 j;
+
+	if (!v->has_peers)
+		return json_pack("{s:s}", "state", "off");
+	agent_info(a, &info);
+	ps = info.peers;
+	asked = pv->round_ms != INT64_MIN;
+	if ((peers = json_array()) != NULL)
+		for (j = 0; j < peers_npeers(ps); j++) {
+			const struct peer_verdict *pd = peers_verdict(ps, i, j);
+
+			if (pd->self)
+				continue;
+			json_array_append_new(peers, json_pack("{s:o, s:b, s:o}",
+			    "node_id", text_or_null(pd->node_id), "serving",
+			    pd->serving, "why_not", pd->serving ? json_null() :
+			    json_string(pd->why)));
+		}
+	o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	    "state", guard_state_name(t->guard), "since",
+	    iso_of(t->guard_since_ms, c), "reason",
+	    text_or_null(t->guard_reason), "other_serving", asked ?
+	    json_boolean(pv->other_serving) : json_null(), "serving_peers",
+	    asked && pv->other_serving ? json_string(pv->who) : json_null(),
+	    "why", asked && !pv->other_serving ? json_string(pv->why) :
+	    json_null(), "asked_s", asked ? age_json(pv->round_ms, c) :
+	    json_null(), "alone_s", asked && !pv->other_serving ?
+	    age_json(pv->served_ms, c) : json_null(), "marker_warning",
+	    text_or_null(v->marker_warning), "peers", peers);
+	return o;
+}
+
+/* Every configured peer: who answered, whether it serves, and why not. */
+static json_t *
+peers_json(const struct agent *a, const struct status_clock *c)
+{
+	struct agent_info	 info;
+	const struct peers	*ps;
+	json_t			*arr = json_array(), *svcs;
+	size_t			 i, j;
+
+	agent_info(a, &info);
+	if ((ps = info.peers) == NULL || arr == NULL)
+		return arr;
+	for (j = 0; j < peers_npeers(ps); j++) {
+		const struct peer_source *p = peers_peer(ps, j);
+		const struct peer_verdict *d0 = peers_verdict(ps, 0, j);
+		const char *id = p->answered ? p->ans.node_id : p->pinned;
+
+		if ((svcs = json_array()) != NULL)
+			for (i = 0; i < agent_nservices(a); i++) {
+				const struct peer_verdict *d =
+				    peers_verdict(ps, i, j);
+				struct agent_service_view v;
+
+				agent_service_view(a, i, &v);
+				json_array_append_new(svcs, json_pack("{s:s, s:b, "
+				    "s:o}", "name", v.name, "serving", d->serving,
+				    "why_not", d->serving ? json_null() :
+				    json_string(d->why)));
+			}
+		json_array_append_new(arr, json_pack("{s:s, s:o, s:b, s:b, s:o, "
+		    "s:o, s:o}", "agent", p->src.text, "node_id", text_or_null(id),
+		    "self", d0->self, "serving", d0->serving, "why_not",
+		    d0->serving || d0->self ? json_null() : json_string(d0->why),
+		    "last_seen_s", age_json(p->seen_ms, c), "services", svcs));
+	}
+	return arr;
+}
+
+/* How each load balancer sees this node, service by service. */
+static json_t *
+haproxy_json(const struct agent *a, const struct status_clock *c)
+{
+	struct agent_info	 info;
+	const struct peers	*ps;
+	json_t			*arr = json_array(), *mine, *warns;
+	struct lb_view		 lv;
+	size_t			 i, j, k;
+
+	agent_info(a, &info);
+	if ((ps = info.peers) == NULL || arr == NULL)
+		return arr;
+	for (j = 0; j < peers_nlbs(ps); j++) {
+		const struct lb_source *lb = peers_lb(ps, j);
+
+		if ((mine = json_array()) != NULL)
+			for (i = 0; i < agent_nservices(a); i++) {
+				struct agent_service_view v;
+				const struct transition_conf *tc;
+				const char *server;
+
+				agent_service_view(a, i, &v);
+				tc = v.tr->conf;
+				server = config_server(info.cfg, tc);
+				peers_lb_view(lb, tc->backend, server, v.decision,
+				    &lv);
+				if ((warns = json_array()) != NULL)
+					for (k = 0; k < lv.nwarnings; k++)
+						json_array_append_new(warns,
+						    json_string(lv.warnings[k]));
+				json_array_append_new(mine, json_pack("{s:s, s:s, "
+				    "s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+				    "service", v.name, "backend", tc->backend,
+				    "server", server, "found", lv.found, "status",
+				    lv.found ? json_string(lv.row.status) :
+				    json_null(), "weight", lv.found &&
+				    lv.row.weight >= 0 ? json_integer(lv.row.weight)
+				    : json_null(), "initial_weight", lv.found &&
+				    lv.row.initial_weight >= 0 ?
+				    json_integer(lv.row.initial_weight) :
+				    json_null(), "agent_status", lv.found ?
+				    json_string(lv.row.agent_status) : json_null(),
+				    "error", text_or_null(lv.error), "warnings",
+				    warns));
+			}
+		json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o, s:o}",
+		    "source", lb->src.text, "ok", lb->answered, "error",
+		    lb->answered ? json_null() : json_string(lb->error[0] ?
+		    lb->error : "no answer yet"), "last_seen_s",
+		    age_json(lb->seen_ms, c), "this_node", mine));
+	}
+	return arr;
+}
+
 static json_t *
 service_json(const struct agent *a, size_t i, bool detail,
     const struct status_clock *c)
 {
 	struct agent_service_view	 v;
+	struct agent_info		 info;
 	struct decision			 d;
 	json_t				*o;
 
 	agent_service_view(a, i, &v);
 	effective(&v, &d);
-	o = json_pack("{s:s, s:s, s:i, s:b, s:s}", "name", v.name, "state",
+	agent_info(a, &info);
+	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name, "state",
 	    node_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", serving(&d), "automation",
-	    v.off_by ? "off" : "auto");
+	    v.off_by ? "off" : "auto", "server",
+	    config_server(info.cfg, v.tr->conf));
 	if (o == NULL || !detail)
 		return o;
 	json_object_set_new(o, "reply", line_json(v.reply));
@@ -241,6 +394,7 @@ service_json(const struct agent *a, size_t i, bool detail,
 	json_object_set_new(o, "markers", markers_json(&v));
 	json_object_set_new(o, "probes", probes_json(&v, c));
 	json_object_set_new(o, "load_balancers", lbs_json(&v, c));
+	json_object_set_new(o, "peer_guard", guard_json(a, i, &v, c));
 	json_object_set_new(o, "history", history_json(v.history));
 	return o;
 }
@@ -290,6 +444,8 @@ status_json(const struct agent *a, const struct status_daemon *dm,
 		json_object_set_new(root, "reloads",
 		    json_integer((json_int_t)dm->reloads));
 		json_object_set_new(root, "last_reload", last);
+		json_object_set_new(root, "peers", peers_json(a, c));
+		json_object_set_new(root, "haproxy", haproxy_json(a, c));
 	}
 	json_object_set_new(root, "services", svcs);
 	return root;
@@ -432,6 +588,26 @@ status_metrics(const struct agent *a, size_t *lenp)
 		agent_service_view(a, i, &v);
 		put(&b, "lbagent_automation_off{service=\"%s\"} %d\n",
 		    label(v.name, sv, sizeof(sv)), v.off_by != NULL);
+	}
+	head(&b, "lbagent_peer_guard", "gauge", "1 for the peer guard's "
+	    "state of a service (off, watching, asking, holding, back_alone, "
+	    "latched), 0 for the others.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (k = GUARD_OFF; k <= GUARD_LATCHED; k++)
+			put(&b, "lbagent_peer_guard{service=\"%s\",state=\"%s\"} "
+			    "%d\n", label(v.name, sv, sizeof(sv)),
+			    guard_state_name((enum guard_state)k),
+			    (int)v.tr->guard == k);
+	}
+	head(&b, "lbagent_other_nodes_serving", "gauge", "1 when the last "
+	    "round of the peer guard found another node serving a service, 0 "
+	    "when none (absent without peers or before the first round).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		if (v.has_peers && v.peers.round_ms != INT64_MIN)
+			put(&b, "lbagent_other_nodes_serving{service=\"%s\"} %d\n",
+			    label(v.name, sv, sizeof(sv)), v.peers.other_serving);
 	}
 	head(&b, "lbagent_probe_status", "gauge", "What a probe counts as: "
 	    "0 ok, 1 warn, 2 crit.");

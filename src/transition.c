@@ -82,6 +82,8 @@ transition_init(struct transition *t, const struct transition_conf *conf,
 	t->since_ms = now_ms;
 	t->damping = 1;
 	t->last_target = INT_MIN;
+	t->guard_since_ms = now_ms;
+	t->guard_want_ms = t->guard_out_ms = t->guard_need_ms = NO_RUN;
 	transition_restart_counts(t);
 }
 
@@ -201,6 +203,17 @@ transition_pending_text(const struct transition *t,
 	}
 	units_format_age((uint64_t)p->for_ms, f, sizeof(f));
 	units_format_ms((uint64_t)p->after_ms, a, sizeof(a));
+	/* Due, but the peer guard keeps the node in. */
+	if (p->towards < t->level && p->towards <= 0 &&
+	    (t->guard == GUARD_LATCHED || (p->for_ms >= p->after_ms &&
+	    t->guard >= GUARD_ASKING))) {
+		snprintf(buf, size, "failing for %s; %s", f,
+		    t->guard == GUARD_ASKING ? "asking the other nodes before "
+		    "going out" : t->guard == GUARD_LATCHED ? "held in by the "
+		    "peer guard: latched until lbagent restarts" : "held in by "
+		    "the peer guard: no other node serving");
+		return;
+	}
 	if (p->towards < t->level && p->towards <= LEVEL_DOWN)
 		snprintf(buf, size, "failing for %s, goes down at %s", f, a);
 	else if (p->towards < t->level)
@@ -428,10 +441,187 @@ transition_current(const struct transition *t, int64_t now_ms,
 	snprintf(out->reason, sizeof(out->reason), "%s", t->reason);
 }
 
+/* --- the peer guard --- */
+
+const char *
+guard_state_name(enum guard_state g)
+{
+	switch (g) {
+	case GUARD_OFF:		return "off";
+	case GUARD_WATCHING:	return "watching";
+	case GUARD_ASKING:	return "asking";
+	case GUARD_HOLDING:	return "holding";
+	case GUARD_BACK_ALONE:	return "back_alone";
+	case GUARD_LATCHED:	return "latched";
+	}
+	return "?";
+}
+
+static void
+guard_set(struct transition *t, enum guard_state g, int64_t now_ms)
+{
+	if (t->guard != g)
+		t->guard_since_ms = now_ms;
+	t->guard = g;
+}
+
+/*
+ * The names of what fails, from the rules' reason ("dep: HTTP 503;
+ * disk: 97% used" -> "dep, disk"), for "dep failing".
+ */
+static void
+failing_names(const char *reason, char *buf, size_t size)
+{
+	const char	*item = reason, *colon, *next;
+	size_t		 len = 0;
+	int		 n;
+
+	buf[0] = '\0';
+	while (item != NULL && *item != '\0' && len + 1 < size) {
+		next = strstr(item, "; ");
+		colon = strstr(item, ": ");
+		if (colon == NULL || (next != NULL && colon > next))
+			colon = next != NULL ? next : item + strlen(item);
+		n = snprintf(buf + len, size - len, "%s%.*s", len ? ", " : "",
+		    (int)(colon - item), item);
+		if (n < 0 || (size_t)n >= size - len)
+			break;
+		len += (size_t)n;
+		item = next != NULL ? next + 2 : NULL;
+	}
+	if (buf[0] == '\0')
+		snprintf(buf, size, "the rules");
+}
+
+/*
+ * Going out by the rules is due: may it? It needs a round started since
+ * it became due, and that round must show another node serving. Else
+ * the node stays in (logged once per episode) or, latched, always.
+ */
+static bool
+guard_lets_out(struct transition *t, const struct peer_view *pv,
+    const struct decision *target, int64_t now_ms,
+    struct transition_notes *notes)
+{
+	char	names[REASON_MAX + 1];
+
+	failing_names(target->reason, names, sizeof(names));
+	if (t->guard == GUARD_LATCHED) {
+		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
+		    "latched (no other node was serving right after going "
+		    "out); %.*s failing", REASON_MAX - 96, names);
+		snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
+		if (!t->guard_warned)
+			note(notes, true, "peer-guard: staying in: %s failing, but "
+			    "latched since coming back right after going out: no "
+			    "automated going out until lbagent restarts", names);
+		t->guard_warned = true;
+		return false;
+	}
+	if (t->guard_want_ms == NO_RUN)
+		t->guard_want_ms = now_ms;
+	if (pv->round_ms == NO_RUN || pv->round_ms < t->guard_want_ms) {
+		/* Ask now; stay as we are until the answer. */
+		t->guard_need_ms = t->guard_want_ms;
+		if (t->guard == GUARD_WATCHING)
+			guard_set(t, GUARD_ASKING, now_ms);
+		return false;
+	}
+	if (pv->other_serving)
+		return true;
+	/* Back for alone_grace, it keeps saying so until someone serves. */
+	if (t->guard != GUARD_BACK_ALONE) {
+		guard_set(t, GUARD_HOLDING, now_ms);
+		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
+		    "%.*s failing but no other node serving", REASON_MAX - 64,
+		    names);
+	}
+	snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
+	if (!t->guard_warned)
+		note(notes, true, "peer-guard: staying in although failing "
+		    "(%s): no other node serving (%s)", target->reason, pv->why);
+	t->guard_warned = true;
+	return false;
+}
+
+/* Out by the rules: back in at once, at the rules' weight or 100%. */
+static void
+guard_back(struct transition *t, const struct peer_view *pv,
+    const struct decision *target, bool latch, int64_t now_ms,
+    struct transition_notes *notes)
+{
+	const struct transition_conf	*c = t->conf;
+	int				 tl = transition_level(target);
+	int				 from = t->level;
+	char				 names[REASON_MAX + 1], g[32], a[32];
+	char				 lb[16], fb[16];
+
+	failing_names(target->reason, names, sizeof(names));
+	t->level = tl >= 1 ? tl : LEVEL_MAX;
+	t->since_ms = now_ms;
+	t->pending = 0;
+	t->ramping = false;
+	t->guard_out_ms = t->guard_want_ms = NO_RUN;
+	t->guard_warned = true;		/* this note is the episode's */
+	units_format_age((uint64_t)(now_ms - pv->served_ms), a, sizeof(a));
+	units_format_ms(c->alone_grace_ms, g, sizeof(g));
+	if (latch) {
+		guard_set(t, GUARD_LATCHED, now_ms);
+		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
+		    "latched (no other node was serving right after going "
+		    "out); %.*s failing", REASON_MAX - 96, names);
+		note(notes, true, "peer-guard: %s (was %s) right after going out: "
+		    "no other node serving (%s); latched: no automated going out "
+		    "until lbagent restarts",
+		    transition_level_text(t->level, lb),
+		    transition_level_text(from, fb), pv->why);
+	} else {
+		guard_set(t, GUARD_BACK_ALONE, now_ms);
+		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
+		    "no other node has served for %s; %.*s failing", a,
+		    REASON_MAX - 96, names);
+		note(notes, true, "peer-guard: %s (was %s) although %s failing: "
+		    "no other node has served for %s (alone_grace %s; %s)",
+		    transition_level_text(t->level, lb),
+		    transition_level_text(from, fb), names, a, g, pv->why);
+	}
+	snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
+}
+
+/*
+ * Out by the rules: look again from recheck_after to just_out after
+ * going out (a round on every evaluation), and keep asking whether
+ * anyone else serves.
+ */
+static void
+guard_while_out(struct transition *t, const struct peer_view *pv,
+    const struct decision *target, int64_t now_ms,
+    struct transition_notes *notes)
+{
+	const struct transition_conf	*c = t->conf;
+	int64_t				 look;
+
+	if (t->guard_out_ms != NO_RUN &&
+	    now_ms - t->guard_out_ms <= (int64_t)c->just_out_ms) {
+		look = t->guard_out_ms + (int64_t)c->recheck_after_ms;
+		if (now_ms >= look) {
+			if (pv->round_ms != NO_RUN && pv->round_ms >= look &&
+			    !pv->other_serving) {
+				guard_back(t, pv, target, true, now_ms, notes);
+				return;
+			}
+			t->guard_need_ms = now_ms;
+		}
+	}
+	if (pv->served_ms != NO_RUN &&
+	    now_ms - pv->served_ms >= (int64_t)c->alone_grace_ms)
+		guard_back(t, pv, target, false, now_ms, notes);
+}
+
 bool
 transition_evaluate(struct transition *t, const struct decision *target,
-    bool known, int64_t now_ms, struct decision *out,
-    struct transition_notes *notes)
+    bool known, const struct peer_view *pv, int64_t now_ms,
+    struct decision *out, struct transition_notes *notes)
 {
 	int		tl = transition_level(target), to;
 	int		was_level = t->level;
@@ -442,6 +632,11 @@ transition_evaluate(struct transition *t, const struct decision *target,
 
 	if (notes != NULL)
 		notes->count = 0;
+	t->guard_need_ms = NO_RUN;
+	if (pv == NULL)
+		guard_set(t, GUARD_OFF, now_ms);
+	else if (t->guard == GUARD_OFF)
+		guard_set(t, GUARD_WATCHING, now_ms);
 	if (t->damping > 1 && (t->nouts == 0 || now_ms -
 	    t->outs_ms[t->nouts - 1] >= (int64_t)t->conf->flap_window_ms)) {
 		t->damping = 1;
@@ -452,10 +647,33 @@ transition_evaluate(struct transition *t, const struct decision *target,
 	}
 	t->last_target = tl;
 	update_runs(t, tl, known, now_ms);
+	/* An episode of the guard ends when the rules no longer want out. */
+	if (tl >= 1 || t->level <= 0) {
+		t->guard_want_ms = NO_RUN;
+		t->guard_warned = false;
+		if (t->level >= 1 && (t->guard == GUARD_ASKING ||
+		    t->guard == GUARD_HOLDING || t->guard == GUARD_BACK_ALONE)) {
+			guard_set(t, GUARD_WATCHING, now_ms);
+			note(notes, false, "peer-guard: the rules no longer want "
+			    "this node out; nothing held");
+		}
+		t->guard_reason[0] = '\0';
+	}
 	if (tl < t->level) {
-		if ((to = worse_level(t, now_ms)) != t->level)
+		to = worse_level(t, now_ms);
+		if (to != t->level && to <= 0 && t->level >= 1 && pv != NULL &&
+		    !guard_lets_out(t, pv, target, now_ms, notes))
+			;	/* held in by the peer guard */
+		else if (to != t->level) {
+			if (to <= 0 && t->level >= 1 && pv != NULL) {
+				note(notes, false, "peer-guard: going out: "
+				    "serving: %s", pv->who);
+				guard_set(t, GUARD_WATCHING, now_ms);
+				t->guard_out_ms = now_ms;
+				t->guard_want_ms = NO_RUN;
+			}
 			move(t, to, target, now_ms, notes);
-		else
+		} else
 			held(t, -1, target, now_ms, notes);
 	} else if (tl > t->level) {
 		/* Coming back needs every probe's word. */
@@ -467,6 +685,8 @@ transition_evaluate(struct transition *t, const struct decision *target,
 		unheld(t, now_ms, notes);
 		snprintf(t->reason, sizeof(t->reason), "%s", target->reason);
 	}
+	if (pv != NULL && t->level <= 0 && t->guard != GUARD_LATCHED)
+		guard_while_out(t, pv, target, now_ms, notes);
 	ramp_advance(t, now_ms, notes);
 	transition_current(t, now_ms, out);
 	return target_changed || t->level != was_level ||

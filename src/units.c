@@ -44,25 +44,47 @@ parse_digits(const char **p, uint64_t *value)
 int
 units_duration_ms(const char *s, uint64_t *ms, const char **why)
 {
-	uint64_t	v;
+	uint64_t	v, frac = 0, scale = 1, unit;
 	size_t		i;
 
 	if (parse_digits(&s, &v) == -1) {
-		*why = "expected a duration such as 500ms, 2s, 1m or 1h";
+		*why = "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h";
 		return -1;
+	}
+	/* "1.5s": a fraction, as long as the result is whole milliseconds. */
+	if (*s == '.') {
+		s++;
+		if (!isdigit((unsigned char)*s)) {
+			*why = "expected digits after the decimal point";
+			return -1;
+		}
+		for (; isdigit((unsigned char)*s); s++) {
+			if (scale >= 1000000) {
+				*why = "too many decimal places";
+				return -1;
+			}
+			frac = frac * 10 + (uint64_t)(*s - '0');
+			scale *= 10;
+		}
 	}
 	for (i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
 		if (strcmp(s, duration_units[i].suffix) != 0)
 			continue;
-		if (v > UNITS_MAX_DURATION_MS / duration_units[i].ms) {
+		unit = duration_units[i].ms;
+		if (v > UNITS_MAX_DURATION_MS / unit ||
+		    v * unit + frac * unit / scale > UNITS_MAX_DURATION_MS) {
 			*why = "duration too long (at most 168h)";
 			return -1;
 		}
-		*ms = v * duration_units[i].ms;
+		if (frac * unit % scale != 0) {
+			*why = "duration must be whole milliseconds";
+			return -1;
+		}
+		*ms = v * unit + frac * unit / scale;
 		return 0;
 	}
 	/* Nothing needs no unit: "ramp = 0". */
-	if (*s == '\0' && v == 0) {
+	if (*s == '\0' && v == 0 && scale == 1) {
 		*ms = 0;
 		return 0;
 	}

@@ -18,11 +18,12 @@
 #include "lbagent/config.h"
 #include "lbagent/probe.h"
 #include "lbagent/reply.h"
+#include "lbagent/transition.h"
 
 struct history;
 struct lbkeys;
 struct markers;
-struct transition;
+struct peers;
 
 #define AGENT_SHARED_PORT	(-1)	/* the [agent] listen addresses */
 
@@ -95,12 +96,17 @@ struct agent_service_view {
 	const char		*off_by;	/* NULL while automation is on */
 	uint64_t		 replies;
 	const uint64_t		*transitions;	/* by node_state; [COUNT]: off */
+	bool			 has_peers;	/* the peer guard is on */
+	struct peer_view	 peers;		/* its view, when on */
+	const char		*marker_warning; /* "" unless a marker leaves
+						    no other node serving */
 };
 
 struct agent_info {
 	const struct config	*cfg;
 	uint64_t		 incarnation;
 	int64_t			 started_wall_ms;
+	const struct peers	*peers;		/* NULL: no peer guard */
 };
 
 size_t	agent_nservices(const struct agent *);

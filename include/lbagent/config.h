@@ -14,6 +14,8 @@
 #define CONFIG_DEFAULT_PATH	"/etc/lbagent/lbagent.conf"
 #define CONFIG_MAX_LISTEN	16
 #define CONFIG_FLAP_LIMIT_MAX	32
+#define CONFIG_NAME_MAX		64	/* section, probe, node, server names */
+#define CONFIG_PEERS_MAX	64	/* [peers] agents, haproxy */
 
 /* One listen address as written: host NULL means every address. */
 struct config_listen {
@@ -66,6 +68,29 @@ struct transition_conf {
 	uint64_t	ramp_start;		/* percent the ramp starts at */
 	uint64_t	flap_limit;		/* goings-out before damping; 0: never */
 	uint64_t	flap_window_ms;
+	/*
+	 * The peer guard ([peers], overridable per [service]; see peers.h):
+	 * this node's backend and server name on the load balancers, and
+	 * its timings.
+	 */
+	char		backend[CONFIG_NAME_MAX + 1];	/* "": none */
+	char		server[CONFIG_NAME_MAX + 1];	/* "": node_id */
+	uint64_t	peer_timeout_ms;	/* an answer later counts as none */
+	uint64_t	alone_grace_ms;		/* out: back when alone this long */
+	uint64_t	recheck_after_ms;	/* out: look again this soon */
+	uint64_t	just_out_ms;		/* ... and at every evaluation */
+};
+
+/* [peers]: the other nodes' lbagent APIs and the load balancers' stats. */
+struct config_list {
+	char		**items;
+	size_t		  count;
+};
+
+struct config_peers {
+	struct config_list agents;	/* http(s) base URLs, as written */
+	struct config_list haproxy;	/* http(s) URL, unix:PATH, tcp:HOST:PORT */
+	uint64_t	  interval_ms;	/* how often they are asked */
 };
 
 struct probe_ops;
@@ -110,6 +135,7 @@ struct config {
 	bool			 automation_off;	/* mode = off */
 	char			*node_id;		/* the host name unless set */
 	struct config_http	 http;
+	struct config_peers	 peers;		/* none: no peer guard */
 	struct transition_conf	 transitions;
 	struct probe_conf	*probes;
 	size_t			 nprobes;
@@ -134,6 +160,12 @@ void		 config_errors_free(struct config_errors *);
 
 /* Prints the key reference (section, key, type, default, range, help). */
 void		 config_print_keys(FILE *);
+
+/* True when [peers] names other nodes: the peer guard is on. */
+bool		 config_peers_on(const struct config *);
+/* The service's server name on the load balancers (node_id by default). */
+const char	*config_server(const struct config *,
+		    const struct transition_conf *);
 
 /* The probe or service of that name; NULL when there is none. */
 const struct probe_conf	*config_probe(const struct config *, const char *name);

@@ -27,7 +27,7 @@
 #define TRANSITION_DAMPING_MAX	10	/* up_after grows to 10x at most */
 #define RAMP_STEP_MIN		5	/* points */
 #define RAMP_STEP_MS		1000	/* at most one step a second */
-#define TRANSITION_NOTES_MAX	4
+#define TRANSITION_NOTES_MAX	6
 
 /* What happened in one evaluation, for the log: the caller logs each. */
 struct transition_note {
@@ -39,6 +39,35 @@ struct transition_notes {
 	struct transition_note	n[TRANSITION_NOTES_MAX];
 	size_t			count;
 };
+
+/*
+ * What the peer guard knows for a service (peers.h fills it): NULL when
+ * no peers are configured.
+ */
+struct peer_view {
+	int64_t	round_ms;	/* start of the last round answered; INT64_MIN: none */
+	bool	other_serving;	/* in that round, another node served */
+	int64_t	served_ms;	/* start of the last round where one did (or
+				   the guard's start, when none has yet) */
+	char	who[96];	/* those serving: "n2, n3" */
+	char	why[256];	/* why the others are not: "n2: timeout; ..." */
+};
+
+/*
+ * The peer guard's hold on automated going-out (transition_evaluate with
+ * a peer_view). Not persisted: a restart clears it, the latch included.
+ */
+enum guard_state {
+	GUARD_OFF,		/* no peers configured */
+	GUARD_WATCHING,		/* nothing held */
+	GUARD_ASKING,		/* going out is due: waiting for a fresh round */
+	GUARD_HOLDING,		/* staying in: no other node serving */
+	GUARD_BACK_ALONE,	/* back in: no other node served for alone_grace */
+	GUARD_LATCHED,		/* back right after going out: no going out
+				   until lbagent restarts */
+};
+
+const char	*guard_state_name(enum guard_state);
 
 struct transition {
 	const struct transition_conf *conf;
@@ -65,6 +94,15 @@ struct transition {
 	int64_t		outs_ms[TRANSITION_OUTS_MAX];	/* oldest first */
 	size_t		nouts;
 	unsigned	damping;	/* 1, 2, 4, 8, 10: up_after's factor */
+	/* The peer guard. */
+	enum guard_state guard;
+	int64_t		guard_since_ms;	/* in that state since */
+	int64_t		guard_want_ms;	/* going out due since; INT64_MIN: not */
+	int64_t		guard_out_ms;	/* went out by the rules; INT64_MIN: not */
+	int64_t		guard_need_ms;	/* wants a round started at or after
+					   this; INT64_MIN: none (see below) */
+	bool		guard_warned;	/* this episode's hold was logged */
+	char		guard_reason[REASON_MAX + 1];	/* "" when nothing held */
 };
 
 /* Starts up at 100% (or as loaded); counts start at the first evaluation. */
@@ -78,13 +116,19 @@ int	transition_level(const struct decision *target);
  * One evaluation. `known` is false while some probe has not yet shown
  * what it counts as (the target then assumes it passes): such an
  * evaluation still counts towards going worse, never towards coming
- * back. Fills *out with the decision to reply and *notes with what to
- * log. Returns true when something worth saving changed (the target, a
- * move, a ramp step, damping).
+ * back. peers is the peer guard's view (NULL: no guard): going out by
+ * the rules needs a round started after it became due that shows
+ * another node serving; while out, no other node serving for
+ * alone_grace brings the node back, and none serving at a look within
+ * just_out of going out (from recheck_after on) brings it back latched.
+ * Afterwards, guard_need_ms says whether a fresh round is wanted. Fills
+ * *out with the decision to reply and *notes with what to log. Returns
+ * true when something worth saving changed (the target, a move, a ramp
+ * step, damping).
  */
 bool	transition_evaluate(struct transition *, const struct decision *target,
-	    bool known, int64_t now_ms, struct decision *out,
-	    struct transition_notes *notes);
+	    bool known, const struct peer_view *peers, int64_t now_ms,
+	    struct decision *out, struct transition_notes *notes);
 
 /* Forgets the runs (counts restart now): at start-up and when automation
  * is switched back on. */

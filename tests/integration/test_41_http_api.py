@@ -69,8 +69,10 @@ def main():
     h.expect(isinstance(pub["incarnation"], int) and pub["incarnation"] >= 1,
              f"incarnation {pub['incarnation']!r}")
     h.expect_equal([sorted(s) for s in pub["services"]],
-                   [["automation", "name", "serving", "state", "weight"]] * 2,
+                   [["automation", "name", "server", "serving", "state", "weight"]] * 2,
                    "public service keys")
+    h.expect_equal([s["server"] for s in pub["services"]], ["node-a"] * 2,
+                   "server names: node_id without [peers] server")
     h.expect_equal([s["name"] for s in pub["services"]], ["", "web"], "service names")
 
     h.section("the detail: bearer token, unix socket; wrong token 401")
@@ -105,6 +107,8 @@ def main():
     h.expect(("127.0.0.3", "web\\x0a") in web_lbs or ("127.0.0.3", "web") in web_lbs,
              f"web's load balancer with its text: {web_lbs}")
     h.expect_equal(s0["transition"]["pending"], None, "nothing pending")
+    h.expect_equal((s0["peer_guard"], det["peers"], det["haproxy"]),
+                   ({"state": "off"}, [], []), "no peer guard without [peers]")
     h.expect_equal(s0["history"][-1]["to"], "up", "history starts up")
     for headers, what in (({"Authorization": "Bearer nope"}, "wrong token"),
                           ({"Authorization": f"Basic {TOKEN}"}, "another scheme"),

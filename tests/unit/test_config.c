@@ -113,7 +113,7 @@ START_TEST(error_paths)
 	expect_error("[agent]\nlisten = *:9505\nbogus = 1\n", 3,
 	    "unknown key 'bogus' in [agent]");
 	expect_error("[agent]\n\n[nope]\nx = 1\n", 3,
-	    "unknown section [nope] (known: [agent], [probe NAME], [service NAME], [http])");
+	    "unknown section [nope] (known: [agent], [probe NAME], [service NAME], [http], [peers])");
 	expect_error("listen = *:1\n", 1,
 	    "listen: key outside any section (expected [agent] first)");
 	expect_error("[agent]\nlb_forget_after = 10\n", 2,
@@ -296,7 +296,7 @@ START_TEST(every_error_reported_in_order)
 	snprintf(want, sizeof(want), "%s:3: max_connections: expected a whole "
 	    "number: '-1'", path);
 	ck_assert_str_eq(errs.lines[1], want);
-	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent], [probe NAME], [service NAME], [http])",
+	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent], [probe NAME], [service NAME], [http], [peers])",
 	    path);
 	ck_assert_str_eq(errs.lines[2], want);
 	free(path);
@@ -392,6 +392,92 @@ START_TEST(transitions_and_mode)
 END_TEST
 
 /* The shipped config parses, and documents every key with its default. */
+START_TEST(peers_section)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+	const struct transition_conf *web;
+
+	/* Without [peers]: no guard, the defaults all the same. */
+	cfg = load("[agent]\nnode_id = n1\n", &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert(!config_peers_on(cfg));
+	ck_assert_uint_eq(cfg->peers.interval_ms, 1000);
+	ck_assert_uint_eq(cfg->transitions.peer_timeout_ms, 2000);
+	ck_assert_uint_eq(cfg->transitions.alone_grace_ms, 30000);
+	ck_assert_uint_eq(cfg->transitions.recheck_after_ms, 1500);
+	ck_assert_uint_eq(cfg->transitions.just_out_ms, 10000);
+	ck_assert_str_eq(config_server(cfg, &cfg->transitions), "n1");
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	cfg = load("[agent]\nnode_id = n1\n"
+	    "[peers]\n"
+	    "agents = http://10.0.0.12:9506, https://u:pw@10.0.0.13:9506/\n"
+	    "haproxy = unix:/run/haproxy/admin.sock, tcp:10.0.0.2:9999, "
+	    "http://lb1:8404/stats;csv\n"
+	    "backend = app\nserver = web1\ntimeout = 500ms\n"
+	    "alone_grace = 1m\nrecheck_after = 2.5s\njust_out = 20s\n"
+	    "interval = 250ms\n"
+	    "[probe p]\ntype = file\npath = /x\n"
+	    "[service web]\nprobes = p\nbackend = web_be\nalone_grace = 5s\n"
+	    "timeout = 3s\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert(config_peers_on(cfg));
+	ck_assert_uint_eq(cfg->peers.agents.count, 2);
+	ck_assert_str_eq(cfg->peers.agents.items[1],
+	    "https://u:pw@10.0.0.13:9506/");
+	ck_assert_uint_eq(cfg->peers.haproxy.count, 3);
+	ck_assert_uint_eq(cfg->peers.interval_ms, 250);
+	ck_assert_str_eq(cfg->transitions.backend, "app");
+	ck_assert_str_eq(config_server(cfg, &cfg->transitions), "web1");
+	ck_assert_uint_eq(cfg->transitions.peer_timeout_ms, 500);
+	ck_assert_uint_eq(cfg->transitions.alone_grace_ms, 60000);
+	ck_assert_uint_eq(cfg->transitions.recheck_after_ms, 2500);
+	ck_assert_uint_eq(cfg->transitions.just_out_ms, 20000);
+	/* A service starts from [peers] and overrides what it gives. */
+	web = &cfg->services[0].transitions;
+	ck_assert_str_eq(web->backend, "web_be");
+	ck_assert_str_eq(config_server(cfg, web), "web1");
+	ck_assert_uint_eq(web->alone_grace_ms, 5000);
+	ck_assert_uint_eq(web->peer_timeout_ms, 3000);
+	ck_assert_uint_eq(web->just_out_ms, 20000);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	expect_error("[peers]\nagents = ftp://10.0.0.12/\n", 2,
+	    "agents: expected http:// or https:// URLs: 'ftp://10.0.0.12/'");
+	expect_error("[peers]\nagents = unix:/run/x.sock\n", 2,
+	    "agents: expected http:// or https:// URLs: 'unix:/run/x.sock'");
+	expect_error("[peers]\nagents = http://a:1, , http://b:1\n", 2,
+	    "agents: an empty item in the list: 'http://a:1, , http://b:1'");
+	expect_error("[peers]\nagents = http://a:1, http://a:1\n", 2,
+	    "agents: given twice in the list: 'http://a:1, http://a:1'");
+	expect_error("[peers]\nagents = http://a:1\nhaproxy = unix:/x\n", 3,
+	    "haproxy needs backend (this node's backend on the load "
+	    "balancers)");
+	expect_error("[peers]\nhaproxy = unix:/x\nbackend = be\n", 2,
+	    "haproxy needs agents (the guard asks the other nodes' lbagent, "
+	    "and the load balancers about them)");
+	expect_error("[peers]\nagents = http://a:1\nrecheck_after = 11s\n", 3,
+	    "recheck_after 11s must be at most just_out 10s");
+	expect_error("[peers]\nagents = http://a:1\ntimeout = 2m\n", 3,
+	    "timeout: '2m' out of range (10ms to 1m)");
+	expect_error("[peers]\nagents = http://a:1\nbackend = a b\n", 3,
+	    "backend: must be 1 to 64 letters, digits, '_', '-' or '.': "
+	    "'a b'");
+	expect_error("[peers]\nagents = http://a:1\nrise = 2\n", 3,
+	    "unknown key 'rise' in [peers]");
+	expect_error("[peers x]\n", 1, "[peers] takes no name");
+	/* The guard's keys belong to [peers] or a service, not [agent]. */
+	expect_error("[agent]\nalone_grace = 5s\n", 2,
+	    "unknown key 'alone_grace' in [agent]");
+	expect_error("[peers]\nagents = http://a:1\n[probe p]\ntype = file\n"
+	    "path = /x\n[service s]\nprobes = p\nrecheck_after = 1m\n", 8,
+	    "[service s]: recheck_after 1m must be at most just_out 10s");
+}
+END_TEST
+
 START_TEST(shipped_config_documents_every_key)
 {
 	const char		*root = getenv("SOURCE_ROOT");
@@ -458,6 +544,7 @@ main(void)
 	tcase_add_test(tc, long_line);
 	tcase_add_test(tc, every_error_reported_in_order);
 	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, peers_section);
 	tcase_add_test(tc, shipped_config_documents_every_key);
 	tcase_add_test(tc, transitions_and_mode);
 	suite_add_tcase(s, tc);

@@ -32,7 +32,7 @@ START_TEST(file_config_errors)
 	    "or h");
 	sysconf_set_fails(f, "max_age", "0s", "must be above 0");
 	sysconf_set_fails(f, "warn_age", "soon",
-	    "expected a duration such as 500ms, 2s, 1m or 1h");
+	    "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h");
 	sysconf_set_fails(f, "warn_age", "0ms", "must be above 0");
 	sysconf_check_fails(f, "path is required", "max_age", "5m", NULL);
 	sysconf_check_fails(f, "warn_age must be below max_age (older is "

@@ -195,7 +195,7 @@ START_TEST(config_errors)
 		{ { "url", u, "warn_latency", "5" },
 		    "duration needs a unit: ms, s, m or h" },
 		{ { "url", u, "crit_latency", "fast" },
-		    "expected a duration such as 500ms, 2s, 1m or 1h" },
+		    "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h" },
 		{ { "url", u, "json_field", "" }, "expected a dotted path such "
 		    "as status or 0.messages_ready" },
 		{ { "url", u, "json_field", ".a" }, "expected a dotted path "

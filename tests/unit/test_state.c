@@ -285,10 +285,10 @@ save_down_and_passing(void)
 	down.state = NODE_DOWN;
 	strcpy(down.reason, "api: HTTP 503");
 	for (t = 0; t <= 30000; t += 250)
-		transition_evaluate(&tr, &down, true, t, &out, NULL);
+		transition_evaluate(&tr, &down, true, NULL, t, &out, NULL);
 	ck_assert_int_eq(out.state, NODE_DOWN);
 	for (t = 60000; t <= 100000; t += 250)
-		transition_evaluate(&tr, &up, true, t, &out, NULL);
+		transition_evaluate(&tr, &up, true, NULL, t, &out, NULL);
 	ck_assert_int_eq(out.state, NODE_DOWN);
 	history_add(&h, 1699999970000, "up", "down", "api: HTTP 503");
 	ss.has_decision = true;

@@ -61,7 +61,7 @@ eval(const struct decision *d)
 {
 	size_t	i;
 
-	transition_evaluate(&t, d, true, now, &out, &notes);
+	transition_evaluate(&t, d, true, NULL, now, &out, &notes);
 	for (i = 0; i < notes.count; i++) {
 		strncat(all_notes, notes.n[i].text,
 		    sizeof(all_notes) - strlen(all_notes) - 2);
@@ -425,7 +425,7 @@ START_TEST(unknown_counts_only_towards_worse)
 	ck_level(NODE_DOWN, 0);
 	/* Probes not yet settled (a restart): passing is not yet known. */
 	for (end = now + 120 * S; now < end; now += TICK)
-		transition_evaluate(&t, &up, false, now, &out, &notes);
+		transition_evaluate(&t, &up, false, NULL, now, &out, &notes);
 	ck_level(NODE_DOWN, 0);
 	hold(&up, 60 * S - TICK);
 	ck_level(NODE_DOWN, 0);
@@ -438,7 +438,7 @@ START_TEST(unknown_counts_only_towards_worse)
 	 */
 	start(&defaults);
 	for (end = now + 30 * S; now <= end; now += TICK)
-		transition_evaluate(&t, &down, false, now, &out, &notes);
+		transition_evaluate(&t, &down, false, NULL, now, &out, &notes);
 	ck_level(NODE_DOWN, 0);
 	/* And a failure while unsettled ends a window of passing. */
 	start(&defaults);
@@ -446,7 +446,7 @@ START_TEST(unknown_counts_only_towards_worse)
 	now += TICK;
 	hold(&up, 50 * S);
 	now += TICK;
-	transition_evaluate(&t, &down, false, now, &out, &notes);
+	transition_evaluate(&t, &down, false, NULL, now, &out, &notes);
 	now += TICK;
 	hold(&up, 60 * S - TICK);
 	ck_level(NODE_DOWN, 0);

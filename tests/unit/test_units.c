@@ -37,19 +37,30 @@ START_TEST(durations)
 	ck_assert_uint_eq(dur_ok("00"), 0);
 	ck_assert_uint_eq(dur_ok("1500ms"), 1500);
 	ck_assert_uint_eq(dur_ok("168h"), 168ULL * 3600000);
-	dur_bad("", "expected a duration such as 500ms, 2s, 1m or 1h");
-	dur_bad("s", "expected a duration such as 500ms, 2s, 1m or 1h");
-	dur_bad("-1s", "expected a duration such as 500ms, 2s, 1m or 1h");
-	dur_bad(" 2s", "expected a duration such as 500ms, 2s, 1m or 1h");
+	dur_bad("", "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h");
+	dur_bad("s", "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h");
+	dur_bad("-1s", "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h");
+	dur_bad(" 2s", "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h");
 	dur_bad("2", "duration needs a unit: ms, s, m or h");
 	dur_bad("1", "duration needs a unit: ms, s, m or h");
 	dur_bad("2x", "unknown duration unit (use ms, s, m or h)");
-	dur_bad("1.5s", "unknown duration unit (use ms, s, m or h)");
+	ck_assert_uint_eq(dur_ok("1.5s"), 1500);
+	ck_assert_uint_eq(dur_ok("0.25s"), 250);
+	ck_assert_uint_eq(dur_ok("1.5m"), 90000);
+	ck_assert_uint_eq(dur_ok("2.0ms"), 2);
+	ck_assert_uint_eq(dur_ok("167.5h"), 603000000);
+	dur_bad("1.5ms", "duration must be whole milliseconds");
+	dur_bad("0.0001s", "duration must be whole milliseconds");
+	dur_bad("1.s", "expected digits after the decimal point");
+	dur_bad("1.5", "duration needs a unit: ms, s, m or h");
+	dur_bad("1.1234567s", "too many decimal places");
+	dur_bad("168.5h", "duration too long (at most 168h)");
+	dur_bad(".5s", "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h");
 	dur_bad("2s ", "unknown duration unit (use ms, s, m or h)");
 	dur_bad("2S", "unknown duration unit (use ms, s, m or h)");
 	dur_bad("169h", "duration too long (at most 168h)");
 	dur_bad("99999999999999999999999s",
-	    "expected a duration such as 500ms, 2s, 1m or 1h");
+	    "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h");
 }
 END_TEST
 

@@ -1,0 +1,43 @@
+/*
+ * HAProxy's statistics CSV ("show stat" on the Runtime API, or the stats
+ * page's ";csv"): one server's row, read by column name. Pure: no I/O.
+ */
+#ifndef LBAGENT_HASTATS_H
+#define LBAGENT_HASTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * What a row says, as HAProxy wrote it, cut to fit; control and non-ASCII
+ * bytes become '?'.
+ */
+struct hastats_row {
+	char	status[32];		/* "UP", "DOWN", "MAINT", "DRAIN (agent)",
+					   "UP 1/3", "no check", ... */
+	long	weight;			/* effective weight; -1 when empty */
+	long	initial_weight;		/* "iweight", else "uweight", else -1 */
+	char	agent_status[24];	/* "L7OK", "L7STS", ... without the
+					   "* " of a check in progress; or "" */
+	char	agent_desc[128];	/* or "" */
+};
+
+/*
+ * Finds the row whose pxname is backend and svname is server. The first
+ * line must be the header ("# pxname,svname,..."); columns are found by
+ * name. pxname, svname, status and weight must be there; the others are
+ * empty (or -1) when missing. Reads at most len bytes, needs no NUL.
+ * 1 found, 0 not there, -1 malformed (or cut short before the row was
+ * seen) with *why.
+ */
+int		 hastats_find(const char *csv, size_t len, const char *backend,
+		    const char *server, struct hastats_row *, const char **why);
+/*
+ * UP (with "UP 1/3", a server going down, and "no check") with a weight
+ * above 0: the load balancer sends it new traffic.
+ */
+bool		 hastats_serving(const struct hastats_row *);
+/* "MAINT" (any "MAINT..."), "DRAIN" (any "DRAIN..." or "NOLB...") or NULL. */
+const char	*hastats_admin(const struct hastats_row *);
+
+#endif

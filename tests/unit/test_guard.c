@@ -1,0 +1,658 @@
+/*
+ * The peer guard over a fake clock: scripted peer answers (and load
+ * balancer stats) judged by peers.c, the verdicts fed to the transition
+ * engine every 250 ms, rounds every second and whenever the engine asks
+ * for a fresh one, as the agent does.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/peers.h"
+#include "lbagent/transition.h"
+#include "testutil.h"
+
+#define TICK	250
+#define S	1000
+#define NO_TIME	INT64_MIN
+
+static struct transition_conf conf = {
+	.down_after_ms = 30 * S,
+	.degrade_after_ms = 10 * S,
+	.up_after_ms = 60 * S,
+	.restore_after_ms = 30 * S,
+	.ramp_ms = 0,
+	.ramp_start = 25,
+	.flap_limit = 0,
+	.flap_window_ms = 600 * S,
+	.backend = "be",
+	.peer_timeout_ms = 2 * S,
+	.alone_grace_ms = 30 * S,
+	.recheck_after_ms = 1500,
+	.just_out_ms = 10 * S,
+};
+
+#define NPEERS	3
+#define NLBS	2
+
+static struct transition	t;
+static struct decision		out, up, down;
+static struct transition_notes	notes;
+static int64_t			now, last_round;
+static char			all_notes[16384];
+static struct peer_source	peers[NPEERS];
+static size_t			npeers;
+static struct lb_source		lbs[NLBS];
+static size_t			nlbs;
+static struct peer_verdict	verdicts[NPEERS];
+static struct peer_view		view;
+static unsigned			rounds;
+static bool			answers_late;	/* rounds take 3 s to answer */
+
+static const char *const CSV_HEAD = "# pxname,svname,qcur,status,weight,"
+    "iweight,agent_status,agent_desc,\n";
+
+static void
+set_answer(size_t i, const char *json)
+{
+	const char	*why;
+
+	peer_answer_free(&peers[i].ans);
+	peers[i].took_ms = 5;
+	if (peer_answer_parse(json, strlen(json), &peers[i].ans, &why) == -1) {
+		peers[i].answered = false;
+		snprintf(peers[i].error, sizeof(peers[i].error), "bad answer: %s",
+		    why);
+		return;
+	}
+	peers[i].answered = true;
+	peers[i].error[0] = '\0';
+	if (peers[i].pinned[0] == '\0')
+		memcpy(peers[i].pinned, peers[i].ans.node_id,
+		    sizeof(peers[i].pinned));
+}
+
+static void
+set_error(size_t i, const char *error)
+{
+	peer_answer_free(&peers[i].ans);
+	peers[i].answered = false;
+	snprintf(peers[i].error, sizeof(peers[i].error), "%s", error);
+}
+
+/* A peer's public /status with its default service serving or not. */
+static void
+set_serving(size_t i, const char *id, bool serving)
+{
+	char	json[256];
+
+	snprintf(json, sizeof(json), "{\"node_id\": \"%s\", \"state\": \"up\", "
+	    "\"services\": [{\"name\": \"\", \"state\": \"%s\", \"serving\": "
+	    "%s}]}", id, serving ? "up" : "down", serving ? "true" : "false");
+	set_answer(i, json);
+}
+
+static void
+set_lb(size_t i, const char *rows)
+{
+	size_t	len = strlen(CSV_HEAD) + strlen(rows);
+
+	free(lbs[i].csv);
+	lbs[i].csv = malloc(len + 1);
+	ck_assert_ptr_nonnull(lbs[i].csv);
+	snprintf(lbs[i].csv, len + 1, "%s%s", CSV_HEAD, rows);
+	lbs[i].len = len;
+	lbs[i].answered = true;
+	lbs[i].took_ms = 5;
+	lbs[i].error[0] = '\0';
+}
+
+static void
+do_round(void)
+{
+	peers_aggregate(peers, npeers, lbs, nlbs, "", &conf, "n1", now,
+	    verdicts, &view);
+	last_round = now;
+	rounds++;
+}
+
+static void
+start(void)
+{
+	size_t	i;
+
+	for (i = 0; i < NPEERS; i++) {
+		peer_answer_free(&peers[i].ans);
+		memset(&peers[i], 0, sizeof(peers[i]));
+		snprintf(peers[i].src.text, sizeof(peers[i].src.text),
+		    "http://10.0.0.%zu:9506/status", i + 11);
+	}
+	for (i = 0; i < NLBS; i++) {
+		free(lbs[i].csv);
+		memset(&lbs[i], 0, sizeof(lbs[i]));
+		snprintf(lbs[i].src.text, sizeof(lbs[i].src.text), "lb%zu",
+		    i + 1);
+	}
+	npeers = 1;
+	nlbs = 0;
+	now = 1000000;
+	last_round = NO_TIME;
+	rounds = 0;
+	answers_late = false;
+	memset(&view, 0, sizeof(view));
+	view.round_ms = NO_TIME;
+	view.served_ms = now;
+	decision_up(&up);
+	decision_up(&down);
+	down.state = NODE_DOWN;
+	snprintf(down.reason, sizeof(down.reason), "client-api: HTTP 503");
+	transition_init(&t, &conf, now);
+	all_notes[0] = '\0';
+}
+
+/* One evaluation, with a round every second and when the engine asks. */
+static void
+eval(const struct decision *d)
+{
+	size_t	i;
+
+	if (last_round == NO_TIME || now - last_round >= S)
+		do_round();
+	transition_evaluate(&t, d, true, &view, now, &out, &notes);
+	for (i = 0; i < notes.count; i++) {
+		strncat(all_notes, notes.n[i].text,
+		    sizeof(all_notes) - strlen(all_notes) - 2);
+		strcat(all_notes, "\n");
+	}
+	/* Asked: a round now (its answer seen at the next evaluation). */
+	if (t.guard_need_ms != NO_TIME && view.round_ms < t.guard_need_ms &&
+	    !answers_late)
+		do_round();
+}
+
+static void
+hold(const struct decision *d, int64_t ms)
+{
+	int64_t	end = now + ms;
+
+	for (;;) {
+		eval(d);
+		if (now + TICK > end)
+			break;
+		now += TICK;
+	}
+}
+
+static size_t
+count(const char *hay, const char *needle)
+{
+	size_t	n = 0;
+
+	for (; (hay = strstr(hay, needle)) != NULL; hay++)
+		n++;
+	return n;
+}
+
+START_TEST(goes_out_while_another_serves)
+{
+	start();
+	set_serving(0, "n2", true);
+	hold(&down, 30 * S - TICK);
+	ck_assert_int_eq(out.state, NODE_UP);
+	now += TICK;
+	hold(&down, TICK);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	ck_assert_ptr_nonnull(strstr(all_notes, "peer-guard: going out: "
+	    "serving: n2"));
+	ck_assert_int_eq(t.guard, GUARD_WATCHING);
+	/* The others keep serving through just_out: it stays out. */
+	now += TICK;
+	hold(&down, 20 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+}
+END_TEST
+
+START_TEST(going_out_waits_for_a_round_asked_then)
+{
+	start();
+	set_serving(0, "n2", true);
+	answers_late = true;	/* only the 1 s rounds */
+	hold(&down, 30 * S);
+	/* Due at 30 s; the last round began before: it asks, and waits. */
+	if (out.state == NODE_UP) {
+		ck_assert_int_eq(t.guard, GUARD_ASKING);
+		ck_assert(t.guard_need_ms != NO_TIME);
+		ck_assert(view.round_ms < t.guard_need_ms);
+	}
+	now += TICK;
+	hold(&down, S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	/* The round it went out on started after it was due. */
+	ck_assert(view.round_ms >= t.since_ms - S);
+}
+END_TEST
+
+START_TEST(stays_in_when_no_other_node_serves)
+{
+	start();
+	set_serving(0, "n2", false);
+	hold(&down, 90 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_uint_eq(out.weight, 100);
+	ck_assert_str_eq(out.reason, "peer-guard: client-api failing but no "
+	    "other node serving");
+	ck_assert_int_eq(t.guard, GUARD_HOLDING);
+	{
+		struct transition_pending	pd;
+		char				text[160];
+
+		ck_assert(transition_pending(&t, now, &pd));
+		transition_pending_text(&t, &pd, text, sizeof(text));
+		ck_assert_str_eq(text, "failing for 1m30s; held in by the peer "
+		    "guard: no other node serving");
+	}
+	/* Said once, with who and why. */
+	ck_assert_uint_eq(count(all_notes, "peer-guard: staying in"), 1);
+	ck_assert_ptr_nonnull(strstr(all_notes, "peer-guard: staying in "
+	    "although failing (client-api: HTTP 503): no other node serving "
+	    "(n2: not serving)"));
+	/* The other node serves again: out at the next round. */
+	set_serving(0, "n2", true);
+	now += TICK;
+	hold(&down, S + TICK);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+}
+END_TEST
+
+START_TEST(held_in_at_its_weight_never_at_zero)
+{
+	struct decision	drain = up, half = up;
+
+	start();
+	set_serving(0, "n2", false);
+	drain.weight = 0;
+	snprintf(drain.reason, sizeof(drain.reason), "disk: 97%% used");
+	hold(&drain, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_uint_eq(out.weight, 100);
+	ck_assert_str_eq(out.reason, "peer-guard: disk failing but no other "
+	    "node serving");
+	/* At 50% by the rules, then failing: held at 50%, not raised. */
+	start();
+	set_serving(0, "n2", false);
+	half.weight = 50;
+	hold(&half, 15 * S);
+	ck_assert_uint_eq(out.weight, 50);
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_uint_eq(out.weight, 50);
+	/* Weight reductions are not guarded. */
+	start();
+	set_serving(0, "n2", false);
+	hold(&half, 15 * S);
+	ck_assert_uint_eq(out.weight, 50);
+	ck_assert_int_eq(t.guard, GUARD_WATCHING);
+}
+END_TEST
+
+START_TEST(back_after_alone_grace_and_out_again)
+{
+	int64_t	gone;
+
+	start();
+	set_serving(0, "n2", true);
+	hold(&down, 31 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	/* Past just_out, the other node stops serving. */
+	hold(&down, 15 * S);
+	set_serving(0, "n2", false);
+	gone = now;
+	now += TICK;
+	hold(&down, 30 * S - 2 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	now += TICK;
+	hold(&down, 3 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_uint_eq(out.weight, 100);
+	ck_assert_int_eq(t.guard, GUARD_BACK_ALONE);
+	ck_assert(t.since_ms - gone >= 30 * S - S);
+	ck_assert_ptr_nonnull(strstr(out.reason, "peer-guard: no other node "
+	    "has served for"));
+	ck_assert_ptr_nonnull(strstr(all_notes, "(alone_grace 30s; n2: not "
+	    "serving)"));
+	/* Still failing and alone: stays in, saying so once. */
+	now += TICK;
+	hold(&down, 20 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_uint_eq(count(all_notes, "peer-guard: up (was down)"), 1);
+	ck_assert_uint_eq(count(all_notes, "staying in"), 0);
+	/* Another node serves again: out at once (down_after long passed). */
+	set_serving(0, "n2", true);
+	now += TICK;
+	hold(&down, 2 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+}
+END_TEST
+
+START_TEST(look_again_brings_it_back_and_latches)
+{
+	int64_t	went;
+
+	start();
+	set_serving(0, "n2", true);
+	hold(&down, 30 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	went = t.since_ms;
+	/* n2 went out at the same moment: the look again sees nobody. */
+	set_serving(0, "n2", false);
+	now += TICK;
+	hold(&down, 1250 - TICK);
+	ck_assert_int_eq(out.state, NODE_DOWN);	/* not before recheck_after */
+	now += TICK;
+	hold(&down, S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert(now - went <= 3 * S);
+	ck_assert_int_eq(t.guard, GUARD_LATCHED);
+	ck_assert_ptr_nonnull(strstr(all_notes, "right after going out: no "
+	    "other node serving (n2: not serving); latched: no automated going "
+	    "out until lbagent restarts"));
+	ck_assert_ptr_nonnull(strstr(out.reason, "peer-guard: latched"));
+	/* Others serve again, it still fails: it stays in. */
+	set_serving(0, "n2", true);
+	now += TICK;
+	hold(&down, 120 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_int_eq(t.guard, GUARD_LATCHED);
+	/* Passing, then failing again: still latched, said again once. */
+	hold(&up, 5 * S);
+	ck_assert_str_eq(out.reason, "");
+	hold(&down, 60 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_uint_eq(count(all_notes, "latched since coming back"), 1);
+	/* Not persisted: a restart forgets the latch. */
+	{
+		struct transition	 n;
+		json_t			*j = transition_to_json(&t, now);
+		const char		*why;
+
+		transition_init(&n, &conf, now);
+		ck_assert_int_eq(transition_from_json(&n, j, now, 1000, true,
+		    &why), 0);
+		ck_assert_int_ne(n.guard, GUARD_LATCHED);
+		json_decref(j);
+	}
+}
+END_TEST
+
+START_TEST(the_look_again_is_only_within_just_out)
+{
+	start();
+	set_serving(0, "n2", true);
+	hold(&down, 31 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	/* Rounds within just_out all show n2 serving; then n2 goes. */
+	now += TICK;
+	hold(&down, 11 * S);
+	set_serving(0, "n2", false);
+	now += TICK;
+	hold(&down, 5 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	ck_assert_int_eq(t.guard, GUARD_WATCHING);
+}
+END_TEST
+
+START_TEST(every_evaluation_within_just_out_asks)
+{
+	unsigned	before;
+
+	start();
+	set_serving(0, "n2", true);
+	hold(&down, 31 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	now += 2 * S;
+	before = rounds;
+	hold(&down, 2 * S);	/* 9 evaluations, each asking */
+	ck_assert_uint_ge(rounds - before, 8);
+	now += 10 * S;
+	before = rounds;
+	hold(&down, 2 * S);	/* after just_out: the 1 s rounds only */
+	ck_assert_uint_le(rounds - before, 3);
+}
+END_TEST
+
+START_TEST(bad_answers_count_as_not_serving)
+{
+	static const struct {
+		const char	*json;
+		const char	*why;
+	} cases[] = {
+		{ "not json at all", "bad answer: not JSON" },
+		{ "[1, 2]", "bad answer: not a status document" },
+		{ "{}", "bad answer: no valid node_id" },
+		{ "{\"node_id\": \"\"}", "bad answer: no valid node_id" },
+		{ "{\"node_id\": \"n2 x\"}", "bad answer: no valid node_id" },
+		{ "{\"node_id\": 7}", "bad answer: no valid node_id" },
+		{ "{\"node_id\": \"n2\"}", "bad answer: no services" },
+		{ "{\"node_id\": \"n2\", \"services\": {}}",
+		  "bad answer: no services" },
+		{ "{\"node_id\": \"n2\", \"services\": [{\"name\": \"\"}]}",
+		  "bad answer: a service without a valid name, serving or "
+		  "server" },
+		{ "{\"node_id\": \"n2\", \"services\": [{\"name\": \"\", "
+		  "\"serving\": \"yes\"}]}", "bad answer: a service without a "
+		  "valid name, serving or server" },
+		{ "{\"node_id\": \"n2\", \"node_id\": \"n3\", \"services\": []}",
+		  "bad answer: not JSON" },
+		{ "{\"node_id\": \"n2\", \"services\": [{\"name\": \"web\", "
+		  "\"serving\": true}]}", "has no service ''" },
+	};
+	size_t	i;
+	char	*huge;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		start();
+		set_answer(0, cases[i].json);
+		do_round();
+		ck_assert_msg(!view.other_serving, "%s", cases[i].json);
+		ck_assert_str_eq(verdicts[0].why, cases[i].why);
+		hold(&down, 40 * S);
+		ck_assert_int_eq(out.state, NODE_UP);
+	}
+	/* Larger than any status document: refused unread. */
+	start();
+	huge = malloc(PEERS_ANSWER_MAX + 2);
+	ck_assert_ptr_nonnull(huge);
+	memset(huge, ' ', PEERS_ANSWER_MAX + 1);
+	huge[PEERS_ANSWER_MAX + 1] = '\0';
+	{
+		static const char doc[] = "{\"node_id\": \"n2\", \"services\": "
+		    "[{\"name\": \"\", \"serving\": true}]}";
+
+		memcpy(huge, doc, sizeof(doc) - 1);	/* spaces follow */
+	}
+	set_answer(0, huge);
+	free(huge);
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(verdicts[0].why, "bad answer: answer too large");
+	/* What the fetch reports for an answer past its cap, or none. */
+	set_error(0, "answer larger than 64 KiB");
+	do_round();
+	ck_assert_str_eq(view.why, "http://10.0.0.11:9506/status: answer "
+	    "larger than 64 KiB");
+}
+END_TEST
+
+START_TEST(slow_and_unreachable_peers_are_not_serving)
+{
+	struct transition_conf	slow = conf;
+
+	start();
+	npeers = 3;
+	set_serving(0, "n2", true);
+	peers[0].took_ms = 2500;		/* past the 2 s timeout */
+	set_error(1, "timeout");
+	set_error(2, "connection refused");
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(view.why, "n2: timeout; http://10.0.0.12:9506/status: "
+	    "timeout; http://10.0.0.13:9506/status: connection refused");
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	/* A service allowing 3 s takes the same answer. */
+	slow.peer_timeout_ms = 3 * S;
+	peers_aggregate(peers, npeers, lbs, nlbs, "", &slow, "n1", now,
+	    verdicts, &view);
+	ck_assert(view.other_serving);
+	ck_assert_str_eq(view.who, "n2");
+}
+END_TEST
+
+START_TEST(self_and_unexpected_node_ids)
+{
+	start();
+	npeers = 2;
+	set_serving(0, "n1", true);	/* this node, in the shared list */
+	set_serving(1, "n2", true);
+	do_round();
+	ck_assert(verdicts[0].self);
+	ck_assert(view.other_serving);
+	ck_assert_str_eq(view.who, "n2");
+	/* Only itself listed: nobody else serves. */
+	npeers = 1;
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(view.why, "no other node listed");
+	/* The address of n2 now answers as n9: not the node we asked. */
+	npeers = 2;
+	set_serving(1, "n9", true);
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(verdicts[1].why, "answered as n9, not n2 (the node "
+	    "first seen there; a reload accepts it)");
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+}
+END_TEST
+
+START_TEST(load_balancers_must_show_the_peer_serving)
+{
+	start();
+	nlbs = 2;
+	set_serving(0, "n2", true);
+	set_lb(0, "be,n1,0,UP,100,100,L7OK,,\nbe,n2,0,MAINT,100,100,L7OK,,\n");
+	set_lb(1, "be,n2,0,UP,100,100,L7OK,,\n");
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(verdicts[0].why, "MAINT on lb1");
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	/* Every one that answered must show it UP with a weight. */
+	set_lb(0, "be,n2,0,UP,0,100,L7OK,,\n");
+	do_round();
+	ck_assert_str_eq(verdicts[0].why, "weight 0 on lb1");
+	set_lb(0, "be,n2,0,DOWN (agent),100,100,L7STS,,\n");
+	do_round();
+	ck_assert_str_eq(verdicts[0].why, "DOWN (agent) on lb1");
+	set_lb(0, "be,n20,0,UP,100,100,L7OK,,\n");
+	do_round();
+	ck_assert_str_eq(verdicts[0].why, "no server be/n2 on lb1");
+	/* One that did not answer is left out; none answering is no. */
+	lbs[0].answered = false;
+	do_round();
+	ck_assert(view.other_serving);
+	lbs[1].took_ms = 5000;
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(verdicts[0].why, "no load balancer answered");
+	/* Both UP ("UP 1/3" is still up): serving. */
+	set_lb(0, "be,n2,0,UP 1/3,100,100,L7OK,,\n");
+	set_lb(1, "be,n2,0,UP,50,100,L7OK,,\n");
+	do_round();
+	ck_assert(view.other_serving);
+	/* The peer's own server name, when it publishes one. */
+	set_answer(0, "{\"node_id\": \"n2\", \"services\": [{\"name\": \"\", "
+	    "\"serving\": true, \"server\": \"web2\"}]}");
+	do_round();
+	ck_assert_str_eq(verdicts[0].why, "no server be/web2 on lb1");
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+}
+END_TEST
+
+START_TEST(what_each_load_balancer_shows_of_this_node)
+{
+	struct lb_view	v;
+	struct decision	told = up;
+
+	start();
+	set_lb(0, "be,n1,0,UP,1,1,L7OK,,\n");
+	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert(v.found);
+	ck_assert_str_eq(v.row.status, "UP");
+	ck_assert_int_eq(v.row.initial_weight, 1);
+	ck_assert_uint_eq(v.nwarnings, 1);
+	ck_assert_str_eq(v.warnings[0], "initial weight 1 is below 10: "
+	    "percentages truncate (50% gives 0, every percentage below 100% "
+	    "gives 0)");
+	set_lb(0, "be,n1,0,MAINT,5,5,L7OK,,\n");
+	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert_uint_eq(v.nwarnings, 2);
+	ck_assert_str_eq(v.warnings[0], "initial weight 5 is below 10: "
+	    "percentages truncate (50% gives 2)");
+	ck_assert_str_eq(v.warnings[1], "shows MAINT, which lbagent did not "
+	    "ask for (an operator's hand? lbagent leaves it as it is)");
+	/* A MAINT lbagent asked for (a maint marker) is no surprise. */
+	told.state = NODE_MAINT;
+	set_lb(0, "be,n1,0,MAINT,100,100,L7OK,,\n");
+	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert_uint_eq(v.nwarnings, 0);
+	told.state = NODE_UP;
+	set_lb(0, "be,n1,0,DRAIN,100,100,L7OK,,\n");
+	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert_uint_eq(v.nwarnings, 1);
+	/* Not there, not answered. */
+	peers_lb_view(&lbs[0], "be", "n7", &told, &v);
+	ck_assert(!v.found);
+	ck_assert_str_eq(v.error, "no server be/n7");
+	lbs[0].answered = false;
+	snprintf(lbs[0].error, sizeof(lbs[0].error), "timeout");
+	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert_str_eq(v.error, "timeout");
+}
+END_TEST
+
+START_TEST(no_guard_without_peers)
+{
+	start();
+	transition_evaluate(&t, &down, true, NULL, now, &out, &notes);
+	ck_assert_int_eq(t.guard, GUARD_OFF);
+	now += 30 * S;
+	transition_evaluate(&t, &down, true, NULL, now, &out, &notes);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	ck_assert(t.guard_need_ms == NO_TIME);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("guard");
+	TCase	*tc = tcase_create("guard");
+
+	tcase_add_test(tc, goes_out_while_another_serves);
+	tcase_add_test(tc, going_out_waits_for_a_round_asked_then);
+	tcase_add_test(tc, stays_in_when_no_other_node_serves);
+	tcase_add_test(tc, held_in_at_its_weight_never_at_zero);
+	tcase_add_test(tc, back_after_alone_grace_and_out_again);
+	tcase_add_test(tc, look_again_brings_it_back_and_latches);
+	tcase_add_test(tc, the_look_again_is_only_within_just_out);
+	tcase_add_test(tc, every_evaluation_within_just_out_asks);
+	tcase_add_test(tc, bad_answers_count_as_not_serving);
+	tcase_add_test(tc, slow_and_unreachable_peers_are_not_serving);
+	tcase_add_test(tc, self_and_unexpected_node_ids);
+	tcase_add_test(tc, load_balancers_must_show_the_peer_serving);
+	tcase_add_test(tc, what_each_load_balancer_shows_of_this_node);
+	tcase_add_test(tc, no_guard_without_peers);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}
