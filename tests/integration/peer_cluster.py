@@ -1,18 +1,16 @@
-"""What the peer-guard scenarios (test_45, test_46) share: three nodes, each
-its own lbagent with its own HTTP API and a local HTTP dependency the test
-flips (a real HTTP server answering /dep with 200 or 503), checked by one or
-two real HAProxy instances whose servers are named after the nodes; a
-delaying TCP relay; and, in one place, the field names of the peer guard's
-status (they are the one thing most likely to move).
+"""What the peer-guard scenarios (test_45, test_46) share: three nodes,
+each its own lbagent with its own HTTP API and a local HTTP dependency the
+test flips (a real HTTP server answering /dep with 200 or 503), checked by
+one or two real HAProxy instances whose servers are named after the nodes;
+a lagged view of a peer's status; and, in one place, the field names of the
+peer guard's status (they are the one thing most likely to move).
 
 A scenario builds a Cluster, starts it, acts on it and closes it: every
 scenario runs on fresh processes."""
 
 import json
 import os
-import queue
 import re
-import socket
 import threading
 import time
 
@@ -96,6 +94,17 @@ def other_serving(doc, service=SERVICE):
     return guard(doc, service).get("other_serving")
 
 
+def round_started_at(doc, fetched_at, service=SERVICE):
+    """When (time.monotonic(), fetched_at being when the document was
+    asked for) the round the guard rests on started; None before any."""
+    age = guard(doc, service).get("asked_s")
+    return None if age is None else fetched_at - age
+
+
+def marker_warning(doc, service=SERVICE):
+    return guard(doc, service).get("marker_warning")
+
+
 def peer_rows(doc):
     """The detail's peers: [{agent, node_id, self, serving, why_not, ...}]."""
     rows = doc.get("peers")
@@ -104,9 +113,16 @@ def peer_rows(doc):
     return rows
 
 
+def _base(url):
+    """A peer's base URL, as configured ("/status" is appended to it)."""
+    url = url.rstrip("/")
+    return url[:-len("/status")] if url.endswith("/status") else url
+
+
 def peer_row(doc, agent_url):
+    """The peer listed by agent_url (the status gives it with /status)."""
     for r in peer_rows(doc):
-        if r.get("agent", "").rstrip("/") == agent_url.rstrip("/"):
+        if _base(r.get("agent", "")) == _base(agent_url):
             return r
     raise Missing(f"no peer {agent_url} in /status peers: {peer_rows(doc)}")
 
@@ -191,11 +207,14 @@ class Node:
     port, HTTP API with a token, state dir) and its name (node_id, and the
     HAProxy server name)."""
 
-    def __init__(self, name, weight=100):
+    def __init__(self, name, weight=100, probes=None):
         self.name = name
         self.weight = weight
+        # Probe name -> extra keys (e.g. on_crit); each checks /NAME on dep.
+        self.probes = probes or {PROBE: {}}
         self.dep = h.HttpStub(name=f"dep-{name}")
-        self.dep.set("/dep", 200, "ok\n")
+        for p in self.probes:
+            self.dep.set(f"/{p}", 200, "ok\n")
         self.agent_port = h.free_port()
         self.http_port = h.free_port()
         self.token_file = h.env().path(h.env().unique_name(f"token-{name}"))
@@ -216,10 +235,11 @@ class Node:
         sections = {
             "agent": agent,
             "http": {"listen": f"127.0.0.1:{self.http_port}", "token_file": self.token_file},
-            f"probe {PROBE}": {"type": "http", "url": self.dep.url("/dep"),
-                               "interval": f"{PROBE_INTERVAL_MS}ms",
-                               "timeout": f"{PROBE_TIMEOUT_MS}ms"},
         }
+        for p, keys in self.probes.items():
+            sections[f"probe {p}"] = {"type": "http", "url": self.dep.url(f"/{p}"),
+                                      "interval": f"{PROBE_INTERVAL_MS}ms",
+                                      "timeout": f"{PROBE_TIMEOUT_MS}ms", **keys}
         if peers_keys is not None:
             sections["peers"] = peers_keys
         return sections
@@ -230,11 +250,11 @@ class Node:
                             port=self.agent_port)
 
     # -- the dependency
-    def fail(self):
-        self.dep.set("/dep", 503, "unavailable\n")
+    def fail(self, probe=PROBE):
+        self.dep.set(f"/{probe}", 503, "unavailable\n")
 
-    def heal(self):
-        self.dep.set("/dep", 200, "ok\n")
+    def heal(self, probe=PROBE):
+        self.dep.set(f"/{probe}", 200, "ok\n")
 
     # -- what it says
     def ask(self):
@@ -260,7 +280,19 @@ class Node:
                 if all(w in ln.lower() for w in low)]
 
     def hold_warnings(self, since=0):
-        return self.log_lines("peer-guard", "no other node serving", since=since)
+        """The guard's own warnings that no other node serves (not the
+        `reply changed: "up #peer-guard: ..."` lines, which quote the
+        reply)."""
+        return [ln for ln in self.log_lines("peer-guard", "no other node serving",
+                                            since=since)
+                if "reply changed" not in ln]
+
+    def marker_warnings(self, since=0):
+        """The guard's warnings that a marker was obeyed with no other node
+        serving ("no other node is serving" in the implementation's words)."""
+        return [ln for ln in self.log_lines("peer-guard", "marker", since=since)
+                if re.search(r"no other node (is )?serving", ln) and
+                "reply changed" not in ln]
 
     def __repr__(self):
         return f"<Node {self.name}>"
@@ -276,14 +308,16 @@ class Cluster:
     agents(node, cluster) gives a node's [peers] agents (default: every
     node, itself included, in the same order everywhere); peers_over and
     agent_over are extra [peers] / [agent] keys; peers=False leaves the
-    [peers] section out (the scaffolding run, before the feature)."""
+    [peers] section out (the scaffolding run, before the feature);
+    probes: {name: extra keys} for every node (default: `dep` alone)."""
 
     def __init__(self, names=("n1", "n2", "n3"), *, haproxies=1, sources=("unix",),
-                 weights=None, agents=None, peers_over=None, agent_over=None, peers=None):
+                 weights=None, agents=None, peers_over=None, agent_over=None, peers=None,
+                 probes=None):
         if peers is None:
             peers = os.environ.get("PEERTEST_NO_PEERS") != "1"
         self.peers = peers
-        self.nodes = [Node(n, (weights or {}).get(n, 100)) for n in names]
+        self.nodes = [Node(n, (weights or {}).get(n, 100), probes) for n in names]
         self.by_name = {n.name: n for n in self.nodes}
         self.haps = []
         for _ in range(haproxies):
@@ -293,7 +327,7 @@ class Cluster:
         self.agents = agents or (lambda node, cl: [n.url() for n in cl.nodes])
         self.peers_over = peers_over or {}
         self.agent_over = agent_over or {}
-        self._extra = []            # relays and stubs to close with the cluster
+        self._extra = []            # lagged views and stubs to close with the cluster
 
     def __getitem__(self, name):
         return self.by_name[name]
@@ -411,103 +445,71 @@ def wait_held(node, what=None, timeout_s=None):
 
 # ------------------------------------------------------------- stand-ins
 
-class DelayRelay:
-    """A TCP forwarder on 127.0.0.1 in front of `upstream_port`: what the
-    client sends goes on at once; every byte the upstream answers reaches
-    the client `delay_s` after the relay got it. So an answer tells the
-    upstream's state when it was asked, and arrives late."""
+class LaggedView:
+    """A peer's /status as it was `lag_s` ago: an HTTP server on 127.0.0.1
+    that asks the upstream lbagent's public GET /status every 100 ms and
+    answers each GET /status with the newest answer at least lag_s old (the
+    oldest one at first). Rounds through it stay fast; only what they see
+    lags. So two nodes deciding within lag_s of each other each see the
+    other still serving."""
 
-    def __init__(self, upstream_port, delay_s):
-        self.upstream = ("127.0.0.1", upstream_port)
-        self.delay_s = delay_s
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(128)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
+    POLL_S = 0.1
+
+    def __init__(self, upstream_port, lag_s):
+        self.upstream_port = upstream_port
+        self.lag_s = lag_s
+        self._lock = threading.Lock()
+        self._seen = []             # (monotonic time, _Answer), oldest first
         self._stop = threading.Event()
-        self.connections = 0
-        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self.stub = h.HttpStub(name=f"lagged-{upstream_port}")
+        self.stub.set_matcher(self._answer)
+        self.port = self.stub.port
+        self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
         h.env().register(self)
 
     def url(self):
         return f"http://127.0.0.1:{self.port}"
 
-    def _loop(self):
-        while not self._stop.is_set():
+    def served(self):
+        """Requests answered so far."""
+        return self.stub.count("/status")
+
+    def _poll(self):
+        while not self._stop.wait(self.POLL_S):
             try:
-                c, _ = self.sock.accept()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._relay, args=(c,), daemon=True).start()
+                status, hdrs, body = h.http_request(self.upstream_port, "/status",
+                                                    timeout_s=2.0)
+                a = h._Answer(status, body, hdrs.get("content-type", "application/json"))
+            except OSError as e:
+                a = h._Answer(502, f"upstream: {e}\n")
+            with self._lock:
+                self._seen.append((time.monotonic(), a))
+                if len(self._seen) > 2000:
+                    del self._seen[:1000]
 
-    def _relay(self, client):
-        try:
-            up = socket.create_connection(self.upstream, timeout=5)
-        except OSError:
-            client.close()
-            return
-        q = queue.Queue()
-
-        def client_to_up():
-            try:
-                while not self._stop.is_set():
-                    data = client.recv(65536)
-                    if not data:
-                        up.shutdown(socket.SHUT_WR)
-                        return
-                    up.sendall(data)
-            except OSError:
-                pass
-
-        def up_to_queue():
-            try:
-                while not self._stop.is_set():
-                    data = up.recv(65536)
-                    q.put((time.monotonic(), data))
-                    if not data:
-                        return
-            except OSError:
-                q.put((time.monotonic(), b""))
-
-        for fn in (client_to_up, up_to_queue):
-            threading.Thread(target=fn, daemon=True).start()
-        try:
-            while not self._stop.is_set():
-                try:
-                    t, data = q.get(timeout=0.2)
-                except queue.Empty:
-                    continue
-                self._stop.wait(max(0.0, t + self.delay_s - time.monotonic()))
-                if not data:
-                    client.shutdown(socket.SHUT_WR)
+    def _answer(self, path):
+        if path != "/status":
+            return None
+        cut = time.monotonic() - self.lag_s
+        with self._lock:
+            if not self._seen:
+                return h._Answer(503, "no answer from upstream yet\n")
+            best = self._seen[0][1]
+            for t, a in self._seen:
+                if t > cut:
                     break
-                client.sendall(data)
-        except OSError:
-            pass
-        finally:
-            time.sleep(0.2)
-            for s in (client, up):
-                try:
-                    s.close()
-                except OSError:
-                    pass
+                best = a
+            return best
 
     def close(self):
         self._stop.set()
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-        self._thread.join(timeout=2)
+        self._thread.join(timeout=3)
+        self.stub.close()
+        h.env().forget(self.stub)
 
     def diagnostics(self):
-        return f"== {self!r}: {self.connections} connections"
+        return f"== {self!r}: {self.served()} answers"
 
     def __repr__(self):
-        return f"<DelayRelay :{self.port} -> {self.upstream[1]} (+{self.delay_s:g} s)>"
+        return f"<LaggedView :{self.port} -> {self.upstream_port} ({self.lag_s:g} s behind)>"

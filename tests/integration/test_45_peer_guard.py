@@ -18,9 +18,9 @@ scenario runs on fresh processes.
    the warning since nobody else serves): A comes back after alone_grace,
    not before; it goes out again once B serves again;
 5. A and B fail at the same moment with C already out, each seeing the
-   other through a relay that delays answers by 1 s: both go out, the
-   look-again brings at least one back, latched (log, status), and it stays
-   in while failing; a restart ends the latch;
+   other's /status as it was 1 s before (a lagged view in between): both
+   go out, the look-again brings at least one back, latched (log,
+   status), and it stays in while failing; a restart ends the latch;
 6. unreachable peers (nothing listening, an accepted request never
    answered, HTTP 503, not JSON) are not serving: the failing node stays
    in; the detail status says why for each;
@@ -29,7 +29,11 @@ scenario runs on fresh processes.
    in, and goes out once n2 is ready again; the detail shows this node's
    server as HAProxy sees it, with warnings for an initial weight below 10
    and for a MAINT lbagent did not ask for (HAProxy read over a TCP Runtime
-   API socket here, its unix socket elsewhere).
+   API socket here, its unix socket elsewhere);
+8. a probe whose reaction is drain, failing with no peer reachable: held in
+   at full weight (HAProxy UP at 100, never 0%), one warning.
+Scenario 6 also shows that a weight reduction is not guarded: a probe with
+on_crit 50% takes the weight to 50 although no other node serves.
 
 PEERTEST_ONLY=2,5 runs only those scenarios (by number above);
 PEERTEST_NO_PEERS=1 leaves the [peers] section out (scaffolding check:
@@ -178,17 +182,32 @@ def alone_grace():
     a, b, cc = c["n1"], c["n2"], c["n3"]
     a.fail()
     c.wait_out("n1", "A (n1) out by its probe, B and C serve")
+    # Past just_out: nobody serving any sooner would bring A back latched
+    # (the look-again), not after alone_grace.
+    time.sleep(pc.JUST_OUT_S + 1.0)
     h.section("B and C out by maint markers; C's with the warning")
     mark_b = b.lb.log_mark()
     b.lb.set_marker("maint", "peer test: B\n")
     c.wait_status("n2", "MAINT", pc.HAP_S, "B MAINT by its marker")
+    # B judges its marker on a round started after the marker took effect
+    # (before HAProxy showed it): let that round be over before C's marker.
+    t_b = time.monotonic()
+
+    def b_round():
+        t = time.monotonic()
+        return pc.round_started_at(b.detail(), t)
+
+    h.wait_until(b_round, pc.ROUND_S + 2.0, "B's guard: a round since its marker",
+                 ok=lambda t: t is not None and t >= t_b)
+    h.expect_equal((b.marker_warnings(mark_b), pc.marker_warning(b.detail())), ([], None),
+                   "B's marker came while C served: no warning")
     mark_a, mark_c = a.lb.log_mark(), cc.lb.log_mark()
     t_alone = time.monotonic()
     cc.lb.set_marker("maint", "peer test: C\n")
     c.wait_status("n3", "MAINT", pc.HAP_S, "C MAINT by its marker although nobody serves")
-    h.wait_until(lambda: cc.log_lines("peer-guard", "no other node serving", since=mark_c),
+    h.wait_until(lambda: cc.marker_warnings(mark_c),
                  pc.ROUND_S + 2.0, "C's warning: the marker obeyed with no other node serving")
-    h.expect_equal(b.hold_warnings(mark_b), [], "B's marker came while C served: no warning")
+    h.expect(pc.marker_warning(cc.detail()), "C's status shows the marker warning")
 
     h.section("A comes back after alone_grace")
     r = h.wait_reply(a.lb, lambda r: r.startswith(b"up") and
@@ -198,9 +217,11 @@ def alone_grace():
     took = time.monotonic() - t_alone
     print(f"   A back {took:.2f} s after C's marker: {r!r}", flush=True)
     # C served until its marker was read (at or after t_alone), so A cannot
-    # have been alone for alone_grace sooner than this (a causal bound, less
-    # one peer interval for the question that last saw C serving).
-    h.expect(took >= pc.ALONE_GRACE_S - pc.PEER_INTERVAL_MS / 1000.0 - 0.1,
+    # have been alone for alone_grace sooner than this: a causal bound, less
+    # one round (interval, or its timeout when longer) for the round that
+    # last saw C serving, which may have started just before t_alone.
+    h.expect(took >= pc.ALONE_GRACE_S - (pc.PEER_INTERVAL_MS + pc.PEER_TIMEOUT_MS) / 1000.0
+             - 0.1,
              f"A came back {took:.2f} s after the last other node stopped serving, "
              f"before alone_grace ({pc.ALONE_GRACE_S:g} s)")
     c.wait_in("n1", "A UP in HAProxy, back alone")
@@ -218,38 +239,39 @@ def alone_grace():
 
 
 def latch():
-    delay_s = 1.0
-    c = pc.Cluster(sources=None,
-                   peers_over={"timeout": "2500ms", "just_out": "4s"})
+    lag_s = 1.0
+    # alone_grace long enough that C, out, waits for A's and B's look-again
+    # rather than coming back alone first.
+    c = pc.Cluster(sources=None, peers_over={"alone_grace": "10s"})
     a, b, cc = c["n1"], c["n2"], c["n3"]
-    to_b = c.add(pc.DelayRelay(b.http_port, delay_s))
-    to_a = c.add(pc.DelayRelay(a.http_port, delay_s))
-    urls = {"n1": [a.url(), to_b.url(), cc.url()],
-            "n2": [to_a.url(), b.url(), cc.url()],
+    b_seen_by_a = c.add(pc.LaggedView(b.http_port, lag_s))
+    a_seen_by_b = c.add(pc.LaggedView(a.http_port, lag_s))
+    urls = {"n1": [a.url(), b_seen_by_a.url(), cc.url()],
+            "n2": [a_seen_by_b.url(), b.url(), cc.url()],
             "n3": [a.url(), b.url(), cc.url()]}
     c.agents = lambda node, cl: urls[node.name]
     c.start()
     cc.fail()
     c.wait_out("n3", "C out, A and B serve")
-    h.wait_until(lambda: (to_a.connections, to_b.connections), pc.ROUND_S + 3.0,
-                 "A and B asking each other through the relays",
-                 ok=lambda v: v[0] > 0 and v[1] > 0)
+    # Past C's just_out: A and B leaving any sooner would bring C back
+    # latched (its own look-again).
+    time.sleep(pc.JUST_OUT_S + 1.0)
+    h.expect(b_seen_by_a.served() > 0 and a_seen_by_b.served() > 0,
+             "A and B ask each other through the lagged views")
 
-    h.section("A and B fail together; each sees the other serving, 1 s late")
+    h.section("A and B fail together; each sees the other as it was 1 s before")
     marks = {n.name: n.lb.log_mark() for n in (a, b)}
     a.fail()
     b.fail()
-    bound = pc.OUT_S + 2 * delay_s + pc.RECHECK_AFTER_S + 4.0 + pc.ROUND_S + pc.HAP_S
     h.wait_until(lambda: [n.name for n in (a, b)
                           if n.log_lines("down:", since=marks[n.name])],
-                 bound, "both A and B went out (each saw the other serving)",
+                 pc.OUT_S, "both A and B went out (each saw the other serving)",
                  ok=lambda v: len(v) == 2)
-    h.wait_until(c.up_names, bound, "A or B back in HAProxy",
-                 ok=lambda up: "n1" in up or "n2" in up)
-    h.wait_until(lambda: [n.name for n in (a, b) if pc.guard_state(n.detail()) == "latched"],
-                 pc.HAP_S, "A or B latched", ok=bool)
-    latched = [n for n in (a, b) if pc.guard_state(n.detail()) == "latched"]
-    print(f"   latched: {[n.name for n in latched]}; HAProxy {c.describe()}", flush=True)
+    latched = h.wait_until(lambda: [n for n in (a, b)
+                                    if pc.guard_state(n.detail()) == "latched"],
+                           lag_s + pc.JUST_OUT_S + pc.ROUND_S, "A or B latched",
+                           ok=bool, describe=lambda v: [n.name for n in v])
+    print(f"   latched: {[n.name for n in latched]}", flush=True)
     for n in latched:
         said = n.log_lines("peer-guard", "latched", since=marks[n.name])
         h.expect(said, f"{n.name}'s log says latched")
@@ -283,11 +305,26 @@ def unreachable_peers():
     junk.set("/status", 200, "<html>not json</html>\n", content_type="application/json")
     agents = [f"http://127.0.0.1:{closed}", hang.url("").rstrip("/"),
               e503.url("").rstrip("/"), junk.url("").rstrip("/")]
-    c = pc.Cluster(names=("n1",), agents=lambda node, cl: agents)
+    c = pc.Cluster(names=("n1",), agents=lambda node, cl: agents,
+                   probes={pc.PROBE: {}, "half": {"on_crit": "50%"}})
     for s in (hang, e503, junk):
         c.add(s)
     c.start()
     a = c["n1"]
+
+    h.section("a weight reduction is not guarded")
+    mark = a.lb.log_mark()
+    a.fail("half")
+    c.hap.wait_status("be", "n1", "UP", pc.OUT_S, "n1 at weight 50 in HAProxy",
+                      ok=lambda st: st["weight"] == "50")
+    r = a.ask()
+    h.expect(r.startswith(b"up 50% #half: "), f"the reduced weight's reply: {r!r}")
+    h.expect_equal(a.log_lines("peer-guard", since=mark), [], "nothing from the guard")
+    a.heal("half")
+    c.hap.wait_status("be", "n1", "UP", pc.OUT_S, "n1 back at weight 100",
+                      ok=lambda st: st["weight"] == "100")
+
+    h.section("the node fails; no peer reachable: it stays in")
     mark = a.lb.log_mark()
     a.fail()
     r = pc.wait_held(a)
@@ -319,6 +356,26 @@ def unreachable_peers():
              t.get("initial_weight") == 100 and t.get("agent_status") == "L7OK" and
              not t.get("warnings"), f"n1 as HAProxy shows it: {t}")
     hang.set("/status", 503)        # releases the hanging requests
+    c.close()
+
+
+def drain_held():
+    closed = h.free_port()
+    c = pc.Cluster(names=("n1",), agents=lambda node, cl: [f"http://127.0.0.1:{closed}"],
+                   probes={pc.PROBE: {"on_crit": "drain"}})
+    c.start()
+    a = c["n1"]
+    mark = a.lb.log_mark()
+    a.fail()
+    r = pc.wait_held(a)
+    print(f"   held: {r!r}", flush=True)
+    h.expect(r.startswith(b"up #") or r.startswith(b"up 100% #"),
+             f"held at full weight when the rules drain, never 0%: {r!r}")
+    h.hold_for(lambda: c.stat("n1"), pc.HOLD_S, "UP at weight 100 in HAProxy",
+               ok=lambda st: st["status"] == "UP" and st["weight"] == "100",
+               describe=h.describe_stat)
+    warned = a.hold_warnings(mark)
+    h.expect(len(warned) == 1, f"one hold warning, saw {len(warned)}:\n" + "\n".join(warned))
     c.close()
 
 
@@ -375,6 +432,7 @@ SCENARIOS = [
     ("5. A and B out together, C out: the look-again latches", latch),
     ("6. unreachable peers are not serving", unreachable_peers),
     ("7. a peer MAINT in HAProxy is not serving; this node's server warnings", haproxy_maint),
+    ("8. drain by the rules is held too, at full weight", drain_held),
 ]
 
 
