@@ -31,7 +31,9 @@ scenario runs on fresh processes.
    and for a MAINT lbagent did not ask for (HAProxy read over a TCP Runtime
    API socket here, its unix socket elsewhere);
 8. a probe whose reaction is drain, failing with no peer reachable: held in
-   at full weight (HAProxy UP at 100, never 0%), one warning.
+   at full weight (HAProxy UP at 100, never 0%), one warning;
+9. a peer address that answers (serving) as another node_id than the one
+   first seen there is not serving: the node failing stays in.
 Scenario 6 also shows that a weight reduction is not guarded: a probe with
 on_crit 50% takes the weight to 50 although no other node serves.
 
@@ -379,6 +381,40 @@ def drain_held():
     c.close()
 
 
+def impostor():
+    fake = h.HttpStub(name="peer-impostor")
+    c = pc.Cluster(names=("n1",), sources=None,
+                   agents=lambda node, cl: [fake.url("").rstrip("/")])
+    c.add(fake)
+    c.start()
+    a = c["n1"]
+
+    def answer_as(node_id):
+        doc = a.public()
+        doc["node_id"] = node_id
+        for svc in doc["services"]:
+            svc["server"] = node_id
+        fake.set_json("/status", doc)
+
+    def row():
+        return pc.peer_rows(a.detail())[0]
+
+    answer_as("n9")
+    h.wait_until(row, pc.ROUND_S + 2.0, "the peer seen as n9, serving",
+                 ok=lambda r: r.get("node_id") == "n9" and pc.peer_serving(r) is True)
+    answer_as("n8")
+    r = h.wait_until(row, pc.ROUND_S + 2.0, "the same address answering as n8: not serving",
+                     ok=lambda r: pc.peer_serving(r) is False)
+    h.expect(r.get("node_id") == "n8" and "n9" in (pc.peer_why_not(r) or ""),
+             f"why: it answers as another node than the first seen there: {r}")
+    mark = a.lb.log_mark()
+    a.fail()
+    pc.wait_held(a)
+    c.hold({"n1": "UP"}, pc.HOLD_S, "A held in: its only peer answers as another node")
+    h.expect(len(a.hold_warnings(mark)) == 1, "one hold warning")
+    c.close()
+
+
 def haproxy_maint():
     c = pc.Cluster(sources=("tcp",), weights={"n3": 5})
     c.start()
@@ -433,6 +469,7 @@ SCENARIOS = [
     ("6. unreachable peers are not serving", unreachable_peers),
     ("7. a peer MAINT in HAProxy is not serving; this node's server warnings", haproxy_maint),
     ("8. drain by the rules is held too, at full weight", drain_held),
+    ("9. a peer answering as another node is not serving", impostor),
 ]
 
 
