@@ -654,6 +654,27 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 }
 END_TEST
 
+/* alone_grace 0: back as soon as a round finds nobody, not before. */
+START_TEST(zero_alone_grace)
+{
+	struct transition_conf	c = conf;
+
+	start();
+	c.alone_grace_ms = 0;
+	c.just_out_ms = 0;
+	c.recheck_after_ms = 0;
+	t.conf = &c;
+	set_serving(0, "n2", true);
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	set_serving(0, "n2", false);
+	now += TICK;
+	hold(&down, 2 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_int_eq(t.guard, GUARD_BACK_ALONE);
+}
+END_TEST
+
 START_TEST(no_guard_without_peers)
 {
 	start();
@@ -685,6 +706,7 @@ main(void)
 	tcase_add_test(tc, self_and_unexpected_node_ids);
 	tcase_add_test(tc, load_balancers_must_show_the_peer_serving);
 	tcase_add_test(tc, what_each_load_balancer_shows_of_this_node);
+	tcase_add_test(tc, zero_alone_grace);
 	tcase_add_test(tc, no_guard_without_peers);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
