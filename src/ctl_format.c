@@ -601,6 +601,7 @@ haproxy_view(struct out *o, const json_t *root, const json_t *svc)
 	const json_t	*lbs = json_object_get(root, "haproxy"), *lb, *m, *w;
 	char		 src[TEXT_MAX], st[64], agent[64], err[TEXT_MAX];
 	char		 be[TEXT_MAX], srv[TEXT_MAX], text[TEXT_MAX];
+	char		 init[32];
 	double		 weight, iw;
 	size_t		 i, j, k;
 
@@ -624,10 +625,12 @@ haproxy_view(struct out *o, const json_t *root, const json_t *svc)
 			clean(agent, sizeof(agent), str(m, "agent_status"));
 			if (!num(m, "weight", &weight))
 				weight = -1;
-			if (!num(m, "initial_weight", &iw))
-				iw = -1;
+			if (num(m, "initial_weight", &iw))
+				snprintf(init, sizeof(init), "%.0f", iw);
+			else
+				snprintf(init, sizeof(init), "unknown");
 			paraf(o, 4, "", 6, "%s: %s/%s %s, weight %.0f (initial "
-			    "%.0f), agent %s", src, be, srv, st, weight, iw,
+			    "%s), agent %s", src, be, srv, st, weight, init,
 			    agent[0] ? agent : "-");
 			json_array_foreach(json_object_get(m, "warnings"), k, w) {
 				clean(text, sizeof(text), json_string_value(w) ?

@@ -9,6 +9,7 @@
  */
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lbagent/hastats.h"
@@ -321,4 +322,115 @@ hastats_admin(const struct hastats_row *r)
 	    strncmp(r->status, "NOLB", 4) == 0)
 		return "DRAIN";
 	return NULL;
+}
+
+size_t
+hastats_split(const char *text, size_t len, const char **state,
+    size_t *state_len)
+{
+	static const char	 mark[] = "\n# be_id ";
+	const char		*m = memmem(text, len, mark, sizeof(mark) - 1);
+	const char		*line;
+
+	*state = NULL;
+	*state_len = 0;
+	if (m == NULL)
+		return len;
+	/* The servers state starts with its version line, just before. */
+	for (line = m; line > text && line[-1] != '\n'; line--)
+		;
+	*state = line;
+	*state_len = len - (size_t)(line - text);
+	return (size_t)(line - text);
+}
+
+/* The next space-separated word of [*p, end) on this line; false at its end. */
+static bool
+next_word(const char **p, const char *end, const char **w, size_t *wlen)
+{
+	const char	*s = *p;
+
+	while (s < end && *s == ' ')
+		s++;
+	if (s == end || *s == '\n')
+		return false;
+	*w = s;
+	while (s < end && *s != ' ' && *s != '\n')
+		s++;
+	*wlen = (size_t)(s - *w);
+	*p = s;
+	return true;
+}
+
+static bool
+word_eq(const char *w, size_t wlen, const char *s)
+{
+	return strlen(s) == wlen && memcmp(w, s, wlen) == 0;
+}
+
+int
+hastats_initial_weight(const char *state, size_t len, const char *backend,
+    const char *server, long *iweight, const char **why)
+{
+	const char	*end = state + len, *p, *nl, *w;
+	size_t		 wlen, col = 0, c_be = SIZE_MAX, c_srv = SIZE_MAX;
+	size_t		 c_iw = SIZE_MAX;
+	bool		 header = false, be_ok, srv_ok;
+	char		 num[24];
+	long		 v;
+	char		*e;
+
+	for (p = state; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;	/* a last line without its newline */
+		if (!header) {
+			if (nl - p < 2 || p[0] != '#' || p[1] != ' ')
+				continue;	/* the version line */
+			p += 2;
+			for (col = 0; next_word(&p, nl, &w, &wlen); col++) {
+				if (word_eq(w, wlen, "be_name"))
+					c_be = col;
+				else if (word_eq(w, wlen, "srv_name"))
+					c_srv = col;
+				else if (word_eq(w, wlen, "srv_iweight"))
+					c_iw = col;
+			}
+			if (c_be == SIZE_MAX || c_srv == SIZE_MAX ||
+			    c_iw == SIZE_MAX) {
+				*why = "servers state without be_name, srv_name "
+				    "or srv_iweight";
+				return -1;
+			}
+			header = true;
+			continue;
+		}
+		be_ok = srv_ok = false;
+		v = -1;
+		for (col = 0; next_word(&p, nl, &w, &wlen); col++) {
+			if (col == c_be)
+				be_ok = word_eq(w, wlen, backend);
+			else if (col == c_srv)
+				srv_ok = word_eq(w, wlen, server);
+			else if (col == c_iw && wlen < sizeof(num)) {
+				memcpy(num, w, wlen);
+				num[wlen] = '\0';
+				v = strtol(num, &e, 10);
+				if (*e != '\0' || v < 0)
+					v = -1;
+			}
+		}
+		if (!be_ok || !srv_ok)
+			continue;
+		if (v < 0) {
+			*why = "servers state: srv_iweight is not a number";
+			return -1;
+		}
+		*iweight = v;
+		return 1;
+	}
+	if (!header) {
+		*why = "no servers state header";
+		return -1;
+	}
+	return 0;
 }

@@ -14,6 +14,11 @@
 
 #define NO_TIME		INT64_MIN
 #define PEER_SERVICES_MAX	1024	/* in one answer; beyond: malformed */
+/*
+ * To the Runtime API (HTTP sources get the stats page's CSV): the CSV,
+ * then the configured weights, which 2.6's CSV does not have.
+ */
+#define LB_REQUEST	"show stat;show servers state\n"
 
 /* --- judging (pure) --- */
 
@@ -236,7 +241,16 @@ peers_lb_view(const struct lb_source *lb, const char *backend,
 		return;
 	}
 	v->found = true;
-	iw = v->row.initial_weight;
+	/*
+	 * The configured weight: from the servers state where the source
+	 * gives it; 2.6's CSV has only the current one (an agent's
+	 * percentage applied), so otherwise it is not known.
+	 */
+	iw = -1;
+	if (lb->state != NULL && hastats_initial_weight(lb->state,
+	    lb->state_len, backend, server, &iw, &why) != 1)
+		iw = -1;
+	v->row.initial_weight = iw;
 	if (iw >= 0 && iw < 10)
 		lb_warn(v, "initial weight %ld is below 10: percentages truncate "
 		    "(50%% gives %ld%s)", iw, iw / 2, iw == 1 ?
@@ -423,6 +437,8 @@ lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 	free(lb->csv);
 	lb->csv = NULL;
 	lb->len = 0;
+	lb->state = NULL;
+	lb->state_len = 0;
 	lb->answered = ok;
 	if (!ok)
 		snprintf(lb->error, sizeof(lb->error), "%s", error);
@@ -430,7 +446,7 @@ lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 		memcpy(copy, body, len);
 		copy[len] = '\0';
 		lb->csv = copy;
-		lb->len = len;
+		lb->len = hastats_split(copy, len, &lb->state, &lb->state_len);
 		lb->error[0] = '\0';
 		lb->seen_ms = clock_now_ms();
 	}
@@ -465,7 +481,7 @@ round_start(struct peers *ps)
 		struct lb_source *lb = &ps->lbs[i];
 
 		if ((lb->fetch = fetch_start(ps->base, ps->curl, &lb->src,
-		    "show stat\n", ps->timeout_ms, PEERS_CSV_MAX, lb_done,
+		    LB_REQUEST, ps->timeout_ms, PEERS_CSV_MAX, lb_done,
 		    lb)) != NULL)
 			ps->waiting++;
 		else {
@@ -685,6 +701,8 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 			memcpy(n->error, o->error, sizeof(n->error));
 			n->csv = o->csv;
 			n->len = o->len;
+			n->state = o->state;
+			n->state_len = o->state_len;
 			o->csv = NULL;
 			n->took_ms = o->took_ms;
 			n->seen_ms = o->seen_ms;

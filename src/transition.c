@@ -613,7 +613,7 @@ guard_while_out(struct transition *t, const struct peer_view *pv,
 			t->guard_need_ms = now_ms;
 		}
 	}
-	if (pv->served_ms != NO_RUN &&
+	if (!pv->other_serving && pv->served_ms != NO_RUN &&
 	    now_ms - pv->served_ms >= (int64_t)c->alone_grace_ms)
 		guard_back(t, pv, target, false, now_ms, notes);
 }

@@ -40,4 +40,22 @@ bool		 hastats_serving(const struct hastats_row *);
 /* "MAINT" (any "MAINT..."), "DRAIN" (any "DRAIN..." or "NOLB...") or NULL. */
 const char	*hastats_admin(const struct hastats_row *);
 
+/*
+ * The Runtime API's "show stat;show servers state" in one answer: the
+ * CSV comes first, then the servers state ("1", "# be_id be_name ...").
+ * Returns the length of the CSV part and points *state at the rest (len
+ * and NULL when there is none).
+ */
+size_t		 hastats_split(const char *text, size_t len, const char **state,
+		    size_t *state_len);
+/*
+ * The configured ("initial") weight of backend/server from "show servers
+ * state" (srv_iweight): on HAProxy 2.6 the CSV's uweight is the current
+ * weight, an agent's percentage applied. 1 found, 0 not there, -1
+ * malformed with *why. Reads at most len bytes.
+ */
+int		 hastats_initial_weight(const char *state, size_t len,
+		    const char *backend, const char *server, long *iweight,
+		    const char **why);
+
 #endif

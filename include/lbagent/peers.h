@@ -77,7 +77,10 @@ struct lb_source {
 	bool			 answered;
 	char			 error[PEERS_WHY_MAX];
 	char			*csv;		/* the last answer, NUL-terminated */
-	size_t			 len;
+	size_t			 len;		/* of its CSV part */
+	const char		*state;		/* its servers state (Runtime API
+						   sources), in csv; or NULL */
+	size_t			 state_len;
 	int64_t			 took_ms;
 	int64_t			 seen_ms;
 };

@@ -4,6 +4,7 @@
  * engine every 250 ms, rounds every second and whenever the engine asks
  * for a fresh one, as the agent does.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,26 @@ set_lb(size_t i, const char *rows)
 	ck_assert_ptr_nonnull(lbs[i].csv);
 	snprintf(lbs[i].csv, len + 1, "%s%s", CSV_HEAD, rows);
 	lbs[i].len = len;
+	lbs[i].state = NULL;
+	lbs[i].state_len = 0;
+	lbs[i].answered = true;
+	lbs[i].took_ms = 5;
+	lbs[i].error[0] = '\0';
+}
+
+/* A Runtime API answer: the CSV rows, then the servers state's. */
+static void
+set_lb_state(size_t i, const char *rows, const char *state_rows)
+{
+	char	*text;
+
+	ck_assert_int_ne(asprintf(&text, "%s%s\n1\n# be_id be_name srv_id "
+	    "srv_name srv_iweight\n%s", CSV_HEAD, rows, state_rows), -1);
+	free(lbs[i].csv);
+	lbs[i].csv = text;
+	lbs[i].len = hastats_split(text, strlen(text), &lbs[i].state,
+	    &lbs[i].state_len);
+	ck_assert_ptr_nonnull(lbs[i].state);
 	lbs[i].answered = true;
 	lbs[i].took_ms = 5;
 	lbs[i].error[0] = '\0';
@@ -585,7 +606,7 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 	struct decision	told = up;
 
 	start();
-	set_lb(0, "be,n1,0,UP,1,1,L7OK,,\n");
+	set_lb_state(0, "be,n1,0,UP,1,1,L7OK,,\n", "2 be 1 n1 1\n");
 	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
 	ck_assert(v.found);
 	ck_assert_str_eq(v.row.status, "UP");
@@ -594,13 +615,25 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 	ck_assert_str_eq(v.warnings[0], "initial weight 1 is below 10: "
 	    "percentages truncate (50% gives 0, every percentage below 100% "
 	    "gives 0)");
-	set_lb(0, "be,n1,0,MAINT,5,5,L7OK,,\n");
+	/* The configured weight from the servers state, not the CSV's. */
+	set_lb_state(0, "be,n1,0,MAINT,2,2,L7OK,,\n", "2 be 1 n1 5\n");
 	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert_int_eq(v.row.weight, 2);
+	ck_assert_int_eq(v.row.initial_weight, 5);
 	ck_assert_uint_eq(v.nwarnings, 2);
 	ck_assert_str_eq(v.warnings[0], "initial weight 5 is below 10: "
 	    "percentages truncate (50% gives 2)");
 	ck_assert_str_eq(v.warnings[1], "shows MAINT, which lbagent did not "
 	    "ask for (an operator's hand? lbagent leaves it as it is)");
+	set_lb_state(0, "be,n1,0,UP,50,50,L7OK,,\n", "2 be 1 n1 100\n");
+	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert_int_eq(v.row.initial_weight, 100);
+	ck_assert_uint_eq(v.nwarnings, 0);
+	/* The stats page (HTTP) has no configured weight on 2.6: unknown. */
+	set_lb(0, "be,n1,0,UP,1,1,L7OK,,\n");
+	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	ck_assert_int_eq(v.row.initial_weight, -1);
+	ck_assert_uint_eq(v.nwarnings, 0);
 	/* A MAINT lbagent asked for (a maint marker) is no surprise. */
 	told.state = NODE_MAINT;
 	set_lb(0, "be,n1,0,MAINT,100,100,L7OK,,\n");
@@ -618,6 +651,27 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 	snprintf(lbs[0].error, sizeof(lbs[0].error), "timeout");
 	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
 	ck_assert_str_eq(v.error, "timeout");
+}
+END_TEST
+
+/* alone_grace 0: back as soon as a round finds nobody, not before. */
+START_TEST(zero_alone_grace)
+{
+	struct transition_conf	c = conf;
+
+	start();
+	c.alone_grace_ms = 0;
+	c.just_out_ms = 0;
+	c.recheck_after_ms = 0;
+	t.conf = &c;
+	set_serving(0, "n2", true);
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	set_serving(0, "n2", false);
+	now += TICK;
+	hold(&down, 2 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_int_eq(t.guard, GUARD_BACK_ALONE);
 }
 END_TEST
 
@@ -652,6 +706,7 @@ main(void)
 	tcase_add_test(tc, self_and_unexpected_node_ids);
 	tcase_add_test(tc, load_balancers_must_show_the_peer_serving);
 	tcase_add_test(tc, what_each_load_balancer_shows_of_this_node);
+	tcase_add_test(tc, zero_alone_grace);
 	tcase_add_test(tc, no_guard_without_peers);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

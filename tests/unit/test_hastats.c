@@ -471,6 +471,75 @@ START_TEST(serving_and_admin)
 }
 END_TEST
 
+/* The Runtime API's "show stat;show servers state": the CSV, then weights. */
+START_TEST(stat_and_servers_state)
+{
+	char			*text;
+	size_t			 len, csv_len, state_len;
+	const char		*state, *why;
+	struct hastats_row	 r;
+	long			 iw;
+
+	text = fixture("stat-and-state-2.6.txt", &len);
+	csv_len = hastats_split(text, len, &state, &state_len);
+	ck_assert_ptr_nonnull(state);
+	ck_assert_uint_eq(csv_len + state_len, len);
+	ck_assert(strncmp(state, "1\n# be_id be_name ", 18) == 0);
+	/* The CSV part reads as any show stat. */
+	ck_assert_int_eq(hastats_find(text, csv_len, "be", "n2", &r, &why), 1);
+	ck_assert_int_eq(r.weight, 50);
+	/* The configured weight is in the servers state only. */
+	ck_assert_int_eq(hastats_initial_weight(state, state_len, "be", "n2",
+	    &iw, &why), 1);
+	ck_assert_int_eq(iw, 100);
+	ck_assert_int_eq(hastats_initial_weight(state, state_len, "be", "n1",
+	    &iw, &why), 1);
+	ck_assert_int_eq(iw, 5);
+	ck_assert_int_eq(hastats_initial_weight(state, state_len, "be", "n",
+	    &iw, &why), 0);
+	ck_assert_int_eq(hastats_initial_weight(state, state_len, "b", "n1",
+	    &iw, &why), 0);
+	/* Every cut of it: never read past the end, never a wrong weight. */
+	for (len = 0; len < state_len; len++) {
+		char *cut = malloc(len ? len : 1);
+		int rc;
+
+		ck_assert_ptr_nonnull(cut);
+		memcpy(cut, state, len);
+		iw = -7;
+		rc = hastats_initial_weight(cut, len, "be", "n2", &iw, &why);
+		ck_assert(rc == -1 || rc == 0 || (rc == 1 && (iw == 100 ||
+		    iw == 10 || iw == 1)));
+		free(cut);
+	}
+	free(text);
+	/* Without a servers state: all of it is CSV. */
+	ck_assert_uint_eq(hastats_split("# pxname,svname\n", 16, &state,
+	    &state_len), 16);
+	ck_assert_ptr_null(state);
+	/* Headers without the columns, numbers that are not. */
+	ck_assert_int_eq(hastats_initial_weight("1\n# be_id be_name srv_name\n",
+	    27, "be", "n1", &iw, &why), -1);
+	ck_assert_str_eq(why, "servers state without be_name, srv_name or "
+	    "srv_iweight");
+	ck_assert_int_eq(hastats_initial_weight("1\n", 2, "be", "n1", &iw,
+	    &why), -1);
+	ck_assert_str_eq(why, "no servers state header");
+	state = "1\n# be_name srv_name srv_iweight\nbe n1 x\n";
+	ck_assert_int_eq(hastats_initial_weight(state, strlen(state), "be",
+	    "n1", &iw, &why), -1);
+	ck_assert_str_eq(why, "servers state: srv_iweight is not a number");
+	state = "1\n# be_name srv_name srv_iweight\nbe n1\n";
+	ck_assert_int_eq(hastats_initial_weight(state, strlen(state), "be",
+	    "n1", &iw, &why), -1);
+	/* The last line may lack its newline. */
+	state = "1\n# be_name srv_name srv_iweight\nbe n1 7";
+	ck_assert_int_eq(hastats_initial_weight(state, strlen(state), "be",
+	    "n1", &iw, &why), 1);
+	ck_assert_int_eq(iw, 7);
+}
+END_TEST
+
 static Suite *
 hastats_suite(void)
 {
@@ -488,9 +557,11 @@ hastats_suite(void)
 	tcase_add_test(tc, truncated);
 	tcase_add_test(tc, huge_lines);
 	tcase_add_test(tc, serving_and_admin);
+	tcase_add_test(tc, stat_and_servers_state);
 	suite_add_tcase(s, tc);
 	return s;
 }
+
 
 int
 main(void)

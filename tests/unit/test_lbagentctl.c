@@ -884,6 +884,41 @@ START_TEST(format_narrow_and_garbage)
 }
 END_TEST
 
+/* The peer guard and the load balancers' view, from a real daemon's answer. */
+START_TEST(format_peer_guard)
+{
+	json_t	*root = fixture("status_peers.json");
+	char	*text = format(root, NULL);
+
+	check_text(text);
+	ck_assert_msg(strstr(text, "  peer guard  holding: peer-guard: dep "
+	    "failing but no other node serving\n") != NULL, "%s", text);
+	ck_assert_ptr_nonnull(strstr(text, "NO OTHER NODE SERVING (asked 0s "
+	    "ago): n2: MAINT on unix:/tmp/hx/admin.sock"));
+	ck_assert_ptr_nonnull(strstr(text, "n2: not serving: MAINT on "
+	    "unix:/tmp/hx/admin.sock"));
+	ck_assert_ptr_nonnull(strstr(text, "WARNING: maint marker obeyed, but "
+	    "no other node is serving"));
+	ck_assert_ptr_nonnull(strstr(text, "  as the load balancers show it\n"
+	    "    unix:/tmp/hx/admin.sock: be/n1 MAINT, weight 5 (initial 5), agent "
+	    "L7OK\n      WARNING: initial weight 5 is below 10:"));
+	ck_assert_ptr_nonnull(strstr(text, "http://127.0.0.1:19700/stats;csv: "
+	    "be/n1 MAINT, weight 5 (initial unknown)"));
+	ck_assert_ptr_nonnull(strstr(text, "\npeers\n  http://127.0.0.1:19601/"
+	    "status: this node\n  n2 (http://127.0.0.1:19602/status): not "
+	    "serving: MAINT on"));
+	free(text);
+	json_decref(root);
+	/* Without peers: the guard is off, no peers list. */
+	root = fixture("status_detail.json");
+	text = format(root, NULL);
+	ck_assert_ptr_null(strstr(text, "\npeers\n"));
+	ck_assert_ptr_null(strstr(text, "as the load balancers show it"));
+	free(text);
+	json_decref(root);
+}
+END_TEST
+
 START_TEST(ages)
 {
 	char	b[32];
@@ -945,6 +980,7 @@ suite(void)
 	tcase_add_test(tc, format_detail);
 	tcase_add_test(tc, format_public);
 	tcase_add_test(tc, format_narrow_and_garbage);
+	tcase_add_test(tc, format_peer_guard);
 	tcase_add_test(tc, ages);
 	suite_add_tcase(s, tc);
 	return s;
