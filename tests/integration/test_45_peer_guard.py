@@ -322,6 +322,11 @@ def unreachable_peers():
     r = a.ask()
     h.expect(r.startswith(b"up 50% #half: "), f"the reduced weight's reply: {r!r}")
     h.expect_equal(a.log_lines("peer-guard", since=mark), [], "nothing from the guard")
+    t = h.wait_until(lambda: pc.this_node(pc.lb_rows(a.detail())[0]), pc.ROUND_S + 2.0,
+                     "the detail showing weight 50 of HAProxy's",
+                     ok=lambda t: t.get("weight") == 50)
+    h.expect(t.get("initial_weight") == 100 and not t.get("warnings"),
+             f"the configured weight is still 100, nothing to warn about: {t}")
     a.heal("half")
     c.hap.wait_status("be", "n1", "UP", pc.OUT_S, "n1 back at weight 100",
                       ok=lambda st: st["weight"] == "100")
