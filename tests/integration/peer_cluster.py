@@ -34,10 +34,11 @@ TOKEN = "peer-guard-test-token"
 SERVICE = ""            # the default service
 PROBE = "dep"           # the failing probe's name, as the hold reason gives it
 
-# One fresh round of questions: every peer and every load balancer, each
-# bounded by the peer timeout (asked in parallel, but say in turn here).
+# A fresh round of questions: all sources are asked at once, each within
+# the peer timeout; a decision may wait for the round in flight and then a
+# new one. Four timeouts and an interval leave a wide margin over that.
 ROUND_S = 4 * PEER_TIMEOUT_MS / 1000.0 + PEER_INTERVAL_MS / 1000.0
-# A probe's change counted, plus HAProxy's next agent check applied.
+# A probe's change counted; HAProxy applying a changed reply.
 PROBE_S = h.probe_bound_s(PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS)
 HAP_S = h.marker_bound_s()
 # From the dependency failing to HAProxy showing the node out.
