@@ -919,18 +919,16 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 	return true;
 }
 
-/* A key of transition_keys in [agent]; arg: where it goes. */
+/* Sets e through table if the table knows it; false when it does not. */
 static bool
-transition_key(struct parse *p, struct entry *e, void *arg)
+table_key(struct parse *p, struct entry *e, const struct config_key *table,
+    size_t n, void *arg)
 {
 	const struct config_key	*k;
 	const char		*why;
 	unsigned		 first;
 
-	if ((k = find_key(transition_keys, NKEYS_OF(transition_keys),
-	    e->key)) == NULL &&
-	    (p->sections[e->section].kind != SEC_SERVICE ||
-	    (k = find_key(guard_keys, NKEYS_OF(guard_keys), e->key)) == NULL))
+	if ((k = find_key(table, n, e->key)) == NULL)
 		return false;
 	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
 		add_error(p->errs, p->path, e->line,
@@ -940,22 +938,23 @@ transition_key(struct parse *p, struct entry *e, void *arg)
 	return true;
 }
 
+/*
+ * A key of transition_keys in [agent] or [service], or of guard_keys in
+ * [service]; arg: the transition_conf it goes into.
+ */
+static bool
+transition_key(struct parse *p, struct entry *e, void *arg)
+{
+	return table_key(p, e, transition_keys, NKEYS_OF(transition_keys),
+	    arg) || (p->sections[e->section].kind == SEC_SERVICE &&
+	    table_key(p, e, guard_keys, NKEYS_OF(guard_keys), arg));
+}
+
 /* A key of guard_keys in [peers]; arg: the [agent]'s transitions. */
 static bool
 guard_key(struct parse *p, struct entry *e, void *arg)
 {
-	const struct config_key	*k;
-	const char		*why;
-	unsigned		 first;
-
-	if ((k = find_key(guard_keys, NKEYS_OF(guard_keys), e->key)) == NULL)
-		return false;
-	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
-		add_error(p->errs, p->path, e->line,
-		    "%s: given twice (first on line %u)", e->key, first);
-	else if (set_value(arg, k, e->value, &why) == -1)
-		value_error(p, e, k, why);
-	return true;
+	return table_key(p, e, guard_keys, NKEYS_OF(guard_keys), arg);
 }
 
 /*

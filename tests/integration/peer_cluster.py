@@ -514,3 +514,16 @@ class LaggedView:
 
     def __repr__(self):
         return f"<LaggedView :{self.port} -> {self.upstream_port} ({self.lag_s:g} s behind)>"
+
+
+def run_scenarios(scenarios):
+    """Runs each (title, function) in order; PEERTEST_ONLY=2,5 runs those
+    only (the number before the title's first dot)."""
+    h.require_haproxy()
+    h.require_kinds("http")
+    only = {s.strip() for s in os.environ.get("PEERTEST_ONLY", "").split(",") if s.strip()}
+    for title, fn in scenarios:
+        if only and title.split(".")[0] not in only:
+            continue
+        h.section(title)
+        fn()

@@ -41,7 +41,6 @@ PEERTEST_ONLY=2,5 runs only those scenarios (by number above);
 PEERTEST_NO_PEERS=1 leaves the [peers] section out (scaffolding check:
 only scenario 1 is meaningful then)."""
 
-import os
 import re
 import sys
 import time
@@ -478,15 +477,4 @@ SCENARIOS = [
 ]
 
 
-def main():
-    h.require_haproxy()
-    h.require_kinds("http")
-    only = {s.strip() for s in os.environ.get("PEERTEST_ONLY", "").split(",") if s.strip()}
-    for title, fn in SCENARIOS:
-        if only and title.split(".")[0] not in only:
-            continue
-        h.section(title)
-        fn()
-
-
-h.run(main)
+h.run(lambda: pc.run_scenarios(SCENARIOS))
