@@ -494,6 +494,23 @@ failing_names(const char *reason, char *buf, size_t size)
 }
 
 /*
+ * The guard's reason for the reply: head, the failing names cut to what
+ * fits, tail; within REASON_MAX so that the tail always shows.
+ */
+static void
+guard_reason(struct transition *t, const char *head, const char *names,
+    const char *tail)
+{
+	size_t	room = REASON_MAX - strlen(head) - strlen(tail);
+
+	snprintf(t->guard_reason, sizeof(t->guard_reason), "%s%.*s%s", head,
+	    (int)room, names, tail);
+	snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
+}
+
+#define LATCHED_HEAD	"peer-guard: latched until restart; "
+
+/*
  * Going out by the rules is due: may it? It needs a round started since
  * it became due, and that round must show another node serving. Else
  * the node stays in (logged once per episode) or, latched, always.
@@ -507,10 +524,7 @@ guard_lets_out(struct transition *t, const struct peer_view *pv,
 
 	failing_names(target->reason, names, sizeof(names));
 	if (t->guard == GUARD_LATCHED) {
-		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
-		    "latched (no other node was serving right after going "
-		    "out); %.*s failing", REASON_MAX - 96, names);
-		snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
+		guard_reason(t, LATCHED_HEAD, names, " failing");
 		if (!t->guard_warned)
 			note(notes, true, "peer-guard: staying in: %s failing, but "
 			    "latched since coming back right after going out: no "
@@ -532,11 +546,10 @@ guard_lets_out(struct transition *t, const struct peer_view *pv,
 	/* Back for alone_grace, it keeps saying so until someone serves. */
 	if (t->guard != GUARD_BACK_ALONE) {
 		guard_set(t, GUARD_HOLDING, now_ms);
-		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
-		    "%.*s failing but no other node serving", REASON_MAX - 64,
-		    names);
-	}
-	snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
+		guard_reason(t, "peer-guard: ", names, " failing but no other "
+		    "node serving");
+	} else
+		snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
 	if (!t->guard_warned)
 		note(notes, true, "peer-guard: staying in although failing "
 		    "(%s): no other node serving (%s)", target->reason, pv->why);
@@ -554,7 +567,7 @@ guard_back(struct transition *t, const struct peer_view *pv,
 	int				 tl = transition_level(target);
 	int				 from = t->level;
 	char				 names[REASON_MAX + 1], g[32], a[32];
-	char				 lb[16], fb[16];
+	char				 lb[16], fb[16], head[80];
 
 	failing_names(target->reason, names, sizeof(names));
 	t->level = tl >= 1 ? tl : LEVEL_MAX;
@@ -567,9 +580,7 @@ guard_back(struct transition *t, const struct peer_view *pv,
 	units_format_ms(c->alone_grace_ms, g, sizeof(g));
 	if (latch) {
 		guard_set(t, GUARD_LATCHED, now_ms);
-		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
-		    "latched (no other node was serving right after going "
-		    "out); %.*s failing", REASON_MAX - 96, names);
+		guard_reason(t, LATCHED_HEAD, names, " failing");
 		note(notes, true, "peer-guard: %s (was %s) right after going out: "
 		    "no other node serving (%s); latched: no automated going out "
 		    "until lbagent restarts",
@@ -577,15 +588,14 @@ guard_back(struct transition *t, const struct peer_view *pv,
 		    transition_level_text(from, fb), pv->why);
 	} else {
 		guard_set(t, GUARD_BACK_ALONE, now_ms);
-		snprintf(t->guard_reason, sizeof(t->guard_reason), "peer-guard: "
-		    "no other node has served for %s; %.*s failing", a,
-		    REASON_MAX - 96, names);
+		snprintf(head, sizeof(head), "peer-guard: no other node served "
+		    "for %s; ", a);
+		guard_reason(t, head, names, " failing");
 		note(notes, true, "peer-guard: %s (was %s) although %s failing: "
 		    "no other node has served for %s (alone_grace %s; %s)",
 		    transition_level_text(t->level, lb),
 		    transition_level_text(from, fb), names, a, g, pv->why);
 	}
-	snprintf(t->reason, sizeof(t->reason), "%s", t->guard_reason);
 }
 
 /*

@@ -337,7 +337,8 @@ START_TEST(back_after_alone_grace_and_out_again)
 	ck_assert_int_eq(t.guard, GUARD_BACK_ALONE);
 	ck_assert(t.since_ms - gone >= 30 * S - S);
 	ck_assert_ptr_nonnull(strstr(out.reason, "peer-guard: no other node "
-	    "has served for"));
+	    "served for 3"));
+	ck_assert_ptr_nonnull(strstr(out.reason, "; client-api failing"));
 	ck_assert_ptr_nonnull(strstr(all_notes, "(alone_grace 30s; n2: not "
 	    "serving)"));
 	/* Still failing and alone: stays in, saying so once. */
@@ -376,7 +377,8 @@ START_TEST(look_again_brings_it_back_and_latches)
 	ck_assert_ptr_nonnull(strstr(all_notes, "right after going out: no "
 	    "other node serving (n2: not serving); latched: no automated going "
 	    "out until lbagent restarts"));
-	ck_assert_ptr_nonnull(strstr(out.reason, "peer-guard: latched"));
+	ck_assert_str_eq(out.reason, "peer-guard: latched until restart; "
+	    "client-api failing");
 	/* Others serve again, it still fails: it stays in. */
 	set_serving(0, "n2", true);
 	now += TICK;
@@ -675,6 +677,44 @@ START_TEST(zero_alone_grace)
 }
 END_TEST
 
+/* Long probe names are cut; what the guard says always shows. */
+START_TEST(reasons_fit)
+{
+	static const char *const tails[] = { " failing but no other node serving",
+	    " failing" };
+	size_t	i;
+
+	start();
+	snprintf(down.reason, sizeof(down.reason), "%s", "a_very_long_probe_"
+	    "name_number_one: HTTP 503; another_very_long_probe_name: timed "
+	    "out; third: x");
+	set_serving(0, "n2", false);
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_uint_le(strlen(out.reason), REASON_MAX);
+	ck_assert_msg(strlen(out.reason) > strlen(tails[0]) &&
+	    strcmp(out.reason + strlen(out.reason) - strlen(tails[0]),
+	    tails[0]) == 0, "%s", out.reason);
+	ck_assert(strncmp(out.reason, "peer-guard: a_very_long_probe_name_"
+	    "number_one, another", 50) == 0);
+	/* Latched, the same. */
+	start();
+	snprintf(down.reason, sizeof(down.reason), "%s", "a_very_long_probe_"
+	    "name_number_one: HTTP 503; another_very_long_probe_name: timed "
+	    "out; third: x");
+	set_serving(0, "n2", true);
+	hold(&down, 30 * S);
+	set_serving(0, "n2", false);
+	now += TICK;
+	hold(&down, 3 * S);
+	ck_assert_int_eq(t.guard, GUARD_LATCHED);
+	i = strlen(out.reason);
+	ck_assert_uint_le(i, REASON_MAX);
+	ck_assert_msg(i > strlen(tails[1]) && strcmp(out.reason + i -
+	    strlen(tails[1]), tails[1]) == 0, "%s", out.reason);
+}
+END_TEST
+
 START_TEST(no_guard_without_peers)
 {
 	start();
@@ -707,6 +747,7 @@ main(void)
 	tcase_add_test(tc, load_balancers_must_show_the_peer_serving);
 	tcase_add_test(tc, what_each_load_balancer_shows_of_this_node);
 	tcase_add_test(tc, zero_alone_grace);
+	tcase_add_test(tc, reasons_fit);
 	tcase_add_test(tc, no_guard_without_peers);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
