@@ -1,5 +1,4 @@
 /* The peer guard's sources: other nodes' lbagent and the load balancers. */
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +7,7 @@
 #include <jansson.h>
 
 #include "lbagent/clock.h"
-#include "lbagent/log.h"
 #include "lbagent/peers.h"
-#include "lbagent/units.h"
 
 #define NO_TIME		INT64_MIN
 #define PEER_SERVICES_MAX	1024	/* in one answer; beyond: malformed */
