@@ -353,11 +353,11 @@ probes_settled(const struct service *s)
  * the marker took effect).
  */
 static void
-marker_guard(struct service *s, const struct decision *d)
+marker_guard(struct service *s, const struct decision *d,
+    const struct peer_view *pv)
 {
-	struct peer_view	pv;
-	char			p[96];
-	const char		*kind;
+	char		 p[96];
+	const char	*kind;
 
 	if (d->state != NODE_MAINT && d->state != NODE_DRAIN) {
 		s->marker_out_ms = INT64_MIN;
@@ -368,12 +368,11 @@ marker_guard(struct service *s, const struct decision *d)
 	kind = d->state == NODE_MAINT ? "maint" : "drain";
 	if (s->marker_out_ms == INT64_MIN)
 		s->marker_out_ms = clock_now_ms();
-	peers_view(s->a->peers, (size_t)(s - s->a->svcs), &pv);
-	if (pv.round_ms == INT64_MIN || pv.round_ms < s->marker_out_ms) {
+	if (pv->round_ms == INT64_MIN || pv->round_ms < s->marker_out_ms) {
 		peers_ask(s->a->peers);
 		return;
 	}
-	if (pv.other_serving) {
+	if (pv->other_serving) {
 		s->marker_warning[0] = '\0';
 		s->marker_warned = false;
 		return;
@@ -382,7 +381,7 @@ marker_guard(struct service *s, const struct decision *d)
 	    "obeyed, but no other node is serving", kind);
 	if (!s->marker_warned)
 		log_warnx("%speer-guard: %s (%s)", prefix(s, p),
-		    s->marker_warning, pv.why);
+		    s->marker_warning, pv->why);
 	s->marker_warned = true;
 }
 
@@ -475,6 +474,9 @@ service_evaluate(struct service *s, bool at_start)
 	rules_evaluate(in, in != NULL ? s->nprobes : 0, &target);
 	free(in);
 	s->target = target;
+	/* The peer guard's view, once, for the engine and the markers. */
+	if (s->a->peers != NULL)
+		peers_view(s->a->peers, (size_t)(s - s->a->svcs), &pv);
 	if ((why = off_source(s, wb, sizeof(wb))) != NULL) {
 		snprintf(s->off_by, sizeof(s->off_by), "%s", why);
 		if (!s->off)
@@ -491,8 +493,6 @@ service_evaluate(struct service *s, bool at_start)
 			    da);
 		}
 		s->off = false;
-		if (s->a->peers != NULL)
-			peers_view(s->a->peers, (size_t)(s - s->a->svcs), &pv);
 		if (transition_evaluate(&s->tr, &target, probes_settled(s),
 		    s->a->peers != NULL ? &pv : NULL, clock_now_ms(), &auto_d,
 		    &notes))
@@ -509,7 +509,7 @@ service_evaluate(struct service *s, bool at_start)
 	}
 	decision_make(&s->a->node, s->marker_dir ? &s->own : NULL, &auto_d, &d);
 	if (s->a->peers != NULL)
-		marker_guard(s, &d);
+		marker_guard(s, &d, &pv);
 	service_set_decision(s, &d, at_start);
 }
 

@@ -230,6 +230,13 @@ text_or_null(const char *s)
 	return s == NULL || s[0] == '\0' ? json_null() : json_string(s);
 }
 
+/* Why a peer does not serve, or null when it does. */
+static json_t *
+why_not_json(const struct peer_verdict *d)
+{
+	return d->serving ? json_null() : json_string(d->why);
+}
+
 /* The peer guard of one service: its state and the round it rests on. */
 static json_t *
 guard_json(const struct agent *a, size_t i,
@@ -256,8 +263,7 @@ guard_json(const struct agent *a, size_t i,
 				continue;
 			json_array_append_new(peers, json_pack("{s:o, s:b, s:o}",
 			    "node_id", text_or_null(pd->node_id), "serving",
-			    pd->serving, "why_not", pd->serving ? json_null() :
-			    json_string(pd->why)));
+			    pd->serving, "why_not", why_not_json(pd)));
 		}
 	o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	    "state", guard_state_name(t->guard), "since",
@@ -299,13 +305,12 @@ peers_json(const struct agent *a, const struct status_clock *c)
 				agent_service_view(a, i, &v);
 				json_array_append_new(svcs, json_pack("{s:s, s:b, "
 				    "s:o}", "name", v.name, "serving", d->serving,
-				    "why_not", d->serving ? json_null() :
-				    json_string(d->why)));
+				    "why_not", why_not_json(d)));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:o, s:b, s:b, s:o, "
 		    "s:o, s:o}", "agent", p->src.text, "node_id", text_or_null(id),
 		    "self", d0->self, "serving", d0->serving, "why_not",
-		    d0->serving || d0->self ? json_null() : json_string(d0->why),
+		    d0->self ? json_null() : why_not_json(d0),
 		    "last_seen_s", age_json(p->seen_ms, c), "services", svcs));
 	}
 	return arr;
