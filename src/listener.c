@@ -659,6 +659,52 @@ fail:
 	return NULL;
 }
 
+/*
+ * A service number of the old configuration as one of the reloaded agent's
+ * (services are matched by name, and may have moved); -2 when it is gone.
+ */
+static int
+remap_service(const struct listener *l, int service)
+{
+	const char	*name;
+	int		 now;
+
+	if (service == AGENT_SHARED_PORT)
+		return service;
+	name = service == 0 ? "" : l->cfg->services[service - 1].name;
+	return (now = agent_find_service(l->agent, name)) >= 0 ? now : -2;
+}
+
+/*
+ * Connections open across a reload (the agent already reloaded, l->cfg
+ * still the old configuration) follow their services by name. One whose
+ * service is gone is closed if not answered yet, and its late text, if
+ * any still comes, is read and dropped: it has no service to go to.
+ */
+static void
+remap_conns(struct listener *l)
+{
+	struct conn	*c, *next;
+	int		 port, service;
+
+	for (c = l->conns; c != NULL; c = next) {
+		next = c->next;
+		port = remap_service(l, c->port);
+		service = c->state == CONN_REQUEST ? 0 :
+		    remap_service(l, c->service);
+		if (port == -2 || service == -2) {
+			if (c->state == CONN_REQUEST) {
+				conn_close(c);
+				continue;
+			}
+			c->late_done = true;
+		}
+		c->port = port == -2 ? AGENT_SHARED_PORT : port;
+		if (service >= 0)
+			c->service = service;
+	}
+}
+
 int
 listener_reload(struct listener *l, const struct config *cfg)
 {
@@ -670,6 +716,7 @@ listener_reload(struct listener *l, const struct config *cfg)
 		l->ports[i]->wanted = l->ports[i]->passed;
 		passed |= l->ports[i]->passed;
 	}
+	remap_conns(l);
 	l->cfg = cfg;
 	/*
 	 * First mark the ports that stay (with their service's new number),

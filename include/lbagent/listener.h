@@ -27,8 +27,11 @@ struct listener	*listener_new(struct event_base *, const struct config *,
 		    struct agent *, const int *fds, size_t nfds);
 /*
  * A reload: ports whose address and service stay keep their sockets (and
- * connections); the others close; new ones are bound. -1 when an address
- * could not be bound (logged; the others are in place).
+ * connections); the others close; new ones are bound. Open connections
+ * follow their services by name (one whose service is gone is closed, or
+ * its late text dropped). Called after agent_reload() and before the old
+ * configuration is freed. -1 when an address could not be bound (logged;
+ * the others are in place).
  */
 int		 listener_reload(struct listener *, const struct config *);
 /* Stops accepting and closes every open connection. */
