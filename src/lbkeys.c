@@ -12,6 +12,16 @@ struct lbkeys {
 	unsigned	 claims;	/* what the current decision claims */
 	struct lbkey	*last;		/* of the latest check; NULL after a removal */
 	int64_t		 forget_after_ms;
+	/*
+	 * Claims a state file showed: a key first seen before inherit_until
+	 * may have seen them in the last moments before lbagent died, its
+	 * "saw" not yet saved (lbkeys_from_json).
+	 */
+	unsigned	 inherit;
+	int64_t		 inherit_until_ms;
+	/* Newcomers refused or evicted since the last warning about them. */
+	unsigned	 crowded;
+	int64_t		 crowded_warned_ms;	/* INT64_MIN: never */
 };
 
 static const char *const claim_names[CLAIM_COUNT] = { "admin", "weight" };
@@ -24,6 +34,7 @@ lbkeys_new(int64_t forget_after_ms)
 	if ((lbk = calloc(1, sizeof(*lbk))) == NULL)
 		return NULL;
 	lbk->forget_after_ms = forget_after_ms;
+	lbk->crowded_warned_ms = INT64_MIN;
 	return lbk;
 }
 
@@ -80,30 +91,106 @@ remove_at(struct lbkeys *lbk, size_t i)
 	lbk->keys[i] = lbk->keys[--lbk->count];
 }
 
-/* Makes room by dropping the key seen longest ago; only a flood gets here. */
-static void
-evict_oldest(struct lbkeys *lbk)
+/*
+ * A key that saw a claim, or is owed a restore word, is what ownership rests
+ * on: it is never dropped to make room for a newcomer.
+ */
+static bool
+protected_key(const struct lbkey *k)
 {
-	char	label[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4];
-	size_t	i, oldest = 0;
-
-	for (i = 1; i < lbk->count; i++)
-		if (lbk->keys[i].last_seen_ms < lbk->keys[oldest].last_seen_ms)
-			oldest = i;
-	log_warnx("more than %d load-balancer keys: forgetting %s",
-	    LBKEYS_MAX, key_label(&lbk->keys[oldest], label));
-	remove_at(lbk, oldest);
+	return k->saw != 0 || k->owes != 0;
 }
 
+/* The keys of addr, and the one of them seen longest ago that may go. */
+static size_t
+addr_keys(const struct lbkeys *lbk, const char *addr, ssize_t *oldest)
+{
+	size_t	i, n = 0;
+
+	*oldest = -1;
+	for (i = 0; i < lbk->count; i++) {
+		const struct lbkey *k = &lbk->keys[i];
+
+		if (strcmp(k->addr, addr) != 0)
+			continue;
+		n++;
+		if (!protected_key(k) && (*oldest == -1 ||
+		    k->last_seen_ms < lbk->keys[*oldest].last_seen_ms))
+			*oldest = (ssize_t)i;
+	}
+	return n;
+}
+
+/* Of all keys, the one seen longest ago that may go; -1: none may. */
+static ssize_t
+oldest_unprotected(const struct lbkeys *lbk)
+{
+	ssize_t	oldest = -1;
+	size_t	i;
+
+	for (i = 0; i < lbk->count; i++)
+		if (!protected_key(&lbk->keys[i]) && (oldest == -1 ||
+		    lbk->keys[i].last_seen_ms < lbk->keys[oldest].last_seen_ms))
+			oldest = (ssize_t)i;
+	return oldest;
+}
+
+/* At most one warning per LBKEYS_WARN_EVERY_MS about newcomers crowding. */
+static void
+note_crowded(struct lbkeys *lbk, const char *addr, const char *what,
+    int64_t now_ms)
+{
+	lbk->crowded++;
+	if (lbk->crowded_warned_ms != INT64_MIN &&
+	    now_ms - lbk->crowded_warned_ms < LBKEYS_WARN_EVERY_MS)
+		return;
+	log_warnx("load-balancer keys: %s (latest from %s; %u such in the "
+	    "last %d s); keys that saw a claim or are owed a restore word are "
+	    "kept", what, addr, lbk->crowded, LBKEYS_WARN_EVERY_MS / 1000);
+	lbk->crowded = 0;
+	lbk->crowded_warned_ms = now_ms;
+}
+
+/*
+ * Makes room for a new key from addr: at most LBKEYS_PER_ADDR per address
+ * and LBKEYS_MAX in all, dropping the unprotected key seen longest ago (of
+ * addr, when addr has its share already). False when there is no room:
+ * every key that could go is protected.
+ */
+static bool
+make_room(struct lbkeys *lbk, const char *addr, int64_t now_ms)
+{
+	ssize_t	victim;
+
+	if (addr_keys(lbk, addr, &victim) < LBKEYS_PER_ADDR) {
+		if (lbk->count < LBKEYS_MAX)
+			return true;
+		if ((victim = oldest_unprotected(lbk)) == -1) {
+			note_crowded(lbk, addr, "every key matters: a new key "
+			    "is not remembered", now_ms);
+			return false;
+		}
+		note_crowded(lbk, addr, "full: forgetting the key seen "
+		    "longest ago", now_ms);
+	} else if (victim == -1) {
+		note_crowded(lbk, addr, "every key of one address matters: a "
+		    "new key from it is not remembered", now_ms);
+		return false;
+	} else
+		note_crowded(lbk, addr, "an address has its share: forgetting "
+		    "its key seen longest ago", now_ms);
+	remove_at(lbk, (size_t)victim);
+	return true;
+}
+
+/* A new key at the end of the table; NULL when out of memory. */
 static struct lbkey *
-add(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
+append(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
     int64_t now_ms)
 {
 	struct lbkey	*k;
 	size_t		 cap;
 
-	if (lbk->count == LBKEYS_MAX)
-		evict_oldest(lbk);
 	if (lbk->count == lbk->cap) {
 		cap = lbk->cap ? lbk->cap * 2 : 8;
 		if ((k = realloc(lbk->keys, cap * sizeof(*k))) == NULL)
@@ -121,6 +208,16 @@ add(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
 	k->textlen = len;
 	k->last_seen_ms = now_ms;
 	return k;
+}
+
+/* A key for a newcomer, if there is room for it (make_room). */
+static struct lbkey *
+add(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
+    int64_t now_ms)
+{
+	if (!make_room(lbk, addr, now_ms))
+		return NULL;
+	return append(lbk, addr, text, len, now_ms);
 }
 
 int64_t
@@ -217,6 +314,25 @@ collect_restore(struct lbkey *k, int64_t now_ms, bool *changed)
 	return restore;
 }
 
+/*
+ * A key new since the state file was loaded, while the file's claims may
+ * still be unsettled: it may be a load balancer that saw them in the last
+ * moments before lbagent died, before its "saw" was saved. A claim
+ * released since is owed to it: one 'ready' too many, to a load balancer
+ * that asked just now, is the price of never stranding a server in DRAIN.
+ */
+static void
+inherit(struct lbkeys *lbk, struct lbkey *k, int64_t now_ms)
+{
+	if (lbk->inherit == 0)
+		return;
+	if (now_ms >= lbk->inherit_until_ms) {
+		lbk->inherit = 0;
+		return;
+	}
+	k->owes |= lbk->inherit & ~lbk->claims;
+}
+
 static void
 note_gap(struct lbkeys *lbk, struct lbkey *k, int64_t now_ms)
 {
@@ -243,10 +359,13 @@ lbkeys_check(struct lbkeys *lbk, const char *addr, const char *text,
 	if (len > LBKEY_TEXT_MAX)
 		len = LBKEY_TEXT_MAX;
 	if ((k = find(lbk, addr, text, len)) == NULL) {
-		if ((k = add(lbk, addr, text, len, now_ms)) == NULL)
+		if ((k = add(lbk, addr, text, len, now_ms)) == NULL) {
+			lbk->last = NULL;
 			return 0;
+		}
 		*created = true;
 		*changed = true;
+		inherit(lbk, k, now_ms);
 	} else
 		note_gap(lbk, k, now_ms);
 	k->last_seen_ms = now_ms;
@@ -481,7 +600,7 @@ key_from_json(struct lbkeys *lbk, const json_t *o, int64_t now_ms,
 	    !json_is_array(owes) || find(lbk, addr, text, (size_t)len) != NULL)
 		return -1;
 	if (lbk->count == LBKEYS_MAX ||
-	    (k = add(lbk, addr, text, (size_t)len, now_ms)) == NULL)
+	    (k = append(lbk, addr, text, (size_t)len, now_ms)) == NULL)
 		return -1;
 	k->checks = (uint64_t)checks;
 	json_array_foreach(gaps, i, v) {
@@ -514,6 +633,13 @@ key_from_json(struct lbkeys *lbk, const json_t *o, int64_t now_ms,
 	}
 	if (k->saw & k->owes)
 		goto bad;
+	/*
+	 * The file shows a claim: this key may have seen it in the last
+	 * moments before lbagent died, its "saw" not yet saved. Err towards
+	 * one restore word too many (lbkeys_check's inherit for keys that
+	 * were not saved at all).
+	 */
+	k->saw |= lbk->claims & ~k->owes;
 	return 0;
 bad:
 	remove_at(lbk, lbk->count - 1);
@@ -538,5 +664,12 @@ lbkeys_from_json(struct lbkeys *lbk, const json_t *arr, int64_t now_ms,
 			return -1;
 		}
 	}
+	/* New keys get the file's claims for one restore window (inherit). */
+	lbk->inherit = lbk->claims;
+	lbk->inherit_until_ms = now_ms + LBKEY_DEFAULT_GAP_MS * 2;
+	for (i = 0; i < lbk->count; i++)
+		if (now_ms + lbkeys_window_ms(&lbk->keys[i]) > lbk->inherit_until_ms)
+			lbk->inherit_until_ms = now_ms +
+			    lbkeys_window_ms(&lbk->keys[i]);
 	return 0;
 }

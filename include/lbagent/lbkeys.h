@@ -5,6 +5,14 @@
  * of its claims (reply.h) the key has seen, and after a claim ends, owes
  * that key the restore word for twice the longest gap between its checks,
  * and at least once. Pure logic over a caller-supplied clock (ms).
+ *
+ * The table is bounded: LBKEYS_PER_ADDR keys per source address and
+ * LBKEYS_MAX in all. A newcomer takes the place of the key seen longest
+ * ago (of its own address once that address has its share), but never of
+ * a key that saw a claim or is owed a restore word: when only such keys
+ * are left, the newcomer is answered and not remembered. So a flood of
+ * texts, from one address or many, cannot make lbagent forget what it owes
+ * a load balancer. Crowding is logged at most every LBKEYS_WARN_EVERY_MS.
  */
 #ifndef LBAGENT_LBKEYS_H
 #define LBAGENT_LBKEYS_H
@@ -22,6 +30,8 @@
 #define LBKEY_GAPS		8	/* the gaps remembered per key */
 #define LBKEY_DEFAULT_GAP_MS	2000	/* HAProxy's default agent-inter */
 #define LBKEYS_MAX		1024
+#define LBKEYS_PER_ADDR		128	/* keys from one source address */
+#define LBKEYS_WARN_EVERY_MS	10000	/* about newcomers crowding */
 
 struct lbkey {
 	char		addr[LBKEY_ADDR_MAX];
@@ -94,7 +104,12 @@ unsigned	 lbkeys_owed(const struct lbkeys *);
  * Persistence. Times go out as wall-clock milliseconds and come back as
  * ages, so a wall clock that jumped gives no negative age. On load every
  * key counts as seen now: while lbagent was stopped, silence proves
- * nothing.
+ * nothing. Key bookkeeping is saved at most once a second, so a file may
+ * lack the last second's "saw": when it shows a claim (set with
+ * lbkeys_claim before loading), every loaded key counts as having seen it,
+ * and a key new within one restore window of the load is owed whatever of
+ * it has been released by then. Erring towards one restore word too many
+ * never strands a server in DRAIN.
  */
 /* CLAIM_* bits as ["admin", "weight"], and back (-1: not such a list). */
 json_t		*lbkeys_bits_to_json(unsigned bits);

@@ -200,17 +200,146 @@ END_TEST
 START_TEST(flood_is_bounded)
 {
 	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+	char		 addr[32], text[32];
+	int		 i;
+
+	now = 1000;
+	for (i = 0; i < LBKEYS_MAX + 100; i++) {
+		snprintf(addr, sizeof(addr), "10.9.%d.%d", i / 100, i % 100);
+		snprintf(text, sizeof(text), "garbage%d", i);
+		now++;
+		check(lbk, addr, text);
+	}
+	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+/* A flood from one address only ever displaces that address's own keys. */
+START_TEST(flood_from_one_address_keeps_the_others)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
 	char		 text[32];
 	int		 i;
 
 	now = 1000;
+	check(lbk, "10.0.0.1", "web");
 	for (i = 0; i < LBKEYS_MAX + 100; i++) {
 		snprintf(text, sizeof(text), "garbage%d", i);
 		now++;
 		check(lbk, "10.9.9.9", text);
 	}
+	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_PER_ADDR + 1);
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	now += 2000;
+	check(lbk, "10.0.0.1", "web");
+	lbkeys_claim(lbk, 0, now);
+	now += 2000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+/*
+ * A flood from many addresses fills the table, but a key that saw a claim
+ * or is owed a restore word is never the one to go: the newcomers take
+ * each other's places, and once only such keys are left, a newcomer is
+ * answered without being remembered.
+ */
+START_TEST(flood_never_evicts_what_is_owed)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
+	char		 addr[32], text[32];
+	bool		 created, changed;
+	int		 i;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	check(lbk, "10.0.0.1", "web");		/* saw the drain */
+	check(lbk, "10.0.0.2", "web");
+	lbkeys_claim(lbk, 0, now);		/* both owed ready */
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), CLAIM_ADMIN);
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);	/* 10.0.0.2 saw it again */
+	for (i = 0; i < 3 * LBKEYS_MAX; i++) {
+		snprintf(addr, sizeof(addr), "10.8.%d.%d", i / 100, i % 100);
+		snprintf(text, sizeof(text), "flood%d", i);
+		now++;
+		check(lbk, addr, text);
+	}
+	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
+	lbkeys_claim(lbk, 0, now);
+	now += 1000;
+	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
+	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), CLAIM_ADMIN);
+
+	/* Every key protected now (all saw the claim): no room at all. */
+	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	for (i = 0; i < LBKEYS_MAX; i++)
+		check(lbk, lbkeys_get(lbk, (size_t)i)->addr,
+		    lbkeys_get(lbk, (size_t)i)->text);
+	ck_assert_uint_eq(lbkeys_check(lbk, "10.7.7.7", "new", 3, now,
+	    &created, &changed), 0);
+	ck_assert(!created);
 	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
 	lbkeys_free(lbk);
+}
+END_TEST
+
+/*
+ * lbagent died just after a load balancer's first drain reply: the file
+ * has the claim but not the key's "saw". Loaded, the key counts as having
+ * seen it; a key the file lacks, new within a restore window of the load,
+ * is owed what was released since.
+ */
+START_TEST(claim_in_file_without_saw_is_owed)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS), *back;
+	const char	*why = NULL;
+	json_t		*j;
+	int64_t		 wall = 1700000000000;
+
+	now = 1000;
+	check(lbk, "10.0.0.1", "web");		/* seen while up */
+	j = lbkeys_to_json(lbk, now, wall);	/* saved before the drain */
+	lbkeys_free(lbk);
+
+	back = lbkeys_new(FORGET_MS);
+	now = 10;
+	lbkeys_claim(back, CLAIM_ADMIN, now);	/* the file's claim */
+	ck_assert_msg(lbkeys_from_json(back, j, now, wall + 500, &why) == 0,
+	    "%s", why);
+	json_decref(j);
+	lbkeys_claim(back, 0, now);		/* restarted without the marker */
+	now += 100;
+	ck_assert_uint_eq(check(back, "10.0.0.1", "web"), CLAIM_ADMIN);
+	/* A key the file never had, within the window: owed too. */
+	ck_assert_uint_eq(check(back, "10.0.0.2", "web"), CLAIM_ADMIN);
+	/* Past the window, a newcomer is just a newcomer. */
+	now += 2 * LBKEY_DEFAULT_GAP_MS;
+	ck_assert_uint_eq(check(back, "10.0.0.3", "web"), 0);
+	lbkeys_free(back);
+}
+END_TEST
+
+/* A file without a claim makes no debts. */
+START_TEST(no_claim_in_file_no_debts)
+{
+	struct lbkeys	*lbk = lbkeys_new(FORGET_MS), *back;
+	const char	*why = NULL;
+	json_t		*j;
+
+	now = 1000;
+	check(lbk, "10.0.0.1", "web");
+	j = lbkeys_to_json(lbk, now, 1700000000000);
+	lbkeys_free(lbk);
+	back = lbkeys_new(FORGET_MS);
+	now = 10;
+	ck_assert_int_eq(lbkeys_from_json(back, j, now, 1700000000000, &why), 0);
+	json_decref(j);
+	ck_assert_uint_eq(check(back, "10.0.0.1", "web"), 0);
+	ck_assert_uint_eq(check(back, "10.0.0.2", "web"), 0);
+	ck_assert_uint_eq(lbkeys_owing(back), 0);
+	lbkeys_free(back);
 }
 END_TEST
 
@@ -335,6 +464,10 @@ main(void)
 	tcase_add_test(tc, weight_claim_is_separate);
 	tcase_add_test(tc, late_text_moves_the_claim);
 	tcase_add_test(tc, flood_is_bounded);
+	tcase_add_test(tc, flood_from_one_address_keeps_the_others);
+	tcase_add_test(tc, flood_never_evicts_what_is_owed);
+	tcase_add_test(tc, claim_in_file_without_saw_is_owed);
+	tcase_add_test(tc, no_claim_in_file_no_debts);
 	tcase_add_test(tc, restart_in_the_middle);
 	tcase_add_test(tc, wall_clock_backwards_is_age_zero);
 	tcase_add_test(tc, malformed_json_rejected);
