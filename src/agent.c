@@ -230,7 +230,7 @@ service_set_decision(struct service *s, const struct decision *d,
     bool at_start)
 {
 	char		 was[REPLY_MAX], now[REPLY_MAX], p[96], wb[24], nb[24];
-	unsigned	 claims, released;
+	unsigned	 claims, released, held;
 	const char	*what, *from, *to;
 
 	if (s->has_decision && decision_equal(&s->decision, d) && !at_start)
@@ -265,7 +265,8 @@ service_set_decision(struct service *s, const struct decision *d,
 	if (d->automation_off)
 		claims |= (lbkeys_claims(s->keys) | lbkeys_owed(s->keys)) &
 		    CLAIM_WEIGHT;
-	released = lbkeys_claims(s->keys) & ~claims;
+	held = lbkeys_claims(s->keys);
+	released = held & ~claims;
 	lbkeys_claim(s->keys, claims, clock_now_ms());
 	what = s->has_decision ? node_state_name(s->decision.state) : "claim";
 	if (released & CLAIM_ADMIN)
@@ -275,7 +276,15 @@ service_set_decision(struct service *s, const struct decision *d,
 	s->decision = *d;
 	s->has_decision = true;
 	notify_status(s->a);
-	schedule_save(s->a);
+	/*
+	 * A claim that starts or ends is on disk before any reply carries its
+	 * lines: a restart must know what the load balancers may hold. This
+	 * is a marker's or a probe's turn of the loop, never a reply's.
+	 */
+	if (claims != held)
+		save_cb(-1, 0, s->a);
+	else
+		schedule_save(s->a);
 }
 
 /* Why automation is off for s ("LBAGENT_MODE=off", ...); NULL: it is on. */
@@ -580,7 +589,7 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < a->nsvcs; i++)
 		changed |= lbkeys_expire(a->svcs[i].keys, clock_now_ms());
 	if (changed)
-		schedule_save(a);
+		schedule_save_soon(a);
 }
 
 /* A probe finished a run: the services it belongs to look again. */
@@ -1061,8 +1070,9 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
 	lbkeys_note_reply(s->keys, buf, s->lens[restore] - 1);
 	s->replies++;
+	/* Key bookkeeping: saved within a second, never in a reply's turn. */
 	if (changed)
-		schedule_save(a);
+		schedule_save_soon(a);
 	return s->lens[restore];
 }
 
@@ -1126,7 +1136,7 @@ agent_late_text(struct agent *a, int service, const char *addr,
 {
 	if (lbkeys_late_text(a->svcs[service].keys, addr, text, len,
 	    ck->carried, ck->created, clock_now_ms()))
-		schedule_save(a);
+		schedule_save_soon(a);
 }
 
 bool
