@@ -28,6 +28,7 @@
 #define NAME_KEY_MAX		160
 #define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
+#define REFUSED_LOG_EVERY_MS	10000	/* one line about refusals, at most */
 
 enum conn_state {
 	CONN_REQUEST,	/* waiting for the request line */
@@ -80,8 +81,13 @@ struct listener {
 	struct conn		*spare;		/* freed conns kept for reuse */
 	size_t			 nspare;
 	bool			 paused;
+	bool			 pressed;	/* near capacity: short holds */
 	bool			 starved;	/* out of descriptors; logged once */
 	struct event		*resume_ev;
+	/* Connections refused to an address over its share, since logged. */
+	uint64_t		 refused;
+	int64_t			 refused_logged_ms;	/* INT64_MIN: never */
+	char			 refused_addr[LBKEY_ADDR_MAX];
 };
 
 enum io_result { IO_DONE, IO_AGAIN, IO_CLOSED };
@@ -126,6 +132,9 @@ conn_close(struct conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	l->nconns--;
+	if (l->nconns * LISTENER_PRESSED_DEN <
+	    l->cfg->max_connections * LISTENER_PRESSED_NUM)
+		l->pressed = false;
 	if (l->nspare < SPARE_CONNS) {
 		c->next = l->spare;
 		l->spare = c;
@@ -389,6 +398,82 @@ format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
 		snprintf(buf, LBKEY_ADDR_MAX, "unknown");
 }
 
+/*
+ * Near capacity: every open connection is cut to a short hold, so that
+ * the slots turn over and the kernel's queue (where the load balancers'
+ * checks wait) drains. Done once, on entering that state.
+ */
+static void
+press(struct listener *l, int64_t now)
+{
+	int64_t		 until = now + LISTENER_PRESSED_DEADLINE_MS;
+	struct conn	*c;
+
+	l->pressed = true;
+	for (c = l->conns; c != NULL; c = c->next) {
+		if (c->deadline_ms <= until)
+			continue;
+		c->deadline_ms = until;
+		switch (c->state) {
+		case CONN_REQUEST:
+			if (c->request_until_ms > until)
+				c->request_until_ms = until;
+			conn_wait(c, EV_READ, c->request_until_ms);
+			break;
+		case CONN_REPLY:
+			conn_wait(c, EV_WRITE, until);
+			break;
+		case CONN_DRAIN:
+			conn_wait(c, EV_READ, until);
+			break;
+		}
+	}
+}
+
+/* Open connections one source address may hold (listener.h). */
+static size_t
+per_source_max(const struct listener *l)
+{
+	size_t	n = (size_t)l->cfg->max_connections / LISTENER_SOURCE_SHARE;
+
+	return n < LISTENER_SOURCE_MIN ? LISTENER_SOURCE_MIN : n;
+}
+
+/*
+ * Whether addr holds its share of the connections already. Counted only
+ * once that many are open at all: a handful of checks costs nothing.
+ */
+static bool
+source_over_share(const struct listener *l, const char *addr)
+{
+	const struct conn	*c;
+	size_t			 max = per_source_max(l), n = 0;
+
+	if (l->nconns < max)
+		return false;
+	for (c = l->conns; c != NULL; c = c->next)
+		if (strcmp(c->addr, addr) == 0 && ++n >= max)
+			return true;
+	return false;
+}
+
+/* Refusals are counted and logged at most once per REFUSED_LOG_EVERY_MS. */
+static void
+note_refused(struct listener *l, const char *addr, int64_t now)
+{
+	l->refused++;
+	snprintf(l->refused_addr, sizeof(l->refused_addr), "%s", addr);
+	if (l->refused_logged_ms != INT64_MIN &&
+	    now - l->refused_logged_ms < REFUSED_LOG_EVERY_MS)
+		return;
+	log_warnx("agent port: %llu connection(s) refused in the last %d s "
+	    "to addresses holding %zu connections already (latest %s)",
+	    (unsigned long long)l->refused, REFUSED_LOG_EVERY_MS / 1000,
+	    per_source_max(l), l->refused_addr);
+	l->refused = 0;
+	l->refused_logged_ms = now;
+}
+
 static void
 accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
     int socklen, void *arg)
@@ -396,13 +481,26 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	struct port	*port = arg;
 	struct listener	*l = port->l;
 	struct conn	*c;
+	char		 addr[LBKEY_ADDR_MAX];
 	int64_t		 now = clock_now_ms();
+	bool		 pressed;
 
 	(void)ev;
 	(void)socklen;
 	if (l->starved) {
 		log_notice("accepting again (%zu connections open)", l->nconns);
 		l->starved = false;
+	}
+	/*
+	 * Fairness: one address cannot take the slots every load balancer
+	 * needs. Closed unanswered, which HAProxy counts as no answer (not
+	 * as a failed check).
+	 */
+	format_addr(sa, addr);
+	if (source_over_share(l, addr)) {
+		evutil_closesocket(fd);
+		note_refused(l, addr, now);
+		return;
 	}
 	if ((c = l->spare) != NULL) {
 		l->spare = c->next;
@@ -416,9 +514,15 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	c->l = l;
 	c->port = port->service;
 	c->fd = fd;
-	c->deadline_ms = now + LISTENER_DEADLINE_MS;
+	/* Near capacity every connection is held briefly, so slots turn over. */
+	pressed = (l->nconns + 1) * LISTENER_PRESSED_DEN >=
+	    l->cfg->max_connections * LISTENER_PRESSED_NUM;
+	if (pressed && !l->pressed)
+		press(l, now);
+	c->deadline_ms = now + (pressed ? LISTENER_PRESSED_DEADLINE_MS :
+	    LISTENER_DEADLINE_MS);
 	c->state = CONN_REQUEST;
-	format_addr(sa, c->addr);
+	memcpy(c->addr, addr, sizeof(c->addr));
 	event_assign(&c->ev, l->base, fd, EV_READ, conn_cb, c);
 	c->next = l->conns;
 	if (l->conns != NULL)
@@ -446,11 +550,14 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	 */
 	if (agent_wants_name(l->agent, c->port)) {
 		c->request_until_ms = now + (int64_t)l->cfg->request_timeout_ms;
+		if (c->request_until_ms > c->deadline_ms)
+			c->request_until_ms = c->deadline_ms;
 		conn_wait(c, EV_READ, c->request_until_ms);
 		return;
 	}
 	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
-		c->request_until_ms = now + LISTENER_REQUEST_WAIT_MS;
+		c->request_until_ms = now + (pressed ?
+		    LISTENER_PRESSED_REQUEST_WAIT_MS : LISTENER_REQUEST_WAIT_MS);
 		conn_wait(c, EV_READ, c->request_until_ms);
 		return;
 	}
@@ -635,6 +742,7 @@ listener_new(struct event_base *base, const struct config *cfg,
 	l->base = base;
 	l->cfg = cfg;
 	l->agent = agent;
+	l->refused_logged_ms = INT64_MIN;
 	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);

@@ -14,6 +14,21 @@
 #define LISTENER_REQUEST_WAIT_MS 250
 /* Bytes read after the reply before an endless sender is cut off. */
 #define LISTENER_DRAIN_MAX	(64 * 1024)
+/*
+ * Fairness. One source address holds at most max_connections /
+ * LISTENER_SOURCE_SHARE connections (at least LISTENER_SOURCE_MIN); more
+ * are closed at once, unanswered. Once LISTENER_PRESSED_NUM /
+ * LISTENER_PRESSED_DEN of max_connections are open, a new connection is
+ * held for LISTENER_PRESSED_DEADLINE_MS in all and waits for agent-send
+ * text LISTENER_PRESSED_REQUEST_WAIT_MS at most, so that idle connections
+ * cannot keep the load balancers' checks waiting in the kernel's queue.
+ */
+#define LISTENER_SOURCE_SHARE	8
+#define LISTENER_SOURCE_MIN	8
+#define LISTENER_PRESSED_NUM	3
+#define LISTENER_PRESSED_DEN	4
+#define LISTENER_PRESSED_DEADLINE_MS	300
+#define LISTENER_PRESSED_REQUEST_WAIT_MS 50
 
 struct listener;
 
