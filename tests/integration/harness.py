@@ -758,7 +758,10 @@ class AgentTap(_Thread):
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
         self._lock = threading.Lock()
+        self._done = threading.Condition(self._lock)
         self._exchanges = []
+        self._started = 0
+        self._in_flight = set()     # numbers of the relays not yet recorded
         self._spawn(self._loop)
         env().register(self)
 
@@ -773,9 +776,13 @@ class AgentTap(_Thread):
                 continue
             except OSError:
                 return
-            threading.Thread(target=self._relay, args=(c, peer[0]), daemon=True).start()
+            with self._lock:
+                n = self._started
+                self._started += 1
+                self._in_flight.add(n)
+            threading.Thread(target=self._relay, args=(c, peer[0], n), daemon=True).start()
 
-    def _relay(self, client, source):
+    def _relay(self, client, source, n):
         import selectors
         ex = Exchange(source)
         up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -821,13 +828,25 @@ class AgentTap(_Thread):
             client.close()
             with self._lock:
                 self._exchanges.append(ex)
+                self._in_flight.discard(n)
+                self._done.notify_all()
+
+    def _settle(self):
+        """Waits (the lock held) until every relay accepted before now is
+        recorded. A reply reaches HAProxy before its relay ends, so without
+        this a state HAProxy shows could be missing from the record."""
+        started = self._started
+        self._done.wait_for(lambda: not any(n < started for n in self._in_flight),
+                            timeout=15)
 
     def mark(self):
         with self._lock:
+            self._settle()
             return len(self._exchanges)
 
     def exchanges(self, since=0, source=None):
         with self._lock:
+            self._settle()
             return [x for x in self._exchanges[since:]
                     if source is None or x.source == source]
 
