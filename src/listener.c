@@ -416,8 +416,11 @@ press(struct listener *l, int64_t now)
 		c->deadline_ms = until;
 		switch (c->state) {
 		case CONN_REQUEST:
-			if (c->request_until_ms > until)
-				c->request_until_ms = until;
+			/* Answered when the wait ends, before the deadline. */
+			if (c->request_until_ms > now +
+			    LISTENER_PRESSED_REQUEST_WAIT_MS)
+				c->request_until_ms = now +
+				    LISTENER_PRESSED_REQUEST_WAIT_MS;
 			conn_wait(c, EV_READ, c->request_until_ms);
 			break;
 		case CONN_REPLY:
@@ -550,8 +553,10 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	 */
 	if (agent_wants_name(l->agent, c->port)) {
 		c->request_until_ms = now + (int64_t)l->cfg->request_timeout_ms;
-		if (c->request_until_ms > c->deadline_ms)
-			c->request_until_ms = c->deadline_ms;
+		if (pressed && l->cfg->request_timeout_ms >
+		    LISTENER_PRESSED_REQUEST_WAIT_MS)
+			c->request_until_ms = now +
+			    LISTENER_PRESSED_REQUEST_WAIT_MS;
 		conn_wait(c, EV_READ, c->request_until_ms);
 		return;
 	}

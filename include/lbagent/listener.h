@@ -20,8 +20,10 @@
  * are closed at once, unanswered. Once LISTENER_PRESSED_NUM /
  * LISTENER_PRESSED_DEN of max_connections are open, a new connection is
  * held for LISTENER_PRESSED_DEADLINE_MS in all and waits for agent-send
- * text LISTENER_PRESSED_REQUEST_WAIT_MS at most, so that idle connections
- * cannot keep the load balancers' checks waiting in the kernel's queue.
+ * text (or a service's name) LISTENER_PRESSED_REQUEST_WAIT_MS at most, and
+ * the connections already open are cut to the same, so that idle
+ * connections cannot keep the load balancers' checks waiting in the
+ * kernel's queue.
  */
 #define LISTENER_SOURCE_SHARE	8
 #define LISTENER_SOURCE_MIN	8
