@@ -327,8 +327,8 @@ conn_request(struct http_conn *c, size_t len)
 	r.method = line;
 	r.target = sp + 1;
 	r.head = strcmp(r.method, "HEAD") == 0;
-	if ((sp = strchr(sp + 1, ' ')) == NULL || !is_token(r.method,
-	    strlen(r.method)) || r.target[0] == '\0' ||
+	if ((sp = strchr(sp + 1, ' ')) == NULL || sp == r.target ||
+	    !is_token(r.method, strlen(r.method)) ||
 	    strncmp(sp + 1, "HTTP/1.", 7) != 0 || sp[8] < '0' || sp[8] > '9' ||
 	    sp[9] != '\0') {
 		send_error(&r, 400, "Bad Request", "malformed request line");
