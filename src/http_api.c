@@ -407,7 +407,7 @@ static size_t
 api_cap(const struct http_api *api)
 {
 	struct rlimit	rl;
-	uint64_t	cap = api->max_conns, room, floor;
+	uint64_t	cap = api->max_conns, room, least;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		room = rl.rlim_cur > api->agent_conns + HTTP_NOFILE_RESERVE ?
@@ -415,9 +415,9 @@ api_cap(const struct http_api *api)
 		if (room < cap)
 			cap = room;
 	}
-	floor = api->max_conns < HTTP_MIN_CONNECTIONS ? api->max_conns :
+	least = api->max_conns < HTTP_MIN_CONNECTIONS ? api->max_conns :
 	    HTTP_MIN_CONNECTIONS;
-	return (size_t)(cap < floor ? floor : cap);
+	return (size_t)(cap < least ? least : cap);
 }
 
 static void
