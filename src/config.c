@@ -100,6 +100,12 @@ static const struct config_key http_keys[] = {
 	{ "http", "token_file", KEY_PATH, NULL, 0, 0, OFF(http.token_file),
 	  "A file whose first line is the bearer token that shows the detail "
 	  "of /status to TCP callers (Authorization: Bearer TOKEN)." },
+	{ "http", "max_connections", KEY_UINT, "256", 1, 65536,
+	  OFF(http.max_connections),
+	  "API connections open at once (TCP and unix together), never more "
+	  "than the descriptor limit leaves after [agent] max_connections "
+	  "and 64 for lbagent itself; beyond it, new ones wait in the "
+	  "kernel's queue." },
 };
 
 #define TOFF(f)	offsetof(struct transition_conf, f)

@@ -15,6 +15,7 @@
 
 #include <event2/event.h>
 
+#include "lbagent/clock.h"
 #include "lbagent/log.h"
 
 static enum { LOG_TO_TTY, LOG_TO_JOURNAL, LOG_TO_SYSLOG } log_mode = LOG_TO_TTY;
@@ -47,15 +48,65 @@ prio_name(int prio)
 	}
 }
 
-/* libevent's own messages go through the same path. */
+/*
+ * libevent's messages by kind (the text before the first ':', e.g.
+ * "Error from accept() call"), each with its own limit: a message that
+ * repeats in a loop must not flood the log. The least recently used
+ * kind makes room for a new one.
+ */
+#define LIBEVENT_KINDS		8
+#define LIBEVENT_KIND_MAX	64
+
+static struct libevent_kind {
+	char			text[LIBEVENT_KIND_MAX];
+	struct log_limit	limit;
+	int64_t			used_ms;
+} libevent_kinds[LIBEVENT_KINDS];
+
+static struct log_limit *
+libevent_limit(const char *msg)
+{
+	struct libevent_kind	*k, *lru = &libevent_kinds[0];
+	size_t			 len = strcspn(msg, ":"), i;
+	int64_t			 now = clock_now_ms();
+
+	if (len >= LIBEVENT_KIND_MAX)
+		len = LIBEVENT_KIND_MAX - 1;
+	for (i = 0; i < LIBEVENT_KINDS; i++) {
+		k = &libevent_kinds[i];
+		if (k->used_ms != 0 && strncmp(k->text, msg, len) == 0 &&
+		    k->text[len] == '\0') {
+			k->used_ms = now;
+			return &k->limit;
+		}
+		if (k->used_ms < lru->used_ms)
+			lru = k;
+	}
+	memset(lru, 0, sizeof(*lru));
+	memcpy(lru->text, msg, len);
+	lru->used_ms = now;
+	return &lru->limit;
+}
+
+/* libevent's own messages go through the same path, rate-limited. */
 static void
 log_libevent(int severity, const char *msg)
 {
+	struct log_limit	*lim = libevent_limit(msg);
+
 	switch (severity) {
-	case EVENT_LOG_ERR:	log_errx("libevent: %s", msg); break;
-	case EVENT_LOG_WARN:	log_warnx("libevent: %s", msg); break;
-	case EVENT_LOG_MSG:	log_info("libevent: %s", msg); break;
-	default:		log_debug("libevent: %s", msg); break;
+	case EVENT_LOG_ERR:
+		log_limited(lim, LOG_ERR, "libevent: %s", msg);
+		break;
+	case EVENT_LOG_WARN:
+		log_limited(lim, LOG_WARNING, "libevent: %s", msg);
+		break;
+	case EVENT_LOG_MSG:
+		log_limited(lim, LOG_INFO, "libevent: %s", msg);
+		break;
+	default:
+		log_debug("libevent: %s", msg);
+		break;
 	}
 }
 
@@ -121,6 +172,18 @@ log_vemit(int prio, const char *errstr, const char *fmt, va_list ap)
 	}
 }
 
+static void	log_emit(int, const char *, ...) LOG_PRINTF(2, 3);
+
+static void
+log_emit(int prio, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vemit(prio, NULL, fmt, ap);
+	va_end(ap);
+}
+
 #define LOG_FN(fn, prio, with_errno)				\
 void								\
 fn(const char *fmt, ...)					\
@@ -141,6 +204,32 @@ LOG_FN(log_warnx, LOG_WARNING, 0)
 LOG_FN(log_notice, LOG_NOTICE, 0)
 LOG_FN(log_info, LOG_INFO, 0)
 LOG_FN(log_debug, LOG_DEBUG, 0)
+
+bool
+log_limited(struct log_limit *lim, int prio, const char *fmt, ...)
+{
+	va_list	ap;
+	int64_t	now = clock_now_ms();
+	int	saved = errno;
+	char	msg[1024];
+
+	if (lim->next_ms != 0 && now < lim->next_ms) {
+		lim->dropped++;
+		return false;
+	}
+	lim->next_ms = now + (lim->interval_ms > 0 ? lim->interval_ms :
+	    LOG_LIMIT_MS);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (lim->dropped > 0)
+		log_emit(prio, "%s (repeated %lu times)", msg, lim->dropped);
+	else
+		log_emit(prio, "%s", msg);
+	lim->dropped = 0;
+	errno = saved;
+	return true;
+}
 
 void
 fatalx(const char *fmt, ...)

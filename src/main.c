@@ -48,15 +48,20 @@ usage(FILE *fp)
 	    CONFIG_DEFAULT_PATH);
 }
 
-/* The listener needs max_connections descriptors plus our own few. */
+/*
+ * Both ports' connections and our own few: [agent] max_connections +
+ * [http] max_connections + HTTP_NOFILE_RESERVE. The HTTP API takes at
+ * most what the limit leaves after the agent port and the reserve (see
+ * http_api.c), so it never starves probes or the agent port.
+ */
 static void
-raise_nofile(uint64_t want)
+raise_nofile(uint64_t agent, uint64_t http)
 {
 	struct rlimit	rl;
+	uint64_t	want = agent + http + HTTP_NOFILE_RESERVE;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
 		return;
-	want += 64;
 	if (rl.rlim_cur >= want)
 		return;
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ?
@@ -64,10 +69,11 @@ raise_nofile(uint64_t want)
 	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
 		log_warn("setrlimit(RLIMIT_NOFILE)");
 	if (rl.rlim_cur < want)
-		log_warnx("only %llu file descriptors allowed; max_connections "
-		    "%llu will pause accepting earlier",
-		    (unsigned long long)rl.rlim_cur,
-		    (unsigned long long)(want - 64));
+		log_warnx("only %llu file descriptors allowed, %llu wanted: "
+		    "the agent port (max_connections %llu) will pause "
+		    "accepting earlier, the HTTP API gets what is left",
+		    (unsigned long long)rl.rlim_cur, (unsigned long long)want,
+		    (unsigned long long)agent);
 }
 
 static void
@@ -160,12 +166,8 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	listener_reload(d->listener, cfg);
-	/* The API is rebuilt: its addresses or token file may have changed. */
-	http_api_free(d->http);
-	d->http = http_api_new(d->base, cfg, d->agent, &d->dm, d->sockets.http,
-	    d->sockets.nhttp);
-	if (d->http == NULL)
-		log_errx("reload: the HTTP API is off until the next reload");
+	/* The API keeps the sockets that stay, and their connections. */
+	http_api_reload(d->http, cfg);
 	d->env->proc_root = cfg->proc_root;	/* probes read it at each run */
 	config_free(d->cfg);
 	d->cfg = cfg;
@@ -258,7 +260,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	/* Probe jitter differs from node to node and from start to start. */
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
-	raise_nofile(lbd.cfg->max_connections);
+	raise_nofile(lbd.cfg->max_connections, lbd.cfg->http.max_connections);
 	if ((lbd.base = event_base_new()) == NULL) {
 		log_errx("cannot create the event loop");
 		goto out;

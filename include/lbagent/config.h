@@ -40,6 +40,7 @@ struct config_http {
 	struct config_http_listen	addr[CONFIG_MAX_LISTEN];
 	size_t				count;		/* 0: no HTTP API */
 	char				*token_file;	/* NULL: none */
+	uint64_t			 max_connections;
 };
 
 /* What a probe's warn or crit result does to its service. */

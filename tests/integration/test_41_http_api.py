@@ -14,7 +14,9 @@
 - 404 for unknown paths and services, 405 (with Allow) for other methods;
 - bounds: 16 KiB of headers refused, a client that sends half a request
   is dropped after the deadline, and agent checks are answered at once
-  meanwhile."""
+  meanwhile;
+- malformed requests (request line, headers, Content-Length) get a 4xx
+  status and the API goes on."""
 
 import os
 import re
@@ -217,6 +219,33 @@ def main():
     slow.close()
     print(f"   half a request dropped after {took:.1f} s ({data[:40]!r})", flush=True)
     h.expect(took < 12 * h._time_scale(), f"the half request was dropped ({took:.1f} s)")
+
+    h.section("malformed requests: a 4xx status, and the API goes on")
+    for raw, code in ((b"GET  /status HTTP/1.1\r\n\r\n", 400),
+                      (b"GET /status HTTP/2.0\r\n\r\n", 400),
+                      (b"GET /status\r\n\r\n", 400),
+                      (b"\r\n\r\n", 400),
+                      (b"GET /status HTTP/1.1\r\n folded: line\r\n\r\n", 400),
+                      (b"GET /status HTTP/1.1\r\nno colon\r\n\r\n", 400),
+                      (b"G\x00T /status HTTP/1.1\r\n\r\n", 400),
+                      (b"GET /status HTTP/1.1\r\nContent-Length: 99999999999999999999999"
+                       b"\r\n\r\n", 400),
+                      (b"GET /status HTTP/1.1\r\nContent-Length: 2000\r\n\r\n", 413),
+                      (b"GET /status HTTP/1.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n", 431),
+                      (b"POST /status HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 405),
+                      (b"HEAD /status HTTP/1.0\n\n", 200),
+                      (b"GET http://node/health/web HTTP/1.1\r\n\r\n", 503)):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(raw)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        h.expect(data.startswith(f"HTTP/1.1 {code} ".encode()),
+                 f"{raw[:50]!r}: expected {code}, got {data[:80]!r}")
+    h.expect_equal(h.http_request(port, "/health/web")[0], 503, "the API after them")
 
     h.section("no readable token file: detail only on the unix socket")
     lb.stop()
