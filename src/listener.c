@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <event2/event_struct.h>
@@ -28,7 +29,6 @@
 #define NAME_KEY_MAX		160
 #define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
-#define REFUSED_LOG_EVERY_MS	10000	/* one line about refusals, at most */
 
 enum conn_state {
 	CONN_REQUEST,	/* waiting for the request line */
@@ -84,10 +84,7 @@ struct listener {
 	bool			 pressed;	/* near capacity: short holds */
 	bool			 starved;	/* out of descriptors; logged once */
 	struct event		*resume_ev;
-	/* Connections refused to an address over its share, since logged. */
-	uint64_t		 refused;
-	int64_t			 refused_logged_ms;	/* INT64_MIN: never */
-	char			 refused_addr[LBKEY_ADDR_MAX];
+	struct log_limit	 refused_log;	/* addresses over their share */
 };
 
 enum io_result { IO_DONE, IO_AGAIN, IO_CLOSED };
@@ -460,23 +457,6 @@ source_over_share(const struct listener *l, const char *addr)
 	return false;
 }
 
-/* Refusals are counted and logged at most once per REFUSED_LOG_EVERY_MS. */
-static void
-note_refused(struct listener *l, const char *addr, int64_t now)
-{
-	l->refused++;
-	snprintf(l->refused_addr, sizeof(l->refused_addr), "%s", addr);
-	if (l->refused_logged_ms != INT64_MIN &&
-	    now - l->refused_logged_ms < REFUSED_LOG_EVERY_MS)
-		return;
-	log_warnx("agent port: %llu connection(s) refused in the last %d s "
-	    "to addresses holding %zu connections already (latest %s)",
-	    (unsigned long long)l->refused, REFUSED_LOG_EVERY_MS / 1000,
-	    per_source_max(l), l->refused_addr);
-	l->refused = 0;
-	l->refused_logged_ms = now;
-}
-
 static void
 accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
     int socklen, void *arg)
@@ -502,7 +482,9 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	format_addr(sa, addr);
 	if (source_over_share(l, addr)) {
 		evutil_closesocket(fd);
-		note_refused(l, addr, now);
+		log_limited(&l->refused_log, LOG_WARNING, "agent port: %s "
+		    "holds %zu connections, its share of max_connections: "
+		    "refusing more from it", addr, per_source_max(l));
 		return;
 	}
 	if ((c = l->spare) != NULL) {
@@ -747,7 +729,7 @@ listener_new(struct event_base *base, const struct config *cfg,
 	l->base = base;
 	l->cfg = cfg;
 	l->agent = agent;
-	l->refused_logged_ms = INT64_MIN;
+	l->refused_log = (struct log_limit)LOG_LIMIT_INIT(0);
 	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
