@@ -161,6 +161,13 @@ void		 config_errors_free(struct config_errors *);
 /* Prints the key reference (section, key, type, default, range, help). */
 void		 config_print_keys(FILE *);
 
+/*
+ * The URL the peer guard reads of one of [peers] agents: its base URL with
+ * /status appended. 0, or -1 when it does not fit in size.
+ */
+int		 config_agent_status_url(const char *base, char *buf,
+		    size_t size);
+
 /* True when [peers] names other nodes: the peer guard is on. */
 bool		 config_peers_on(const struct config *);
 /* The service's server name on the load balancers (node_id by default). */

@@ -452,7 +452,8 @@ START_TEST(peers_section)
 	expect_error("[peers]\nagents = http://a:1, , http://b:1\n", 2,
 	    "agents: an empty item in the list: 'http://a:1, , http://b:1'");
 	expect_error("[peers]\nagents = http://a:1, http://a:1\n", 2,
-	    "agents: given twice in the list: 'http://a:1, http://a:1'");
+	    "agents: http://a:1 given twice (items 1 and 2: the same "
+	    "address, credentials aside)");
 	expect_error("[peers]\nagents = http://a:1\nhaproxy = unix:/x\n", 3,
 	    "haproxy needs backend (this node's backend on the load "
 	    "balancers)");
@@ -475,6 +476,67 @@ START_TEST(peers_section)
 	expect_error("[peers]\nagents = http://a:1\n[probe p]\ntype = file\n"
 	    "path = /x\n[service s]\nprobes = p\nrecheck_after = 1m\n", 8,
 	    "[service s]: recheck_after 1m must be at most just_out 10s");
+}
+END_TEST
+
+/*
+ * One source twice in [peers], credentials aside: refused, named with its
+ * credentials redacted; sources that are only alike are not.
+ */
+START_TEST(peer_sources_twice)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = http://a:x@127.0.0.1:8404/stats;csv, "
+	    "http://b:y@127.0.0.1:8404/stats;csv\n", 4,
+	    "haproxy: http://***@127.0.0.1:8404/stats;csv given twice "
+	    "(items 1 and 2: the same address, credentials aside)");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = unix:/x, http://lb1/stats;csv, "
+	    "http://u:pw@lb1:80/stats;csv\n", 4,
+	    "haproxy: http://***@lb1:80/stats;csv given twice "
+	    "(items 2 and 3: the same address, credentials aside)");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = unix:/x, tcp:10.0.0.2:9999, unix:/x\n", 4,
+	    "haproxy: unix:/x given twice (items 1 and 3: the same "
+	    "address, credentials aside)");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = tcp:10.0.0.2:9999, tcp:10.0.0.2:09999\n", 4,
+	    "haproxy: tcp:10.0.0.2:09999 given twice (items 1 and 2: the "
+	    "same address, credentials aside)");
+	/* An agent is read at its /status: with or without the '/'. */
+	expect_error("[peers]\nagents = http://n1:9506, "
+	    "https://u:pw@n2:9506, http://n1:9506/\n", 2,
+	    "agents: http://n1:9506/ given twice (items 1 and 3: the same "
+	    "address, credentials aside)");
+	cfg = load("[peers]\nagents = http://n1:9506, "
+	    "https://u:pw@n2:9506, http://n1:9506/, "
+	    "https://n2:9506/\n", &errs, NULL);
+	ck_assert_ptr_null(cfg);
+	ck_assert_uint_eq(errs.count, 2);
+	ck_assert_msg(strstr(errs.lines[1], "agents: https://n2:9506/ "
+	    "given twice (items 2 and 4:") != NULL, "%s", errs.lines[1]);
+	config_errors_free(&errs);
+	/* Other errors in a list of sources show it redacted too. */
+	expect_error("[peers]\nagents = http://n:1, ftp://u:pw@n2/\n", 2,
+	    "agents: expected http:// or https:// URLs: "
+	    "'http://n:1, ftp://***@n2/'");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = http://u:pw@lb1/stats;csv,,unix:x\n", 4,
+	    "haproxy: an empty item in the list: "
+	    "'http://***@lb1/stats;csv,,unix:x'");
+	/* Alike but not the same: other paths, hosts, ports, schemes. */
+	cfg = load("[peers]\nagents = http://n1:9506, http://n1:9507, "
+	    "https://n1:9506, http://n1:9506/x\nbackend = be\n"
+	    "haproxy = http://lb1/stats;csv, http://lb1/other;csv, "
+	    "http://lb2/stats;csv, http://lb1:8080/stats;csv, "
+	    "unix:/x, unix:/y, tcp:10.0.0.2:1, tcp:10.0.0.3:1\n",
+	    &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	config_free(cfg);
+	config_errors_free(&errs);
 }
 END_TEST
 
@@ -545,6 +607,7 @@ main(void)
 	tcase_add_test(tc, every_error_reported_in_order);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, peers_section);
+	tcase_add_test(tc, peer_sources_twice);
 	tcase_add_test(tc, shipped_config_documents_every_key);
 	tcase_add_test(tc, transitions_and_mode);
 	suite_add_tcase(s, tc);
