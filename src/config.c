@@ -21,8 +21,10 @@
 
 #include "lbagent/config.h"
 #include "lbagent/fetch.h"
+#include "lbagent/markers.h"
 #include "lbagent/probe.h"
 #include "lbagent/redact.h"
+#include "lbagent/state.h"
 #include "lbagent/units.h"
 
 enum key_type {
@@ -531,6 +533,38 @@ valid_name(const char *s)
 	return len > 0 && len <= NAME_MAX_LEN &&
 	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789_-.") == len;
+}
+
+int
+config_service_name(const char *name, char *why, size_t size)
+{
+	size_t	n = strlen(STATE_FILE);
+	int	k;
+
+	if (!valid_name(name)) {
+		snprintf(why, size, "a service name must be 1 to %d letters, "
+		    "digits, '_', '-' or '.'", NAME_MAX_LEN);
+		return -1;
+	}
+	if (name[0] == '.') {
+		snprintf(why, size, "'%s' starts with '.': state_dir/%s/ would "
+		    "be state_dir itself, its parent or a hidden file "
+		    "(lbagentctl's temporary markers)", name, name);
+		return -1;
+	}
+	for (k = 0; k < MARKER_COUNT; k++)
+		if (strcmp(name, marker_name((enum marker_kind)k)) == 0) {
+			snprintf(why, size, "'%s' is a marker's name: state_dir/%s "
+			    "is the node-wide %s marker", name, name, name);
+			return -1;
+		}
+	if (strncmp(name, STATE_FILE, n) == 0 &&
+	    (name[n] == '\0' || name[n] == '.')) {
+		snprintf(why, size, "'%s' is the state file's name: state_dir/%s "
+		    "is lbagent's own", name, name);
+		return -1;
+	}
+	return 0;
 }
 
 /* Parses "name, name": valid, distinct names. */
@@ -1365,7 +1399,7 @@ section_line(struct parse *p, const char *s)
 {
 	const char	*end = strchr(s, ']');
 	struct section	 sec, *grown;
-	char		 head[NAME_MAX_LEN * 2 + 16], word[16];
+	char		 head[NAME_MAX_LEN * 2 + 16], word[16], why[256];
 	size_t		 len, i;
 	int		 n, k;
 
@@ -1400,6 +1434,10 @@ section_line(struct parse *p, const char *s)
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s NAME]: NAME must be 1 to %d letters, digits, "
 			    "'_', '-' or '.'", word, NAME_MAX_LEN);
+		else if (k == SEC_SERVICE &&
+		    config_service_name(sec.name, why, sizeof(why)) == -1)
+			add_error(p->errs, p->path, p->lineno, "[service %s]: %s",
+			    sec.name, why);
 		else
 			sec.bad = false;
 	}

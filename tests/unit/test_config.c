@@ -540,6 +540,87 @@ START_TEST(peer_sources_twice)
 }
 END_TEST
 
+/*
+ * A service's markers are in state_dir/NAME/: a name that is state_dir
+ * itself, its parent, or a file the state directory holds is refused, by
+ * the one check lbagentctl uses too.
+ */
+START_TEST(service_names_the_state_dir_uses)
+{
+	static const struct {
+		const char	*name, *why;
+	} bad[] = {
+		{ ".", "'.' starts with '.': state_dir/./ would be state_dir "
+		  "itself, its parent or a hidden file (lbagentctl's "
+		  "temporary markers)" },
+		{ "..", NULL },
+		{ ".drain.abc123", NULL },
+		{ ".web", NULL },
+		{ "drain", "'drain' is a marker's name: state_dir/drain is the "
+		  "node-wide drain marker" },
+		{ "maint", "'maint' is a marker's name: state_dir/maint is the "
+		  "node-wide maint marker" },
+		{ "off", "'off' is a marker's name: state_dir/off is the "
+		  "node-wide off marker" },
+		{ "state.json", "'state.json' is the state file's name: "
+		  "state_dir/state.json is lbagent's own" },
+		{ "state.json.tmp", "'state.json.tmp' is the state file's "
+		  "name: state_dir/state.json.tmp is lbagent's own" },
+		{ "state.json.corrupt", NULL },
+		{ "a/b", "a service name must be 1 to 64 letters, digits, "
+		  "'_', '-' or '.'" },
+		{ "", NULL },
+	};
+	static const char *const good[] = { "web", "drainer", "offline",
+	    "maint2", "state", "state.jsonl", "a.b", "x.", "_", "-" };
+	struct config_errors	 errs;
+	struct config		*cfg;
+	char			 why[256], *text;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(config_service_name(bad[i].name, why,
+		    sizeof(why)) == -1, "'%s' accepted", bad[i].name);
+		if (bad[i].why != NULL)
+			ck_assert_str_eq(why, bad[i].why);
+		else
+			ck_assert_msg(why[0] != '\0', "'%s': no why",
+			    bad[i].name);
+		if (strchr(bad[i].name, '/') != NULL || bad[i].name[0] == '\0')
+			continue;
+		/* The same from the configuration, at the section's line. */
+		ck_assert_int_ne(asprintf(&text, "[probe p]\ntype = file\n"
+		    "path = /x\n[service %s]\nprobes = p\n", bad[i].name), -1);
+		cfg = load(text, &errs, NULL);
+		ck_assert_msg(cfg == NULL, "[service %s] accepted", bad[i].name);
+		ck_assert_uint_eq(errs.count, 1);
+		ck_assert_ptr_nonnull(strstr(errs.lines[0], ":4: [service "));
+		ck_assert_msg(strstr(errs.lines[0], why) != NULL, "%s",
+		    errs.lines[0]);
+		config_errors_free(&errs);
+		free(text);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(config_service_name(good[i], why,
+		    sizeof(why)) == 0, "'%s' refused: %s", good[i], why);
+		ck_assert_int_ne(asprintf(&text, "[probe p]\ntype = file\n"
+		    "path = /x\n[service %s]\nprobes = p\n", good[i]), -1);
+		cfg = load(text, &errs, NULL);
+		ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+		config_free(cfg);
+		config_errors_free(&errs);
+		free(text);
+	}
+	/* A probe is no directory: its names are not limited so. */
+	cfg = load("[probe drain]\ntype = file\npath = /x\n[service web]\n"
+	    "probes = drain\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
 START_TEST(shipped_config_documents_every_key)
 {
 	const char		*root = getenv("SOURCE_ROOT");
@@ -608,6 +689,7 @@ main(void)
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, peers_section);
 	tcase_add_test(tc, peer_sources_twice);
+	tcase_add_test(tc, service_names_the_state_dir_uses);
 	tcase_add_test(tc, shipped_config_documents_every_key);
 	tcase_add_test(tc, transitions_and_mode);
 	suite_add_tcase(s, tc);
