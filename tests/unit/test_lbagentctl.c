@@ -635,6 +635,30 @@ START_TEST(marker_failures)
 }
 END_TEST
 
+/* A service's directory that is a link: never written (or read) through. */
+START_TEST(marker_service_dir_link)
+{
+	char	other[512], link[1024], err[256];
+	struct stat st;
+
+	snprintf(other, sizeof(other), "%s/elsewhere", dir);
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	free(tu_write(other, "maint", "keep me", -1));
+	snprintf(link, sizeof(link), "%s/web", dir);
+	ck_assert_int_eq(symlink(other, link), 0);
+	err[0] = '\0';
+	ck_assert_int_eq(ctl_marker_set(dir, "web", MARKER_DRAIN, "r", err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "symbolic link") != NULL, "%s", err);
+	ck_assert_int_eq(ctl_marker_clear(dir, "web", MARKER_MAINT, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "symbolic link") != NULL, "%s", err);
+	only_files(other, "maint", NULL);
+	snprintf(link, sizeof(link), "%s/maint", other);
+	ck_assert_int_eq(stat(link, &st), 0);
+}
+END_TEST
+
 /* -------------------------------------------------- what to wait for */
 
 static json_t *
@@ -1009,6 +1033,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, marker_set_and_clear);
 	tcase_add_test(tc, marker_failures);
+	tcase_add_test(tc, marker_service_dir_link);
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, reflects);
 	tcase_add_test(tc, off_not_by_marker);
