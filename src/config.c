@@ -767,6 +767,8 @@ source_key(const char *item, bool agent, char *buf, size_t size)
 static const struct entry *find_entry(const struct parse *, size_t,
 		    const char *);
 
+#define SOURCE_KEY_MAX	(1024 + 64)	/* a URL and /status, as libcurl writes it */
+
 /*
  * [peers] agents or haproxy naming one source twice: the same load
  * balancer (or node) asked twice, whatever credentials each item carries,
@@ -776,7 +778,7 @@ static void
 check_sources(struct parse *p, size_t section, const char *key,
     const struct config_list *l, bool agent)
 {
-	char		(*keys)[1100], shown[256];
+	char		(*keys)[SOURCE_KEY_MAX], shown[256];
 	const struct entry *e = find_entry(p, section, key);
 	size_t		 i, j;
 
