@@ -560,7 +560,7 @@ read_markers(struct agent *a, bool at_start)
 
 		if (s->marker_dir != NULL) {
 			ms = s->own;
-			markers_read(s->marker_dir, &ms);
+			markers_read_service(s->marker_dir, &ms);
 			snprintf(where, sizeof(where), "%s/", s->name);
 			log_marker_changes(where, &s->own, &ms);
 			s->own = ms;

@@ -16,11 +16,15 @@
 
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <ini.h>
 
 #include "lbagent/config.h"
 #include "lbagent/fetch.h"
+#include "lbagent/markers.h"
 #include "lbagent/probe.h"
+#include "lbagent/redact.h"
+#include "lbagent/state.h"
 #include "lbagent/units.h"
 
 enum key_type {
@@ -118,13 +122,15 @@ static const struct config_key peers_keys[] = {
 	  "The other nodes' lbagent HTTP APIs, comma-separated base URLs "
 	  "(http://10.0.0.12:9506); their public /status says whether they "
 	  "serve. The same list may be used on every node: a node skips "
-	  "the answer that carries its own node_id." },
+	  "the answer that carries its own node_id. Each node once: the "
+	  "same address twice, credentials aside, is an error." },
 	{ "peers", "haproxy", KEY_SOURCES, NULL, 0, 0, OFF(peers.haproxy),
 	  "Optional, one per load balancer: HAProxy's stats as CSV over HTTP "
 	  "(http://lb1:8404/stats;csv) or its Runtime API (unix:/PATH or "
 	  "tcp:ADDR:PORT, command 'show stat'). A peer then serves only if "
 	  "every load balancer that answered shows its server UP with a "
-	  "weight above 0. Needs agents and backend." },
+	  "weight above 0. Needs agents and backend. Each load balancer "
+	  "once: the same address twice, credentials aside, is an error." },
 	{ "peers", "interval", KEY_DURATION, "1s", 100, 60 * 1000,
 	  OFF(peers.interval_ms),
 	  "How often the peers and load balancers are asked (also at once "
@@ -535,6 +541,38 @@ valid_name(const char *s)
 	    "0123456789_-.") == len;
 }
 
+int
+config_service_name(const char *name, char *why, size_t size)
+{
+	size_t	n = strlen(STATE_FILE);
+	int	k;
+
+	if (!valid_name(name)) {
+		snprintf(why, size, "a service name must be 1 to %d letters, "
+		    "digits, '_', '-' or '.'", NAME_MAX_LEN);
+		return -1;
+	}
+	if (name[0] == '.') {
+		snprintf(why, size, "'%s' starts with '.': state_dir/%s/ would "
+		    "be state_dir itself, its parent or a hidden file "
+		    "(lbagentctl's temporary markers)", name, name);
+		return -1;
+	}
+	for (k = 0; k < MARKER_COUNT; k++)
+		if (strcmp(name, marker_name((enum marker_kind)k)) == 0) {
+			snprintf(why, size, "'%s' is a marker's name: state_dir/%s "
+			    "is the node-wide %s marker", name, name, name);
+			return -1;
+		}
+	if (strncmp(name, STATE_FILE, n) == 0 &&
+	    (name[n] == '\0' || name[n] == '.')) {
+		snprintf(why, size, "'%s' is the state file's name: state_dir/%s "
+		    "is lbagent's own", name, name);
+		return -1;
+	}
+	return 0;
+}
+
 /* Parses "name, name": valid, distinct names. */
 static int
 parse_names(struct service_conf *svc, const char *value, const char **why)
@@ -652,7 +690,7 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
 {
 	struct fetch_source	 src;
 	char			**items;
-	size_t			 n, i, j;
+	size_t			 n, i;
 
 	if (split_list(value, &items, &n) == -1) {
 		*why = "out of memory";
@@ -668,13 +706,8 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
 			*why = "expected http:// or https:// URLs";
 		else if (fetch_source_parse(items[i], &src, why) == -1)
 			;
-		else {
-			for (j = 0; j < i && strcmp(items[i], items[j]) != 0; j++)
-				;
-			if (j == i)
-				continue;
-			*why = "given twice in the list";
-		}
+		else
+			continue;	/* twice: check_sources, naming it */
 		free_list(items, n);
 		return -1;
 	}
@@ -682,6 +715,96 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
 	l->items = items;
 	l->count = n;
 	return 0;
+}
+
+int
+config_agent_status_url(const char *base, char *buf, size_t size)
+{
+	size_t	len = strlen(base);
+	int	n;
+
+	n = snprintf(buf, size, "%s%s", base, len > 0 && base[len - 1] == '/' ?
+	    "status" : "/status");
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/*
+ * What a source is asked at, credentials aside: an HTTP URL as libcurl
+ * reads it, without user, password or a default port (an agent's with the
+ * /status lbagent reads); a socket's path or address. -1 when it cannot
+ * tell (out of memory): then no two items are the same.
+ */
+static int
+source_key(const char *item, bool agent, char *buf, size_t size)
+{
+	struct fetch_source	 src;
+	const char		*why;
+	char			 url[sizeof(src.url) + 8], *out = NULL;
+	CURLU			*u;
+	int			 rv = -1, n;
+
+	if (fetch_source_parse(item, &src, &why) == -1)
+		return -1;
+	if (src.kind == FETCH_UNIX) {
+		n = snprintf(buf, size, "unix:%s", src.path);
+		return n < 0 || (size_t)n >= size ? -1 : 0;
+	}
+	if (src.kind == FETCH_TCP) {
+		n = snprintf(buf, size, "tcp:%s:%s", src.host, src.port);
+		return n < 0 || (size_t)n >= size ? -1 : 0;
+	}
+	if (agent ? config_agent_status_url(item, url, sizeof(url)) == -1 :
+	    snprintf(url, sizeof(url), "%s", item) >= (int)sizeof(url))
+		return -1;
+	if ((u = curl_url()) == NULL)
+		return -1;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_set(u, CURLUPART_USER, NULL, 0) == CURLUE_OK &&
+	    curl_url_set(u, CURLUPART_PASSWORD, NULL, 0) == CURLUE_OK &&
+	    curl_url_set(u, CURLUPART_OPTIONS, NULL, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_URL, &out, CURLU_NO_DEFAULT_PORT) ==
+	    CURLUE_OK && (size_t)snprintf(buf, size, "%s", out) < size)
+		rv = 0;
+	curl_free(out);
+	curl_url_cleanup(u);
+	return rv;
+}
+
+static const struct entry *find_entry(const struct parse *, size_t,
+		    const char *);
+
+#define SOURCE_KEY_MAX	(1024 + 64)	/* a URL and /status, as libcurl writes it */
+
+/*
+ * [peers] agents or haproxy naming one source twice: the same load
+ * balancer (or node) asked twice, whatever credentials each item carries,
+ * is a mistake, and the status could not tell the two apart.
+ */
+static void
+check_sources(struct parse *p, size_t section, const char *key,
+    const struct config_list *l, bool agent)
+{
+	char		(*keys)[SOURCE_KEY_MAX], shown[256];
+	const struct entry *e = find_entry(p, section, key);
+	size_t		 i, j;
+
+	if (l->count < 2 || e == NULL ||
+	    (keys = calloc(l->count, sizeof(*keys))) == NULL)
+		return;
+	for (i = 0; i < l->count; i++) {
+		if (source_key(l->items[i], agent, keys[i], sizeof(keys[i])) == -1)
+			continue;
+		for (j = 0; j < i; j++) {
+			if (keys[j][0] == '\0' || strcmp(keys[i], keys[j]) != 0)
+				continue;
+			http_redact_url(l->items[i], shown, sizeof(shown));
+			add_error(p->errs, p->path, e->line, "%s: %s given twice "
+			    "(items %zu and %zu: the same address, credentials "
+			    "aside)", key, shown, j + 1, i + 1);
+			break;
+		}
+	}
+	free(keys);
 }
 
 /* Stores one value through a key table entry into base. */
@@ -792,12 +915,45 @@ format_range(const struct config_key *k, char *buf, size_t size)
 	}
 }
 
+/*
+ * A list of sources as written, each item's credentials redacted: errors
+ * show the list, never a password.
+ */
+static void
+redact_list(const char *value, char *buf, size_t size)
+{
+	char		 item[1024];
+	const char	*p = value, *end;
+	size_t		 len = 0, n;
+
+	buf[0] = '\0';
+	for (;;) {
+		/* The blanks as written, then the item redacted. */
+		for (; *p == ' ' || *p == '\t'; p++)
+			if (len + 1 < size) {
+				buf[len++] = *p;
+				buf[len] = '\0';
+			}
+		end = p + strcspn(p, ",");
+		n = (size_t)(end - p) < sizeof(item) ? (size_t)(end - p) :
+		    sizeof(item) - 1;
+		memcpy(item, p, n);
+		item[n] = '\0';
+		len += http_redact_url(item, buf + len, size - len);
+		if (len + 1 >= size || *end == '\0')
+			break;
+		buf[len++] = ',';
+		buf[len] = '\0';
+		p = end + 1;
+	}
+}
+
 /* Reports a bad value in the one format every key uses. */
 static void
 value_error(struct parse *p, const struct entry *e, const struct config_key *k,
     const char *why)
 {
-	char	range[80];
+	char	range[80], shown[512];
 
 	if (k != NULL && strcmp(why, "out of range") == 0) {
 		format_range(k, range, sizeof(range));
@@ -805,7 +961,11 @@ value_error(struct parse *p, const struct entry *e, const struct config_key *k,
 		    e->key, e->value, range);
 	} else if (e->value[0] == '\0')
 		add_error(p->errs, p->path, e->line, "%s: %s", e->key, why);
-	else
+	else if (k != NULL && (k->type == KEY_AGENTS || k->type == KEY_SOURCES)) {
+		redact_list(e->value, shown, sizeof(shown));
+		add_error(p->errs, p->path, e->line, "%s: %s: '%s'", e->key,
+		    why, shown);
+	} else
 		add_error(p->errs, p->path, e->line, "%s: %s: '%s'", e->key,
 		    why, e->value);
 }
@@ -1173,8 +1333,11 @@ build(struct parse *p)
 	    &cfg->transitions);
 	table_defaults(p, guard_keys, NKEYS_OF(guard_keys), &cfg->transitions,
 	    peers);
-	if (peers != SIZE_MAX)
+	if (peers != SIZE_MAX) {
 		p->peers_haproxy_line = first_line_of(p, peers, "haproxy", NULL);
+		check_sources(p, peers, "agents", &cfg->peers.agents, true);
+		check_sources(p, peers, "haproxy", &cfg->peers.haproxy, false);
+	}
 	if (cfg->peers.haproxy.count > 0 && cfg->peers.agents.count == 0)
 		add_error(p->errs, p->path, p->peers_haproxy_line,
 		    "haproxy needs agents (the guard asks the other nodes' "
@@ -1244,7 +1407,7 @@ section_line(struct parse *p, const char *s)
 {
 	const char	*end = strchr(s, ']');
 	struct section	 sec, *grown;
-	char		 head[NAME_MAX_LEN * 2 + 16], word[16];
+	char		 head[NAME_MAX_LEN * 2 + 16], word[16], why[256];
 	size_t		 len, i;
 	int		 n, k;
 
@@ -1279,6 +1442,10 @@ section_line(struct parse *p, const char *s)
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s NAME]: NAME must be 1 to %d letters, digits, "
 			    "'_', '-' or '.'", word, NAME_MAX_LEN);
+		else if (k == SEC_SERVICE &&
+		    config_service_name(sec.name, why, sizeof(why)) == -1)
+			add_error(p->errs, p->path, p->lineno, "[service %s]: %s",
+			    sec.name, why);
 		else
 			sec.bad = false;
 	}

@@ -424,7 +424,7 @@ target_read(struct target *t, const char *state_dir)
 	markers_read(state_dir, &t->node);
 	if (t->name[0] != '\0') {
 		snprintf(dir, sizeof(dir), "%s/%s", state_dir, t->name);
-		markers_read(dir, &t->own);
+		markers_read_service(dir, &t->own);
 	}
 	ctl_expect_from(&t->node, t->name[0] != '\0' ? &t->own : NULL,
 	    &t->expect);

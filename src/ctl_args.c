@@ -2,7 +2,6 @@
  * lbagentctl's command line: one table of commands gives parsing, the
  * checks of what goes with what, and the usage text.
  */
-#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -44,7 +43,6 @@ static const struct ctl_command commands[] = {
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
-#define NAME_MAX_LEN	64
 
 void
 ctl_usage(FILE *fp, bool full)
@@ -96,22 +94,6 @@ complain(char *why, size_t size, const char *fmt, ...)
 	return CTL_EXIT_USAGE;
 }
 
-/* Names of services are those the configuration accepts. */
-static bool
-valid_name(const char *s)
-{
-	size_t	n = strlen(s), i;
-
-	if (n == 0 || n > NAME_MAX_LEN)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
-		    s[i] != '-' && s[i] != '.')
-			return false;
-	/* "." and ".." would name the state directory or its parent. */
-	return strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
-}
-
 static bool
 one_line(const char *s)
 {
@@ -151,6 +133,7 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct ctl_command *c = NULL;
+	char		 name_why[256];
 	unsigned	 given = 0;
 	char		*pos[4];
 	size_t		 npos = 0, i;
@@ -205,9 +188,11 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 				return complain(why, whysize, "--service: the "
 				    "default service has only the node-wide "
 				    "markers; leave --service out for those");
-			if (!valid_name(optarg))
-				return complain(why, whysize, "--service '%s': "
-				    "not a service name", optarg);
+			/* The configuration's check: no name of state_dir's. */
+			if (config_service_name(optarg, name_why,
+			    sizeof(name_why)) == -1)
+				return complain(why, whysize, "--service '%s': %s",
+				    optarg, name_why);
 			o->service = optarg;
 			given |= OPT_SERVICE;
 			break;
@@ -251,10 +236,11 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		if (npos == 2) {
 			if (strcmp(pos[1], "-") == 0)
 				o->service = "";
-			else if (!valid_name(pos[1]))
+			else if (config_service_name(pos[1], name_why,
+			    sizeof(name_why)) == -1)
 				return complain(why, whysize, "status: '%s' is "
-				    "not a service name ('-' is the default "
-				    "service)", pos[1]);
+				    "not a service name: %s ('-' is the default "
+				    "service)", pos[1], name_why);
 			else
 				o->service = pos[1];
 		}

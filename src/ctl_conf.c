@@ -110,6 +110,7 @@ static int
 lenient(void *arg, const char *section, const char *key, const char *value)
 {
 	struct ctl_conf	*c = arg;
+	char		 why[256];
 	int		 rc = 0;
 
 	if (strcmp(section, "agent") == 0 && strcmp(key, "state_dir") == 0 &&
@@ -119,8 +120,9 @@ lenient(void *arg, const char *section, const char *key, const char *value)
 		rc = set_listen(c, value);
 	else if (strcmp(section, "http") == 0 && strcmp(key, "token_file") == 0)
 		rc = value[0] != '\0' ? set_str(&c->token_file, value) : 0;
-	else if (strncmp(section, "service ", 8) == 0 && section[8] != '\0')
-		rc = add_service(c, section + 8);
+	else if (strncmp(section, "service ", 8) == 0 &&
+	    config_service_name(section + 8, why, sizeof(why)) == 0)
+		rc = add_service(c, section + 8);	/* whose markers we read */
 	return rc == 0;
 }
 

@@ -38,6 +38,22 @@ marker_dir(char *buf, size_t size, const char *state_dir, const char *service)
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/*
+ * A service's directory must be one, not a symbolic link: lbagent does not
+ * read markers through a link, and lbagentctl writes none through it.
+ */
+static int
+own_dir(const char *dir, const char *service, char *err, size_t errsize)
+{
+	struct stat	st;
+
+	if (service == NULL || lstat(dir, &st) == -1 || !S_ISLNK(st.st_mode))
+		return 0;
+	snprintf(err, errsize, "%s is a symbolic link: lbagent does not read "
+	    "markers through it, lbagentctl writes none there", dir);
+	return -1;
+}
+
 /* A rename or unlink lasts a crash only once its directory is synced. */
 static int
 sync_dir(const char *dir, char *err, size_t errsize)
@@ -100,6 +116,8 @@ ctl_marker_set(const char *state_dir, const char *service,
 		    strerror(errno));
 		return -1;
 	}
+	if (own_dir(dir, service, err, errsize) == -1)
+		return -1;
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
 		snprintf(err, errsize, "cannot write in %s: %s", dir,
 		    strerror(errno));
@@ -143,6 +161,8 @@ ctl_marker_clear(const char *state_dir, const char *service,
 		snprintf(err, errsize, "%s: path too long", state_dir);
 		return -1;
 	}
+	if (own_dir(dir, service, err, errsize) == -1)
+		return -1;
 	if (unlink(path) == -1) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;

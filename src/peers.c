@@ -113,6 +113,18 @@ answer_service(const struct peer_answer *a, const char *name)
 	return NULL;
 }
 
+bool
+peer_source_ok(const struct peer_source *p)
+{
+	return p->answered && p->ans.svc != NULL;
+}
+
+bool
+lb_source_ok(const struct lb_source *lb)
+{
+	return lb->answered && lb->csv != NULL;
+}
+
 /* An answer later than the service allows counts as none. */
 static bool
 in_time(bool answered, int64_t took_ms, uint64_t timeout_ms)
@@ -132,7 +144,7 @@ peers_judge(const struct peer_source *p, const struct lb_source *lbs,
 	int				 found;
 
 	memset(v, 0, sizeof(*v));
-	if (!p->answered) {
+	if (!peer_source_ok(p)) {
 		snprintf(v->why, sizeof(v->why), "%s", p->error[0] ? p->error :
 		    "no answer yet");
 		return;
@@ -143,7 +155,7 @@ peers_judge(const struct peer_source *p, const struct lb_source *lbs,
 		snprintf(v->why, sizeof(v->why), "this node");
 		return;
 	}
-	if (!in_time(p->answered, p->took_ms, timeout_ms)) {
+	if (!in_time(true, p->took_ms, timeout_ms)) {
 		snprintf(v->why, sizeof(v->why), "timeout");
 		return;
 	}
@@ -165,7 +177,7 @@ peers_judge(const struct peer_source *p, const struct lb_source *lbs,
 	for (i = 0; i < nlbs; i++) {
 		const struct lb_source *lb = &lbs[i];
 
-		if (!in_time(lb->answered, lb->took_ms, timeout_ms))
+		if (!in_time(lb_source_ok(lb), lb->took_ms, timeout_ms))
 			continue;
 		answered++;
 		found = hastats_find(lb->csv, lb->len, backend, server, &row,
@@ -223,7 +235,7 @@ peers_lb_view(const struct lb_source *lb, const char *backend,
 	long		 iw;
 
 	memset(v, 0, sizeof(*v));
-	if (!lb->answered) {
+	if (!lb_source_ok(lb)) {
 		snprintf(v->error, sizeof(v->error), "%s", lb->error[0] ?
 		    lb->error : "no answer yet");
 		return;
@@ -594,10 +606,9 @@ build(struct peers *ps, const struct config *cfg)
 		p->owner = ps;
 		p->seen_ms = NO_TIME;
 		/* The API's base URL; its /status is what we read. */
-		snprintf(url, sizeof(url), "%s%s", ag->items[i],
-		    ag->items[i][strlen(ag->items[i]) - 1] == '/' ? "status" :
-		    "/status");
-		if (fetch_source_parse(url, &p->src, &why) == -1)
+		if (config_agent_status_url(ag->items[i], url,
+		    sizeof(url)) == -1 ||
+		    fetch_source_parse(url, &p->src, &why) == -1)
 			return -1;	/* the config checked the same */
 	}
 	for (i = 0; i < ps->nlbs; i++) {
@@ -638,6 +649,15 @@ peers_new(struct event_base *base, struct curl_loop *curl,
 	return ps;
 }
 
+/* The same address, credentials included: what a fetch would ask. */
+static bool
+same_source(const struct fetch_source *a, const struct fetch_source *b)
+{
+	return a->kind == b->kind && strcmp(a->url, b->url) == 0 &&
+	    strcmp(a->path, b->path) == 0 && strcmp(a->host, b->host) == 0 &&
+	    strcmp(a->port, b->port) == 0;
+}
+
 struct peers *
 peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 {
@@ -670,15 +690,18 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 	ps->arg = old->arg;
 	ps->done_ms = old->done_ms;
 	ps->round_ms = old->done_ms;
-	/* What a source of the same text learned stays learned. */
+	/*
+	 * What a source at the same address learned stays learned: the full
+	 * address, credentials included (the shown text has them redacted,
+	 * and cut), and each old source's data to one new source at most.
+	 */
 	for (i = 0; i < ps->npeers; i++)
 		for (j = 0; j < old->npeers; j++) {
 			struct peer_source *n = &ps->peers[i], *o = &old->peers[j];
 
-			if (strcmp(n->src.text, o->src.text) != 0 ||
-			    strcmp(n->src.url, o->src.url) != 0)
+			if (o->owner == NULL || !same_source(&n->src, &o->src))
 				continue;
-			n->answered = o->answered;
+			n->answered = peer_source_ok(o);
 			memcpy(n->error, o->error, sizeof(n->error));
 			n->ans = o->ans;
 			memset(&o->ans, 0, sizeof(o->ans));
@@ -687,22 +710,31 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 			/* A reload accepts whoever answers there now. */
 			snprintf(n->pinned, sizeof(n->pinned), "%s",
 			    n->answered ? n->ans.node_id : "");
+			/* Taken; old is freed below, nothing reads owner again. */
+			o->answered = false;
+			o->owner = NULL;
+			break;
 		}
 	for (i = 0; i < ps->nlbs; i++)
 		for (j = 0; j < old->nlbs; j++) {
 			struct lb_source *n = &ps->lbs[i], *o = &old->lbs[j];
 
-			if (strcmp(n->src.text, o->src.text) != 0)
+			if (o->owner == NULL || !same_source(&n->src, &o->src))
 				continue;
-			n->answered = o->answered;
+			n->answered = lb_source_ok(o);
 			memcpy(n->error, o->error, sizeof(n->error));
 			n->csv = o->csv;
 			n->len = o->len;
 			n->state = o->state;
 			n->state_len = o->state_len;
-			o->csv = NULL;
 			n->took_ms = o->took_ms;
 			n->seen_ms = o->seen_ms;
+			o->csv = NULL;
+			o->len = o->state_len = 0;
+			o->state = NULL;
+			o->answered = false;
+			o->owner = NULL;
+			break;
 		}
 	for (i = 0; i < ps->nsvcs; i++)
 		for (j = 0; j < old->nsvcs; j++)

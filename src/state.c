@@ -246,11 +246,21 @@ state_load(const char *dir, uint64_t *incarnation, struct state_service *svcs,
 	r->same_boot = false;
 	if (state_path(path, sizeof(path), dir, "") == -1)
 		return STATE_NONE;
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) == -1) {
+	/*
+	 * O_NOFOLLOW: a link's target is not ours to read (the parse error
+	 * would quote its text in the log); the link goes aside.
+	 */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+	    O_NOFOLLOW)) == -1) {
 		if (errno == ENOENT)
 			return STATE_NONE;
-		snprintf(reason, sizeof(reason), "cannot open: %s",
-		    strerror(errno));
+		if (errno == ELOOP && lstat(path, &sb) == 0 &&
+		    S_ISLNK(sb.st_mode))
+			snprintf(reason, sizeof(reason), "a symbolic link, not "
+			    "read");
+		else
+			snprintf(reason, sizeof(reason), "cannot open: %s",
+			    strerror(errno));
 		move_aside(dir, path, reason);
 		return STATE_CORRUPT;
 	}
@@ -389,7 +399,15 @@ state_save(const char *dir, uint64_t incarnation,
 		return -1;
 	}
 	json_decref(root);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	/*
+	 * A file of our own, made here: whatever stands at tmp (a link, a
+	 * hard link to another file, a leftover) is removed, never written
+	 * through; one that comes back in between fails the save (O_EXCL),
+	 * which is retried.
+	 */
+	if (unlink(tmp) == -1 && errno != ENOENT)
+		goto fail;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 	    0644);
 	if (fd == -1 || write_all(fd, text, strlen(text)) == -1 ||
 	    write_all(fd, "\n", 1) == -1 || fsync(fd) == -1)

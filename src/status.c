@@ -294,7 +294,7 @@ peers_json(const struct agent *a, const struct status_clock *c)
 	for (j = 0; j < peers_npeers(ps); j++) {
 		const struct peer_source *p = peers_peer(ps, j);
 		const struct peer_verdict *d0 = peers_verdict(ps, 0, j);
-		const char *id = p->answered ? p->ans.node_id : p->pinned;
+		const char *id = peer_source_ok(p) ? p->ans.node_id : p->pinned;
 
 		if ((svcs = json_array()) != NULL)
 			for (i = 0; i < agent_nservices(a); i++) {
@@ -363,8 +363,8 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				    warns));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o, s:o}",
-		    "source", lb->src.text, "ok", lb->answered, "error",
-		    lb->answered ? json_null() : json_string(lb->error[0] ?
+		    "source", lb->src.text, "ok", lb_source_ok(lb), "error",
+		    lb_source_ok(lb) ? json_null() : json_string(lb->error[0] ?
 		    lb->error : "no answer yet"), "last_seen_s",
 		    age_json(lb->seen_ms, c), "this_node", mine));
 	}

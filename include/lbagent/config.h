@@ -162,6 +162,23 @@ void		 config_errors_free(struct config_errors *);
 /* Prints the key reference (section, key, type, default, range, help). */
 void		 config_print_keys(FILE *);
 
+/*
+ * The URL the peer guard reads of one of [peers] agents: its base URL with
+ * /status appended. 0, or -1 when it does not fit in size.
+ */
+int		 config_agent_status_url(const char *base, char *buf,
+		    size_t size);
+
+/*
+ * Whether name can be a [service NAME] (lbagentctl's --service too): 1 to
+ * CONFIG_NAME_MAX letters, digits, '_', '-' or '.', and not a name the
+ * state directory itself uses, since the service's markers are in
+ * state_dir/NAME/: not '.', '..' or any name starting with '.', not a
+ * marker's (drain, maint, off), not the state file's (state.json and
+ * state.json.*). 0, or -1 with why (a sentence naming it) in why.
+ */
+int		 config_service_name(const char *name, char *why, size_t size);
+
 /* True when [peers] names other nodes: the peer guard is on. */
 bool		 config_peers_on(const struct config *);
 /* The service's server name on the load balancers (node_id by default). */

@@ -28,10 +28,16 @@ const char	*marker_name(enum marker_kind);
 
 /*
  * Reads every marker in dir into ms, which holds what was known before.
- * Never blocks on a FIFO or device: a marker that exists but cannot be
- * read counts as present. When lbagent itself is out of descriptors or
+ * Never blocks on a FIFO or device and never follows a marker that is a
+ * symbolic link: a marker that exists but cannot be read, or is a link,
+ * counts as present (unreadable, with "<name> marker" as its reason). When lbagent itself is out of descriptors or
  * memory, a marker's entry is left as it was.
  */
 void		 markers_read(const char *dir, struct markers *);
+/*
+ * The same for a service's directory (state_dir/NAME), which must be a
+ * directory, not a link: markers in a linked one count as present, unread.
+ */
+void		 markers_read_service(const char *dir, struct markers *);
 
 #endif

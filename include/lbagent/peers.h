@@ -85,6 +85,13 @@ struct lb_source {
 	int64_t			 seen_ms;
 };
 
+/*
+ * Whether a source answered, with what it answered: judging and the
+ * status read a source only then.
+ */
+bool	peer_source_ok(const struct peer_source *);
+bool	lb_source_ok(const struct lb_source *);
+
 /* One peer for one service. */
 struct peer_verdict {
 	bool	self;		/* this node's own answer: not counted */
@@ -143,8 +150,9 @@ struct peers	*peers_new(struct event_base *, struct curl_loop *,
 		    bool *failed);
 void		 peers_free(struct peers *);
 /*
- * A new configuration: sources of the same text keep what they learned,
- * services of the same name their served time. Returns the new module
+ * A new configuration: sources at the same address (credentials
+ * included) keep what they learned, services of the same name their
+ * served time. Returns the new module
  * (old freed), NULL when the new config has no peers.
  */
 struct peers	*peers_reload(struct peers *, const struct config *,

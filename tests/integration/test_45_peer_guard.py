@@ -439,7 +439,7 @@ def haproxy_maint():
     hap.set_server_state("be", "n2", "maint")
     c.wait_status("n2", "MAINT", pc.HAP_S, "n2 MAINT by the operator")
     t = h.wait_until(lambda: mine(n2), pc.ROUND_S + 2.0, "n2's detail shows MAINT",
-                     ok=lambda t: t.get("status", "").startswith("MAINT"))
+                     ok=lambda t: (t.get("status") or "").startswith("MAINT"))
     h.expect(any("maint" in w.lower() for w in t.get("warnings") or []),
              f"a warning about a MAINT lbagent did not ask for: {t}")
     h.expect(n2.public()["serving"] is True, "n2's own lbagent says serving")

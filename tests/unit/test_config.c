@@ -452,7 +452,8 @@ START_TEST(peers_section)
 	expect_error("[peers]\nagents = http://a:1, , http://b:1\n", 2,
 	    "agents: an empty item in the list: 'http://a:1, , http://b:1'");
 	expect_error("[peers]\nagents = http://a:1, http://a:1\n", 2,
-	    "agents: given twice in the list: 'http://a:1, http://a:1'");
+	    "agents: http://a:1 given twice (items 1 and 2: the same "
+	    "address, credentials aside)");
 	expect_error("[peers]\nagents = http://a:1\nhaproxy = unix:/x\n", 3,
 	    "haproxy needs backend (this node's backend on the load "
 	    "balancers)");
@@ -475,6 +476,148 @@ START_TEST(peers_section)
 	expect_error("[peers]\nagents = http://a:1\n[probe p]\ntype = file\n"
 	    "path = /x\n[service s]\nprobes = p\nrecheck_after = 1m\n", 8,
 	    "[service s]: recheck_after 1m must be at most just_out 10s");
+}
+END_TEST
+
+/*
+ * One source twice in [peers], credentials aside: refused, named with its
+ * credentials redacted; sources that are only alike are not.
+ */
+START_TEST(peer_sources_twice)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = http://a:x@127.0.0.1:8404/stats;csv, "
+	    "http://b:y@127.0.0.1:8404/stats;csv\n", 4,
+	    "haproxy: http://***@127.0.0.1:8404/stats;csv given twice "
+	    "(items 1 and 2: the same address, credentials aside)");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = unix:/x, http://lb1/stats;csv, "
+	    "http://u:pw@lb1:80/stats;csv\n", 4,
+	    "haproxy: http://***@lb1:80/stats;csv given twice "
+	    "(items 2 and 3: the same address, credentials aside)");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = unix:/x, tcp:10.0.0.2:9999, unix:/x\n", 4,
+	    "haproxy: unix:/x given twice (items 1 and 3: the same "
+	    "address, credentials aside)");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = tcp:10.0.0.2:9999, tcp:10.0.0.2:09999\n", 4,
+	    "haproxy: tcp:10.0.0.2:09999 given twice (items 1 and 2: the "
+	    "same address, credentials aside)");
+	/* An agent is read at its /status: with or without the '/'. */
+	expect_error("[peers]\nagents = http://n1:9506, "
+	    "https://u:pw@n2:9506, http://n1:9506/\n", 2,
+	    "agents: http://n1:9506/ given twice (items 1 and 3: the same "
+	    "address, credentials aside)");
+	cfg = load("[peers]\nagents = http://n1:9506, "
+	    "https://u:pw@n2:9506, http://n1:9506/, "
+	    "https://n2:9506/\n", &errs, NULL);
+	ck_assert_ptr_null(cfg);
+	ck_assert_uint_eq(errs.count, 2);
+	ck_assert_msg(strstr(errs.lines[1], "agents: https://n2:9506/ "
+	    "given twice (items 2 and 4:") != NULL, "%s", errs.lines[1]);
+	config_errors_free(&errs);
+	/* Other errors in a list of sources show it redacted too. */
+	expect_error("[peers]\nagents = http://n:1, ftp://u:pw@n2/\n", 2,
+	    "agents: expected http:// or https:// URLs: "
+	    "'http://n:1, ftp://***@n2/'");
+	expect_error("[peers]\nagents = http://n:1\nbackend = be\n"
+	    "haproxy = http://u:pw@lb1/stats;csv,,unix:x\n", 4,
+	    "haproxy: an empty item in the list: "
+	    "'http://***@lb1/stats;csv,,unix:x'");
+	/* Alike but not the same: other paths, hosts, ports, schemes. */
+	cfg = load("[peers]\nagents = http://n1:9506, http://n1:9507, "
+	    "https://n1:9506, http://n1:9506/x\nbackend = be\n"
+	    "haproxy = http://lb1/stats;csv, http://lb1/other;csv, "
+	    "http://lb2/stats;csv, http://lb1:8080/stats;csv, "
+	    "unix:/x, unix:/y, tcp:10.0.0.2:1, tcp:10.0.0.3:1\n",
+	    &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
+/*
+ * A service's markers are in state_dir/NAME/: a name that is state_dir
+ * itself, its parent, or a file the state directory holds is refused, by
+ * the one check lbagentctl uses too.
+ */
+START_TEST(service_names_the_state_dir_uses)
+{
+	static const struct {
+		const char	*name, *why;
+	} bad[] = {
+		{ ".", "'.' starts with '.': state_dir/./ would be state_dir "
+		  "itself, its parent or a hidden file (lbagentctl's "
+		  "temporary markers)" },
+		{ "..", NULL },
+		{ ".drain.abc123", NULL },
+		{ ".web", NULL },
+		{ "drain", "'drain' is a marker's name: state_dir/drain is the "
+		  "node-wide drain marker" },
+		{ "maint", "'maint' is a marker's name: state_dir/maint is the "
+		  "node-wide maint marker" },
+		{ "off", "'off' is a marker's name: state_dir/off is the "
+		  "node-wide off marker" },
+		{ "state.json", "'state.json' is the state file's name: "
+		  "state_dir/state.json is lbagent's own" },
+		{ "state.json.tmp", "'state.json.tmp' is the state file's "
+		  "name: state_dir/state.json.tmp is lbagent's own" },
+		{ "state.json.corrupt", NULL },
+		{ "a/b", "a service name must be 1 to 64 letters, digits, "
+		  "'_', '-' or '.'" },
+		{ "", NULL },
+	};
+	static const char *const good[] = { "web", "drainer", "offline",
+	    "maint2", "state", "state.jsonl", "a.b", "x.", "_", "-" };
+	struct config_errors	 errs;
+	struct config		*cfg;
+	char			 why[256], *text;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(config_service_name(bad[i].name, why,
+		    sizeof(why)) == -1, "'%s' accepted", bad[i].name);
+		if (bad[i].why != NULL)
+			ck_assert_str_eq(why, bad[i].why);
+		else
+			ck_assert_msg(why[0] != '\0', "'%s': no why",
+			    bad[i].name);
+		if (strchr(bad[i].name, '/') != NULL || bad[i].name[0] == '\0')
+			continue;
+		/* The same from the configuration, at the section's line. */
+		ck_assert_int_ne(asprintf(&text, "[probe p]\ntype = file\n"
+		    "path = /x\n[service %s]\nprobes = p\n", bad[i].name), -1);
+		cfg = load(text, &errs, NULL);
+		ck_assert_msg(cfg == NULL, "[service %s] accepted", bad[i].name);
+		ck_assert_uint_eq(errs.count, 1);
+		ck_assert_ptr_nonnull(strstr(errs.lines[0], ":4: [service "));
+		ck_assert_msg(strstr(errs.lines[0], why) != NULL, "%s",
+		    errs.lines[0]);
+		config_errors_free(&errs);
+		free(text);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_msg(config_service_name(good[i], why,
+		    sizeof(why)) == 0, "'%s' refused: %s", good[i], why);
+		ck_assert_int_ne(asprintf(&text, "[probe p]\ntype = file\n"
+		    "path = /x\n[service %s]\nprobes = p\n", good[i]), -1);
+		cfg = load(text, &errs, NULL);
+		ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+		config_free(cfg);
+		config_errors_free(&errs);
+		free(text);
+	}
+	/* A probe is no directory: its names are not limited so. */
+	cfg = load("[probe drain]\ntype = file\npath = /x\n[service web]\n"
+	    "probes = drain\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	config_free(cfg);
+	config_errors_free(&errs);
 }
 END_TEST
 
@@ -545,6 +688,8 @@ main(void)
 	tcase_add_test(tc, every_error_reported_in_order);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, peers_section);
+	tcase_add_test(tc, peer_sources_twice);
+	tcase_add_test(tc, service_names_the_state_dir_uses);
 	tcase_add_test(tc, shipped_config_documents_every_key);
 	tcase_add_test(tc, transitions_and_mode);
 	suite_add_tcase(s, tc);

@@ -656,6 +656,43 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 }
 END_TEST
 
+/*
+ * A source marked answered but holding no data (what a reload that gave
+ * one source's CSV to two left behind) counts as not answered: judged,
+ * and in this node's view for the status, never read.
+ */
+START_TEST(answered_without_data_is_not_answered)
+{
+	struct lb_view	v;
+
+	start();
+	nlbs = 2;
+	set_serving(0, "n2", true);
+	set_lb(0, "be,n2,0,UP,100,100,L7OK,,\n");
+	set_lb(1, "be,n2,0,UP,100,100,L7OK,,\n");
+	free(lbs[1].csv);
+	lbs[1].csv = NULL;	/* its len stays what it was */
+	ck_assert(!lb_source_ok(&lbs[1]));
+	do_round();
+	ck_assert(view.other_serving);
+	lbs[0].answered = false;
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(verdicts[0].why, "no load balancer answered");
+	peers_lb_view(&lbs[1], "be", "n1", &up, &v);
+	ck_assert(!v.found);
+	ck_assert_str_eq(v.error, "no answer yet");
+	/* A peer answered without its document: no answer. */
+	peer_answer_free(&peers[0].ans);
+	ck_assert(peers[0].answered);
+	ck_assert(!peer_source_ok(&peers[0]));
+	set_lb(0, "be,n2,0,UP,100,100,L7OK,,\n");
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(verdicts[0].why, "no answer yet");
+}
+END_TEST
+
 /* alone_grace 0: back as soon as a round finds nobody, not before. */
 START_TEST(zero_alone_grace)
 {
@@ -746,6 +783,7 @@ main(void)
 	tcase_add_test(tc, self_and_unexpected_node_ids);
 	tcase_add_test(tc, load_balancers_must_show_the_peer_serving);
 	tcase_add_test(tc, what_each_load_balancer_shows_of_this_node);
+	tcase_add_test(tc, answered_without_data_is_not_answered);
 	tcase_add_test(tc, zero_alone_grace);
 	tcase_add_test(tc, reasons_fit);
 	tcase_add_test(tc, no_guard_without_peers);

@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "lbagent/config.h"
 #include "lbagent/ctl.h"
 #include "lbagent/markers.h"
 #include "testhttpd.h"
@@ -148,6 +149,15 @@ START_TEST(args_usage_errors)
 		{ "drain", "on", "--service", "../etc", NULL },
 		{ "drain", "on", "--service", "-", NULL },
 		{ "drain", "on", "--service", "..", NULL },
+		{ "drain", "on", "--service", ".", NULL },
+		{ "drain", "on", "--service", ".web", NULL },
+		{ "drain", "on", "--service", "drain", NULL },
+		{ "maint", "on", "--service", "maint", NULL },
+		{ "mode", "off", "--service", "off", NULL },
+		{ "drain", "on", "--service", "state.json", NULL },
+		{ "drain", "off", "--service", "state.json.tmp", NULL },
+		{ "status", "off", NULL },
+		{ "status", "state.json", NULL },
 		{ "mode", "on", NULL },
 		{ "mode", "off", "--reason", "x", NULL },
 		{ "status", "--service", "web", NULL },
@@ -179,6 +189,31 @@ START_TEST(args_usage_errors)
 		    sizeof(why)) == CTL_EXIT_USAGE, "case %zu accepted", i);
 		ck_assert_msg(why[0] != '\0', "case %zu: no reason given", i);
 	}
+}
+END_TEST
+
+/* Service names: lbagentctl refuses what the configuration refuses, so. */
+START_TEST(args_service_names_as_the_config)
+{
+	static const char *const names[] = { "drain", "maint", "off", ".",
+	    "..", ".x", "state.json", "state.json.tmp", "a/b" };
+	struct ctl_opts	o;
+	char		why[256], want[256];
+	size_t		i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ck_assert_int_eq(config_service_name(names[i], want,
+		    sizeof(want)), -1);
+		ck_assert_int_eq(parse(&o, why, "drain", "on", "--service",
+		    names[i], NULL), CTL_EXIT_USAGE);
+		ck_assert_msg(strstr(why, want) != NULL, "%s: %s", names[i], why);
+		ck_assert_int_eq(parse(&o, why, "status", names[i], NULL),
+		    CTL_EXIT_USAGE);
+		ck_assert_msg(strstr(why, want) != NULL, "%s: %s", names[i], why);
+	}
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--service", "drainer",
+	    NULL), 0);
+	ck_assert_str_eq(o.service, "drainer");
 }
 END_TEST
 
@@ -459,7 +494,9 @@ START_TEST(conf_with_errors)
 	    "[http]\nlisten = 127.0.0.1:9700 ,unix:/run/y.sock\n\n"
 	    "[probe p]\ntype = nosuchkind\n\n"
 	    "this line is not ini\n"
-	    "[service api]\nprobes = p, missing\n", -1);
+	    "[service api]\nprobes = p, missing\n"
+	    "[service off]\nprobes = p\n[service ../etc]\nprobes = p\n",
+	    -1);
 	ck_assert_int_eq(ctl_conf_load(path, &c, why, sizeof(why)), 0);
 	ck_assert_uint_gt(c.nerrors, 0);
 	ck_assert_str_eq(c.state_dir, "/srv/lb");
@@ -595,6 +632,30 @@ START_TEST(marker_failures)
 	    sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, file));
 	free(file);
+}
+END_TEST
+
+/* A service's directory that is a link: never written (or read) through. */
+START_TEST(marker_service_dir_link)
+{
+	char	other[512], link[1024], err[256];
+	struct stat st;
+
+	snprintf(other, sizeof(other), "%s/elsewhere", dir);
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	free(tu_write(other, "maint", "keep me", -1));
+	snprintf(link, sizeof(link), "%s/web", dir);
+	ck_assert_int_eq(symlink(other, link), 0);
+	err[0] = '\0';
+	ck_assert_int_eq(ctl_marker_set(dir, "web", MARKER_DRAIN, "r", err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "symbolic link") != NULL, "%s", err);
+	ck_assert_int_eq(ctl_marker_clear(dir, "web", MARKER_MAINT, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "symbolic link") != NULL, "%s", err);
+	only_files(other, "maint", NULL);
+	snprintf(link, sizeof(link), "%s/maint", other);
+	ck_assert_int_eq(stat(link, &st), 0);
 }
 END_TEST
 
@@ -951,6 +1012,7 @@ suite(void)
 	tcase_add_test(tc, args_markers);
 	tcase_add_test(tc, args_others);
 	tcase_add_test(tc, args_usage_errors);
+	tcase_add_test(tc, args_service_names_as_the_config);
 	tcase_add_test(tc, usage_fits);
 	suite_add_tcase(s, tc);
 
@@ -971,6 +1033,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, marker_set_and_clear);
 	tcase_add_test(tc, marker_failures);
+	tcase_add_test(tc, marker_service_dir_link);
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, reflects);
 	tcase_add_test(tc, off_not_by_marker);

@@ -109,6 +109,88 @@ START_TEST(unreadable_counts_as_present)
 }
 END_TEST
 
+/*
+ * A symbolic link is never followed: its target (a secret, lbagent's own
+ * environment) must not become a public reason. It is there, so it
+ * counts as present, with the default reason; dangling or not.
+ */
+START_TEST(symlink_is_present_and_not_read)
+{
+	struct markers	ms;
+	char		target[1024], path[1024];
+	char		*secret;
+
+	memset(&ms, 0, sizeof(ms));
+	secret = tu_write(dir, "secret", "root:SECRET-HASH:19000:0:99999\n", -1);
+	snprintf(path, sizeof(path), "%s/drain", dir);
+	ck_assert_int_eq(symlink(secret, path), 0);
+	snprintf(target, sizeof(target), "%s/nothing-there", dir);
+	snprintf(path, sizeof(path), "%s/maint", dir);
+	ck_assert_int_eq(symlink(target, path), 0);
+	snprintf(path, sizeof(path), "%s/off", dir);
+	ck_assert_int_eq(symlink("/proc/self/environ", path), 0);
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	ck_assert(ms.m[MARKER_DRAIN].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "drain marker");
+	ck_assert_ptr_null(strstr(ms.m[MARKER_DRAIN].reason, "SECRET"));
+	ck_assert_msg(strstr(ms.m[MARKER_DRAIN].error, "symbolic link") !=
+	    NULL, "%s", ms.m[MARKER_DRAIN].error);
+	/* Dangling: present all the same. */
+	ck_assert(ms.m[MARKER_MAINT].present);
+	ck_assert_str_eq(ms.m[MARKER_MAINT].reason, "maint marker");
+	ck_assert(ms.m[MARKER_OFF].present);
+	ck_assert_str_eq(ms.m[MARKER_OFF].reason, "off marker");
+	free(secret);
+}
+END_TEST
+
+/*
+ * A service's marker directory that is a symbolic link is not read
+ * through either: what is there counts as present, unread.
+ */
+START_TEST(symlinked_service_dir_is_not_read_through)
+{
+	struct markers	ms;
+	char		other[1024], link[1024];
+
+	memset(&ms, 0, sizeof(ms));
+	snprintf(other, sizeof(other), "%s/elsewhere", dir);
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	free(tu_write(other, "drain", "SECRET-TEXT\n", -1));
+	snprintf(link, sizeof(link), "%s/web", dir);
+	ck_assert_int_eq(symlink(other, link), 0);
+	markers_read_service(link, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	ck_assert(ms.m[MARKER_DRAIN].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "drain marker");
+	ck_assert_msg(strstr(ms.m[MARKER_DRAIN].error, "symbolic link") !=
+	    NULL, "%s", ms.m[MARKER_DRAIN].error);
+	ck_assert(!ms.m[MARKER_MAINT].present);
+	ck_assert(!ms.m[MARKER_OFF].present);
+	/* A real directory is read as the node's is. */
+	ck_assert_int_eq(unlink(link), 0);
+	ck_assert_int_eq(mkdir(link, 0755), 0);
+	free(tu_write(link, "maint", "web upgrade\n", -1));
+	markers_read_service(link, &ms);
+	ck_assert(!ms.m[MARKER_DRAIN].present);
+	ck_assert(ms.m[MARKER_MAINT].present);
+	ck_assert(!ms.m[MARKER_MAINT].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_MAINT].reason, "web upgrade");
+	/* None there: no markers. */
+	snprintf(link, sizeof(link), "%s/api", dir);
+	markers_read_service(link, &ms);
+	ck_assert(!ms.m[MARKER_MAINT].present);
+	/* state_dir itself may be a link: the configured path is followed. */
+	snprintf(link, sizeof(link), "%s/state-link", dir);
+	ck_assert_int_eq(symlink(other, link), 0);
+	markers_read(link, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].present);
+	ck_assert(!ms.m[MARKER_DRAIN].unreadable);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].reason, "SECRET-TEXT");
+}
+END_TEST
+
 START_TEST(maint_wins_over_drain)
 {
 	struct markers	ms, own;
@@ -209,6 +291,8 @@ main(void)
 	tcase_add_test(tc, first_line_is_reason);
 	tcase_add_test(tc, long_and_binary);
 	tcase_add_test(tc, unreadable_counts_as_present);
+	tcase_add_test(tc, symlink_is_present_and_not_read);
+	tcase_add_test(tc, symlinked_service_dir_is_not_read_through);
 	tcase_add_test(tc, maint_wins_over_drain);
 	tcase_add_test(tc, out_of_descriptors_keeps_what_was_known);
 	suite_add_tcase(s, tc);

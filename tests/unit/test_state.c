@@ -234,6 +234,106 @@ START_TEST(reason_sanitized_on_load)
 }
 END_TEST
 
+/* The whole content of dir/name, or NULL. */
+static char *
+slurp(const char *d, const char *name)
+{
+	char	path[1024], *buf;
+	FILE	*fp;
+	size_t	n;
+
+	snprintf(path, sizeof(path), "%s/%s", d, name);
+	if ((fp = fopen(path, "r")) == NULL)
+		return NULL;
+	ck_assert_ptr_nonnull(buf = calloc(1, 65536));
+	n = fread(buf, 1, 65535, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+static bool
+is_link(const char *name)
+{
+	char		path[1024];
+	struct stat	sb;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode);
+}
+
+/*
+ * Whoever may write in state_dir must not make lbagent write elsewhere:
+ * a link (or a hard link) put where the temporary file goes is replaced,
+ * never written through, and the state is saved all the same.
+ */
+START_TEST(save_never_writes_through_the_temporary_file)
+{
+	struct state_service	 ss[2];
+	char			 tmp[1024], *victim, *text;
+	uint64_t		 inc;
+
+	victim = tu_write(dir, "victim", "precious\n", -1);
+	snprintf(tmp, sizeof(tmp), "%s/state.json.tmp", dir);
+	two(ss);
+	ck_assert_int_eq(symlink(victim, tmp), 0);
+	ck_assert_int_eq(state_save(dir, 5, ss, 2, clk(0, 0, 0, "b")), 0);
+	ck_assert_str_eq(text = slurp(dir, "victim"), "precious\n");
+	free(text);
+	ck_assert(!exists("state.json.tmp"));
+	ck_assert(!is_link("state.json"));
+	ck_assert_int_eq(state_load(dir, &inc, ss, 2, clk(0, 0, 0, "b"), &res),
+	    STATE_LOADED);
+	ck_assert_uint_eq(inc, 5);
+	/* A dangling one, and a hard link to a file of state_dir's. */
+	ck_assert_int_eq(symlink("/nonexistent/x", tmp), 0);
+	ck_assert_int_eq(state_save(dir, 6, ss, 2, clk(0, 0, 0, "b")), 0);
+	ck_assert_int_eq(link(victim, tmp), 0);
+	ck_assert_int_eq(state_save(dir, 7, ss, 2, clk(0, 0, 0, "b")), 0);
+	ck_assert_str_eq(text = slurp(dir, "victim"), "precious\n");
+	free(text);
+	ck_assert_int_eq(state_load(dir, &inc, ss, 2, clk(0, 0, 0, "b"), &res),
+	    STATE_LOADED);
+	ck_assert_uint_eq(inc, 7);
+	two_free(ss);
+	free(victim);
+}
+END_TEST
+
+/*
+ * state.json that is a link is not read (its target could be any file,
+ * its text shown in the log's parse error): moved aside, the link itself,
+ * the target untouched; a save puts a regular file in its place.
+ */
+START_TEST(load_never_reads_through_a_link)
+{
+	struct state_service	 ss[2];
+	char			 target[1024], path[1024], *other, *text, *again;
+	uint64_t		 inc;
+
+	other = tu_tmpdir();
+	two(ss);
+	ck_assert_int_eq(state_save(other, 9, ss, 2, clk(0, 0, 0, "b")), 0);
+	ck_assert_ptr_nonnull(text = slurp(other, "state.json"));
+	snprintf(target, sizeof(target), "%s/state.json", other);
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	ck_assert_int_eq(symlink(target, path), 0);
+	ck_assert_int_eq(state_load(dir, &inc, ss, 2, clk(0, 0, 0, "b"), &res),
+	    STATE_CORRUPT);
+	ck_assert_uint_eq(inc, 0);
+	ck_assert(!exists("state.json"));
+	ck_assert(is_link("state.json.corrupt"));
+	ck_assert_str_eq(again = slurp(other, "state.json"), text);
+	free(again);
+	ck_assert_int_eq(state_save(dir, 1, ss, 2, clk(0, 0, 0, "b")), 0);
+	ck_assert(!is_link("state.json"));
+	two_free(ss);
+	free(text);
+	tu_rmtree(other);
+	free(other);
+}
+END_TEST
+
 START_TEST(save_fails_cleanly)
 {
 	struct state_service	 ss[2];
@@ -418,6 +518,8 @@ main(void)
 	tcase_add_test(tc, unreadable_moved_aside);
 	tcase_add_test(tc, reason_sanitized_on_load);
 	tcase_add_test(tc, save_fails_cleanly);
+	tcase_add_test(tc, save_never_writes_through_the_temporary_file);
+	tcase_add_test(tc, load_never_reads_through_a_link);
 	tcase_add_test(tc, transitions_survive_and_clocks_may_jump);
 	tcase_add_test(tc, gap_rules);
 	tcase_add_test(tc, corrupt_transition_is_all_or_nothing);
