@@ -267,6 +267,15 @@ child_fail(int errfd, int stage)
 	_exit(127);
 }
 
+/* F_DUPFD to 10 failed: EINVAL means a descriptor limit of 10 or less. */
+static _Noreturn void
+child_fail_dup(int errfd)
+{
+	if (errno == EINVAL)
+		errno = EMFILE;
+	child_fail(errfd, STAGE_SETUP);
+}
+
 /*
  * The child, between fork and exec: async-signal-safe calls only (no
  * malloc, no NSS). errfd is close-on-exec, so the parent reads EOF from it
@@ -293,9 +302,11 @@ child_exec(const struct exec_conf *conf, int outfd, int errfd)
 	(void)setpgid(0, 0);
 
 	/* Out of the way of 0-2 first: lbagent may run with them closed. */
-	if ((outfd = fcntl(outfd, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    (errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) == -1)
-		_exit(127);
+	if ((fd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) == -1)
+		child_fail_dup(errfd);
+	errfd = fd;
+	if ((outfd = fcntl(outfd, F_DUPFD_CLOEXEC, 10)) == -1)
+		child_fail_dup(errfd);
 	if ((nul = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1 ||
 	    dup2(nul, 0) == -1 || dup2(nul, 2) == -1 || dup2(outfd, 1) == -1 ||
 	    dup3(errfd, 3, O_CLOEXEC) == -1)
@@ -452,7 +463,14 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 	n = read(c->errfd, &ce, sizeof(ce));
 	child_free(c);
 	if (n == (ssize_t)sizeof(ce)) {
-		if (ce.stage == STAGE_USER)
+		/*
+		 * The child is still lbagent until the exec: out of
+		 * descriptors or memory there is lbagent's shortage.
+		 */
+		if (ce.stage != STAGE_USER && probe_errno_local(ce.err) != NULL)
+			probe_report_errno(run, ce.err, "cannot run %s",
+			    conf->path);
+		else if (ce.stage == STAGE_USER)
 			probe_report(run, PROBE_CRIT, NAN, "cannot run as user "
 			    "%s: %s", conf->user, strerror(ce.err));
 		else
@@ -549,7 +567,7 @@ exec_start(struct probe_run *run)
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report_errno(run, ENOMEM, "cannot start %s", conf->path);
 		return;
 	}
 	c->conf = conf;
@@ -577,6 +595,7 @@ exec_start(struct probe_run *run)
 	if ((c->pidfd = pidfd_open(pid, 0)) == -1)
 		goto fail;
 	what = "event";
+	errno = ENOMEM;		/* libevent fails for want of memory */
 	if ((c->exit_ev = event_new(base, c->pidfd, EV_READ | EV_PERSIST,
 	    exit_cb, c)) == NULL ||
 	    (c->out_ev = event_new(base, c->outfd, EV_READ | EV_PERSIST,
@@ -607,8 +626,9 @@ fail:
 	if (c->errfd == -1 && err[0] != -1)
 		close(err[0]);
 	child_free(c);
-	probe_report(run, PROBE_CRIT, NAN, "cannot start %s: %s: %s",
-	    conf->path, what, strerror(saved));
+	/* All of these are lbagent's own: descriptors, memory, processes. */
+	probe_report_errno(run, saved, "cannot start %s: %s", conf->path,
+	    what);
 }
 
 /* The timeout passed: stop the run and leave the group to be killed. */

@@ -459,6 +459,48 @@ START_TEST(user_needs_root)
 }
 END_TEST
 
+/*
+ * lbagent out of descriptors is not the checked program failing: unknown,
+ * with where it ran out, whether in the parent (pipes, pidfd) or in the
+ * child before the exec. With them back, the same probe runs again.
+ */
+START_TEST(out_of_descriptors)
+{
+	struct fixture	 fx;
+	struct tu_fds	 fds;
+	char		*path, want[PATH_MAX + 128];
+	int		 base_fds;
+
+	fx_init(&fx);
+	path = script(&fx, "check", "echo fine");
+	pu_set(&fx.pu, "command", path);
+	pu_check(&fx.pu);
+	base_fds = pu_count_fds();
+	tu_fds_exhaust(&fds, 0);
+	snprintf(want, sizeof(want), "cannot start %s: pipe: Too many open "
+	    "files (lbagent out of descriptors)", path);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_UNKNOWN, want);
+	tu_fds_release(&fds);
+	/* One pipe, not the second (the first is not leaked). */
+	tu_fds_exhaust(&fds, 2);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_UNKNOWN, want);
+	tu_fds_release(&fds);
+	/*
+	 * All the parent needs (the pidfd takes a pipe end it closed after
+	 * the fork); the child lacks the descriptors it dups its pipes to.
+	 */
+	tu_fds_exhaust(&fds, 4);
+	snprintf(want, sizeof(want), "cannot run %s: Too many open files "
+	    "(lbagent out of descriptors)", path);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_UNKNOWN, want);
+	tu_fds_release(&fds);
+	ck_assert_int_eq(pu_count_fds(), base_fds);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_OK, "fine");
+	free(path);
+	fx_done(&fx);
+}
+END_TEST
+
 /* Starts a script that records its pid (and maybe more) and cancels it. */
 static pid_t
 start_and_cancel(struct fixture *fx, const char *body)
@@ -673,6 +715,7 @@ main(int argc, char **argv)
 	tcase_add_test(tc, reasons);
 	tcase_add_test(tc, floods);
 	tcase_add_test(tc, cannot_run);
+	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, bare_names_and_arguments);
 	tcase_add_test(tc, minimal_environment);
 	tcase_add_test(tc, child_setup);
