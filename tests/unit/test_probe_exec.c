@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -574,6 +575,53 @@ START_TEST(grandchildren)
 }
 END_TEST
 
+/*
+ * What a program leaves outside its group (setsid, two deep, ignoring
+ * SIGTERM) is killed and reaped when its run ends, is cancelled, or at
+ * shutdown, once this process is a subreaper as lbagent is.
+ */
+START_TEST(leftovers_outside_the_group)
+{
+	struct fixture	fx;
+	pid_t		pid, left;
+	int		zombies;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	fx_init(&fx);
+	/* A run that ends. */
+	expect(run_script(&fx, "/usr/bin/setsid sleep 60 & "
+	    "echo $! > \"$D/left\"; echo done"), PROBE_OK, "done");
+	left = read_pid(&fx, "left");
+	pu_drain(&fx.pu, RUN_LIMIT_MS);
+	ck_assert(!pu_alive(left));
+	ck_assert_int_eq(pu_count_children(&zombies), 0);
+	/* A run cancelled at its timeout. */
+	use_script(&fx, "D=\"$D\" /usr/bin/setsid sh -c 'trap \"\" TERM; "
+	    "sleep 60 & echo $! > \"$D/left2\"; wait' & "
+	    "echo $$ > \"$D/pid\"; exec sleep 60");
+	pu_start(&fx.pu);
+	left = read_pid(&fx, "left2");
+	pid = read_pid(&fx, "pid");
+	pu_cancel(&fx.pu);
+	pu_drain(&fx.pu, RUN_LIMIT_MS);
+	ck_assert_int_eq(fx.pu.nreports, 0);
+	ck_assert(!pu_alive(pid));
+	ck_assert(!pu_alive(left));
+	ck_assert_int_eq(pu_count_children(&zombies), 0);
+	/* lbagent stopping with such a run in flight. */
+	use_script(&fx, "/usr/bin/setsid sleep 60 & echo $! > \"$D/left3\"; "
+	    "exec sleep 60");
+	pu_start(&fx.pu);
+	left = read_pid(&fx, "left3");
+	pu_cancel(&fx.pu);
+	probe_exec_reap_all();
+	ck_assert(!pu_alive(left));
+	ck_assert_int_eq(pu_count_children(&zombies), 0);
+	pu_drain(&fx.pu, RUN_LIMIT_MS);
+	fx_done(&fx);
+}
+END_TEST
+
 START_TEST(reap_all_at_shutdown)
 {
 	struct fixture	fx;
@@ -725,6 +773,7 @@ main(int argc, char **argv)
 	tcase_add_test(tc, timeout_ignoring_term);
 	tcase_add_test(tc, grandchildren);
 	tcase_add_test(tc, reap_all_at_shutdown);
+	tcase_add_test(tc, leftovers_outside_the_group);
 	tcase_add_test(tc, no_leaks);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
