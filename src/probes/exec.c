@@ -772,9 +772,9 @@ sweep(struct event_base *base)
 		return;
 	n = unknown_children(pids, EXEC_SWEEP_MAX);
 	for (i = 0; i < n; i++) {
+		log_leftover(pids[i]);
 		/* Our child, not reaped: its pid cannot be anyone else's. */
 		(void)kill(pids[i], SIGKILL);
-		log_leftover(pids[i]);
 		if ((l = calloc(1, sizeof(*l))) == NULL) {
 			(void)waitpid(pids[i], NULL, WNOHANG);
 			continue;
