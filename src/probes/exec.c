@@ -15,8 +15,8 @@
  * into a new session); the group kill misses them. lbagent is a child
  * subreaper (main.c), so every such process, once its parent is gone,
  * becomes lbagent's child. lbagent forks nothing but exec runs, so a
- * child that is not a run's leader is a run's leftover: after a leader is
- * reaped, and after each leftover dies (its own children come to us
+ * child that is not a run's leader is a run's leftover: after a leader
+ * exits, and after each leftover dies (its own children come to us
  * then), the sweep SIGKILLs every such child and watches it through a
  * pidfd until it is reaped. We never wait on a pid we did not find as our
  * own child, so no one else's exit status is taken. The sweep acts only
@@ -127,7 +127,7 @@ static unsigned			 left_unlogged;
 static bool			 left_logged;
 static int64_t			 left_logged_ms;
 
-static void	sweep(struct event_base *);
+static void	sweep(struct event_base *, pid_t);
 
 static const struct probe_key_doc exec_keys[] = {
 	{ "command", NULL, "The program and its arguments (required), quoted "
@@ -556,8 +556,13 @@ exit_cb(evutil_socket_t fd, short what, void *arg)
 
 	c->exited = true;
 	if (run == NULL && !c->killed) {
-		/* Hold the zombie, and so the group's id, until SIGKILL. */
+		/*
+		 * Hold the zombie, and so the group's id, until SIGKILL. What
+		 * it left outside its group need not wait for that; the group
+		 * keeps its second after SIGTERM.
+		 */
 		event_del(c->exit_ev);
+		sweep(base, c->pid);
 		return;
 	}
 	if (run != NULL) {
@@ -570,7 +575,7 @@ exit_cb(evutil_socket_t fd, short what, void *arg)
 		return;		/* not yet: the pidfd stays watched */
 	if (run == NULL) {
 		child_free(c);
-		sweep(base);
+		sweep(base, 0);
 		return;
 	}
 	run->data = NULL;
@@ -582,7 +587,7 @@ exit_cb(evutil_socket_t fd, short what, void *arg)
 	} else
 		report_exit(run, c, &si);
 	/* What it left outside its group is ours now. */
-	sweep(base);
+	sweep(base, 0);
 }
 
 /* A second after SIGTERM: SIGKILL to the group, then reap. */
@@ -598,7 +603,7 @@ kill_cb(evutil_socket_t fd, short what, void *arg)
 	if (c->exited && reap(c, &si) != 0) {
 		base = c->base;
 		child_free(c);
-		sweep(base);
+		sweep(base, 0);
 		return;
 	}
 	event_add(c->exit_ev, NULL);
@@ -723,7 +728,7 @@ leftover_cb(evutil_socket_t fd, short what, void *arg)
 	if (r == 0 && si.si_pid == 0)
 		return;		/* not yet */
 	leftover_free(l);
-	sweep(base);
+	sweep(base, 0);
 }
 
 /* Once a minute at most, with how many since. */
@@ -757,12 +762,13 @@ log_leftover(pid_t pid)
 }
 
 /*
- * SIGKILL to every child that is not a run's leader, each watched until it
- * is reaped. Without a pidfd (out of descriptors) it is reaped here if it
- * is already dead, or found again by a later sweep.
+ * SIGKILL to every child that is not a run's leader (nor in the process
+ * group spare, when not 0), each watched until it is reaped. Without a
+ * pidfd (out of descriptors) it is reaped here if it is already dead, or
+ * found again by a later sweep.
  */
 static void
-sweep(struct event_base *base)
+sweep(struct event_base *base, pid_t spare)
 {
 	pid_t			 pids[EXEC_SWEEP_MAX];
 	struct exec_leftover	*l;
@@ -772,6 +778,8 @@ sweep(struct event_base *base)
 		return;
 	n = unknown_children(pids, EXEC_SWEEP_MAX);
 	for (i = 0; i < n; i++) {
+		if (spare != 0 && getpgid(pids[i]) == spare)
+			continue;
 		log_leftover(pids[i]);
 		/* Our child, not reaped: its pid cannot be anyone else's. */
 		(void)kill(pids[i], SIGKILL);
