@@ -257,7 +257,7 @@ main(int argc, char *argv[])
 	systemd_status("starting");
 
 	signal(SIGPIPE, SIG_IGN);
-	/* What exec probes leave outside their groups comes back to be killed. */
+	/* What exec probes leave outside their groups comes back to us. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
 	/* Probe jitter differs from node to node and from start to start. */

@@ -752,9 +752,9 @@ log_leftover(pid_t pid)
 		log_warnx("exec: killed pid %ld (%s), which a probe's program "
 		    "left running outside its process group", (long)pid, comm);
 	else
-		log_warnx("exec: killed pid %ld (%s) and %u more, which probes' "
-		    "programs left running outside their process groups, since "
-		    "the last such message", (long)pid, comm,
+		log_warnx("exec: killed pid %ld (%s) and %u more, which "
+		    "probes' programs left running outside their process "
+		    "groups, since the last such message", (long)pid, comm,
 		    left_unlogged - 1);
 	left_unlogged = 0;
 	left_logged = true;

@@ -555,6 +555,8 @@ tcp_io_cb(evutil_socket_t fd, short what, void *arg)
 static void
 tcp_try_connect(struct tcp_run *t)
 {
+	const char	*local;
+
 	t->state = TCP_CONNECTING;
 	for (; t->ai != NULL; t->ai = t->ai->ai_next) {
 		t->fd = socket(t->ai->ai_family,
@@ -562,9 +564,9 @@ tcp_try_connect(struct tcp_run *t)
 		if (t->fd == -1) {
 			t->err = errno;
 			/* No descriptor for us: nothing learnt of the peer. */
-			if (probe_errno_local(t->err) != NULL) {
+			if ((local = probe_errno_local(t->err)) != NULL) {
 				tcp_finish(t, PROBE_UNKNOWN, "socket: %s (%s)",
-				    strerror(t->err), probe_errno_local(t->err));
+				    strerror(t->err), local);
 				return;
 			}
 			continue;
