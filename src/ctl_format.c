@@ -450,6 +450,11 @@ probes(struct out *o, const json_t *svc)
 			snprintf(notes + l, sizeof(notes) - l,
 			    "%sruns %.0f ok, %.0f warn, %.0f crit",
 			    l > 0 ? "; " : "", ok, warn, crit);
+			/* Runs lbagent could not make, when there were. */
+			l = strlen(notes);
+			if (num(runs, "unknown", &v) && v > 0)
+				snprintf(notes + l, sizeof(notes) - l,
+				    ", %.0f unknown", v);
 		}
 		if (reason[0] != '\0')
 			paraf(o, 6, "", 6, "%s (%s)", reason, notes);

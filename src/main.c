@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -258,6 +259,9 @@ main(int argc, char *argv[])
 	systemd_status("starting");
 
 	signal(SIGPIPE, SIG_IGN);
+	/* What exec probes leave outside their groups comes back to us. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
 	/* Probe jitter differs from node to node and from start to start. */
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 	raise_nofile(lbd.cfg->max_connections, lbd.cfg->http.max_connections);

@@ -1,4 +1,5 @@
 /* probe_report(): the single path by which every probe kind reports. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,12 +11,53 @@ static const char *const result_names[PROBE_RESULT_COUNT] = {
 	[PROBE_OK] = "ok",
 	[PROBE_WARN] = "warn",
 	[PROBE_CRIT] = "crit",
+	[PROBE_UNKNOWN] = "unknown",
 };
 
 const char *
 probe_result_name(enum probe_result r)
 {
 	return (unsigned)r < PROBE_RESULT_COUNT ? result_names[r] : "?";
+}
+
+/*
+ * The one place that tells lbagent's own shortages from the checked
+ * thing's failures, for every kind.
+ */
+const char *
+probe_errno_local(int err)
+{
+	switch (err) {
+	case EMFILE:
+		return "lbagent out of descriptors";
+	case ENFILE:
+		return "out of descriptors system-wide";
+	case ENOMEM:
+	case ENOBUFS:
+		return "lbagent out of memory";
+	case EAGAIN:
+		return "lbagent out of processes or threads";
+	default:
+		return NULL;
+	}
+}
+
+void
+probe_report_errno(struct probe_run *run, int err, const char *fmt, ...)
+{
+	const char	*local = probe_errno_local(err);
+	char		 what[512];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (local != NULL)
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s: %s (%s)", what,
+		    strerror(err), local);
+	else
+		probe_report(run, PROBE_CRIT, NAN, "%s: %s", what,
+		    strerror(err));
 }
 
 void

@@ -7,6 +7,9 @@
 #include "lbagent/scheduler.h"
 #include "lbagent/units.h"
 
+/* Unknown runs are logged at most this often per probe, with a count. */
+#define UNKNOWN_LOG_EVERY_MS	60000
+
 struct probe {
 	const struct probe_conf	*conf;
 	struct probe_run	 run;
@@ -15,6 +18,11 @@ struct probe {
 	struct event		*timeout_ev;	/* the run in flight's deadline */
 	probe_ran_fn		 ran;
 	void			*arg;
+	/* Unknown runs not logged yet, and when we last logged one. */
+	unsigned		 unknown_unlogged;
+	bool			 unknown_logged;
+	int64_t			 unknown_logged_ms;
+	char			 unknown_reason[PROBE_REASON_MAX + 1];
 };
 
 static void	probe_reported(struct probe_run *, const struct probe_outcome *);
@@ -28,6 +36,12 @@ probe_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
 	st->has_run = true;
 	st->last = *out;
 	st->runs[out->result]++;
+	/*
+	 * lbagent could not run the check: nothing is learnt of the service,
+	 * so streaks, what it counts as and whether it is settled stay.
+	 */
+	if (out->result == PROBE_UNKNOWN)
+		return false;
 	if (out->result == PROBE_OK) {
 		st->ok_streak++;
 		st->bad_streak = 0;
@@ -109,6 +123,40 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 	probe_report(&p->run, PROBE_CRIT, NAN, "timed out after %s", limit);
 }
 
+/*
+ * A shortage of lbagent's own may last and hit every run: the first
+ * unknown run is logged, later ones at most once a minute with how many
+ * there were since, so that the log neither floods nor hides them.
+ */
+static void
+log_unknown(struct probe *p, const struct probe_outcome *out)
+{
+	int64_t	now = clock_now_ms();
+
+	if (out->result == PROBE_UNKNOWN) {
+		p->unknown_unlogged++;
+		memcpy(p->unknown_reason, out->reason, sizeof(out->reason));
+	}
+	if (p->unknown_unlogged == 0 || (p->unknown_logged &&
+	    now - p->unknown_logged_ms < UNKNOWN_LOG_EVERY_MS))
+		return;
+	if (out->result != PROBE_UNKNOWN)
+		log_warnx("probe %s: %u unknown run%s not counted since the "
+		    "last such message, the last: %s", p->conf->name,
+		    p->unknown_unlogged, p->unknown_unlogged == 1 ? "" : "s",
+		    p->unknown_reason);
+	else if (p->unknown_unlogged == 1)
+		log_warnx("probe %s: unknown, not counted: %s", p->conf->name,
+		    p->unknown_reason);
+	else
+		log_warnx("probe %s: unknown, not counted: %s (%u unknown runs "
+		    "since the last such message)", p->conf->name,
+		    p->unknown_reason, p->unknown_unlogged);
+	p->unknown_unlogged = 0;
+	p->unknown_logged = true;
+	p->unknown_logged_ms = now;
+}
+
 static void
 probe_reported(struct probe_run *run, const struct probe_outcome *out)
 {
@@ -118,6 +166,7 @@ probe_reported(struct probe_run *run, const struct probe_outcome *out)
 	evtimer_del(p->timeout_ev);
 	p->st.last_duration_ms = clock_now_ms() - p->st.last_run_ms;
 	changed = probe_state_apply(&p->st, p->conf->fall, p->conf->rise, out);
+	log_unknown(p, out);
 	if (changed && p->st.counted == PROBE_OK)
 		log_notice("probe %s: ok again (%s)", p->conf->name, out->reason);
 	else if (changed)

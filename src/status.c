@@ -115,12 +115,13 @@ probes_json(const struct agent_service_view *v, const struct status_clock *c)
 			    "ago_s", seconds(c->now_ms - st->last_run_ms),
 			    "duration_ms", (json_int_t)st->last_duration_ms);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b, s:o, "
-		    "s:{s:I, s:I, s:I}}", "name", pc->name, "type", pc->ops->name,
-		    "counted", probe_result_name(st->counted), "settled",
-		    st->settled, "last", last, "runs",
+		    "s:{s:I, s:I, s:I, s:I}}", "name", pc->name, "type",
+		    pc->ops->name, "counted", probe_result_name(st->counted),
+		    "settled", st->settled, "last", last, "runs",
 		    "ok", (json_int_t)st->runs[PROBE_OK],
 		    "warn", (json_int_t)st->runs[PROBE_WARN],
-		    "crit", (json_int_t)st->runs[PROBE_CRIT]));
+		    "crit", (json_int_t)st->runs[PROBE_CRIT],
+		    "unknown", (json_int_t)st->runs[PROBE_UNKNOWN]));
 	}
 	return a;
 }
@@ -637,6 +638,21 @@ status_metrics(const struct agent *a, size_t *lenp)
 			put(&b, "lbagent_probe_duration_seconds{probe=\"%s\"} "
 			    "%.3f\n", label(probe_conf(v.probes[j])->name, pr,
 			    sizeof(pr)), seconds(st->last_duration_ms));
+		}
+	}
+	head(&b, "lbagent_probe_last_result", "gauge", "The probe's latest "
+	    "run: 0 ok, 1 warn, 2 crit, 3 unknown (lbagent could not run it; "
+	    "not counted).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++) {
+			const struct probe_state *st = probe_state(v.probes[j]);
+
+			if (!st->has_run || !first_listing(a, i, v.probes[j]))
+				continue;
+			put(&b, "lbagent_probe_last_result{probe=\"%s\"} %d\n",
+			    label(probe_conf(v.probes[j])->name, pr,
+			    sizeof(pr)), (int)st->last.result);
 		}
 	}
 	head(&b, "lbagent_probe_runs_total", "counter", "Probe runs by "

@@ -18,14 +18,30 @@
 /* A probe's own reason; the reply joins "name: reason" within 100 bytes. */
 #define PROBE_REASON_MAX	200
 
+/*
+ * PROBE_UNKNOWN: lbagent itself could not run the check (out of
+ * descriptors, memory, processes or threads). Such a run is shown and
+ * counted apart, but says nothing about the service: it never counts
+ * towards fall or rise, nor as what the probe counts as.
+ */
 enum probe_result {
 	PROBE_OK,
 	PROBE_WARN,
 	PROBE_CRIT,
+	PROBE_UNKNOWN,
 	PROBE_RESULT_COUNT
 };
 
 const char	*probe_result_name(enum probe_result);
+
+/*
+ * err, from acquiring something of lbagent's own (socket(), pipe(), open()
+ * of /proc or a small file, fork(), a thread, memory): when it says lbagent
+ * ran out rather than that the checked thing failed, what ran out, as
+ * "lbagent out of descriptors"; NULL otherwise. Only for such calls:
+ * EAGAIN from read() or ENOMEM from a peer mean something else.
+ */
+const char	*probe_errno_local(int err);
 
 struct curl_loop;
 
@@ -109,6 +125,13 @@ struct probe_ops {
  */
 void	probe_report(struct probe_run *run, enum probe_result result,
 	    double value, const char *fmt, ...) LOG_PRINTF(4, 5);
+/*
+ * A failed call of the kind probe_errno_local() judges: "<fmt>: <strerror>
+ * (lbagent out of descriptors)" as unknown when err is lbagent's own
+ * shortage, else "<fmt>: <strerror>" as crit.
+ */
+void	probe_report_errno(struct probe_run *run, int err, const char *fmt,
+	    ...) LOG_PRINTF(3, 4);
 
 /* The kinds, by name; NULL when unknown. */
 const struct probe_ops	*probe_kind(const char *name);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "lbagent/log.h"
 #include "lbagent/text.h"
@@ -42,6 +43,26 @@ curl_probe_write(char *data, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/*
+ * libcurl's socket, made here: libcurl keeps no errno of a failed
+ * socket(), and without one lbagent's own shortage of descriptors would
+ * read as the server's failure to answer.
+ */
+static curl_socket_t
+curl_probe_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct curl_probe	*cp = arg;
+	int			 fd;
+
+	(void)purpose;
+	fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+	if (fd == -1) {
+		cp->socket_errno = errno;
+		return CURL_SOCKET_BAD;
+	}
+	return fd;
+}
+
 struct curl_probe *
 curl_probe_new(struct probe_run *run, const char *url, bool keep_body)
 {
@@ -69,6 +90,8 @@ curl_probe_new(struct probe_run *run, const char *url, bool keep_body)
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cp->errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_probe_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, cp);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, curl_probe_socket);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, cp);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
@@ -141,6 +164,31 @@ connect_error(CURL *easy)
 	case ENOENT:		return "no such socket";
 	default:		return "cannot connect";
 	}
+}
+
+const char *
+curl_probe_local(struct curl_probe *cp, CURLcode rc)
+{
+	const char	*local;
+
+	if (rc == CURLE_OUT_OF_MEMORY ||
+	    (rc == CURLE_WRITE_ERROR && cp->no_memory))
+		return probe_errno_local(ENOMEM);
+	if (cp->socket_errno != 0 &&
+	    (local = probe_errno_local(cp->socket_errno)) != NULL) {
+		snprintf(cp->local, sizeof(cp->local), "socket: %s (%s)",
+		    strerror(cp->socket_errno), local);
+		return cp->local;
+	}
+	/*
+	 * The threaded resolver could not start its thread or make its
+	 * socketpair; libcurl says so only in words, and keeps no errno.
+	 */
+	if (rc == CURLE_COULDNT_RESOLVE_HOST &&
+	    strstr(cp->errbuf, "thread failed to start") != NULL)
+		return "cannot start a resolver thread (lbagent out of "
+		    "descriptors or threads)";
+	return NULL;
 }
 
 const char *

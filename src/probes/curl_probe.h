@@ -26,7 +26,9 @@ struct curl_probe {
 	bool			 keep_body;
 	bool			 too_big;	/* over CURL_PROBE_BODY_MAX */
 	bool			 no_memory;
+	int			 socket_errno;	/* socket() failed: why */
 	char			 errbuf[CURL_ERROR_SIZE];
+	char			 local[PROBE_REASON_MAX + 1];
 };
 
 /*
@@ -55,6 +57,12 @@ void			 curl_probe_keep_free(void *);
  * previous run's, so a lasting failure is logged once.
  */
 const char		*curl_probe_error(struct curl_probe *, CURLcode);
+/*
+ * When a failed transfer failed for want of lbagent's own resources (no
+ * descriptor for the socket, no memory, no resolver thread), the reason
+ * for an unknown run; NULL when it is the far side's failure.
+ */
+const char		*curl_probe_local(struct curl_probe *, CURLcode);
 /* Notes a run that got an answer, so the next failure is logged again. */
 void			 curl_probe_answered(struct curl_probe *);
 

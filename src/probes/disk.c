@@ -193,8 +193,7 @@ disk_done(void *arg)
 	if (error == ENOENT || error == ENOTDIR)
 		probe_report(run, PROBE_CRIT, NAN, "path does not exist");
 	else if (error != 0)
-		probe_report(run, PROBE_CRIT, NAN, "statfs: %s",
-		    strerror(error));
+		probe_report_errno(run, error, "statfs");
 	else if (c->inodes)
 		disk_report_inodes(run, c, &st);
 	else
@@ -209,7 +208,8 @@ disk_start(struct probe_run *run)
 	size_t			 len = strlen(c->path);
 
 	if ((call = calloc(1, sizeof(*call) + len + 1)) == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
 		return;
 	}
 	call->run = run;

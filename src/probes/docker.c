@@ -8,6 +8,7 @@
  * version is refused by daemons older than it and, in time, by newer ones
  * that drop it.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,10 @@ docker_judge(const struct docker_conf *c, struct curl_probe *cp,
 	long			 status = 0;
 	const char		*why;
 
+	if (rc != CURLE_OK && (why = curl_probe_local(cp, rc)) != NULL) {
+		snprintf(reason, size, "%s", why);
+		return PROBE_UNKNOWN;
+	}
 	if (rc != CURLE_OK) {
 		why = curl_probe_error(cp, rc);
 		if (rc == CURLE_COULDNT_CONNECT) {
@@ -224,7 +229,8 @@ docker_start(struct probe_run *run)
 	struct curl_probe		*cp;
 
 	if ((cp = curl_probe_new(run, c->url, true)) == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
 		return;
 	}
 	curl_easy_setopt(cp->easy, CURLOPT_UNIX_SOCKET_PATH, c->socket);

@@ -10,7 +10,21 @@
  * group can be signalled safely: until we reap the leader, its pid (the
  * group's id) cannot be reused. On cancel the group gets SIGTERM, then
  * SIGKILL a second later, and the leader is reaped in the background.
+ *
+ * A program may leave processes outside its group (setsid, a double fork
+ * into a new session); the group kill misses them. lbagent is a child
+ * subreaper (main.c), so every such process, once its parent is gone,
+ * becomes lbagent's child. lbagent forks nothing but exec runs, so a
+ * child that is not a run's leader is a run's leftover: after a leader
+ * exits, and after each leftover dies (its own children come to us
+ * then), the sweep SIGKILLs every such child and watches it through a
+ * pidfd until it is reaped. We never wait on a pid we did not find as our
+ * own child, so no one else's exit status is taken. The sweep acts only
+ * when this process is a subreaper: otherwise orphans go to init, and a
+ * child that is not ours to kill (a test's helper) could be taken for one.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -23,15 +37,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "lbagent/argv.h"
+#include "lbagent/clock.h"
 #include "lbagent/log.h"
 #include "lbagent/probe.h"
 #include "lbagent/probe_exec.h"
@@ -44,6 +61,9 @@
 #define EXEC_OUTPUT_MAX		4096	/* kept; the rest is read and dropped */
 #define EXEC_READ_MAX		(256 * 1024)	/* per wakeup, for fairness */
 #define EXEC_KILL_AFTER_MS	1000	/* from SIGTERM to SIGKILL */
+#define EXEC_SWEEP_MAX		256	/* children per sweep; more: next one */
+#define EXEC_LEFT_LOG_MS	60000	/* leftovers logged once a minute */
+#define EXEC_EXIT_WAIT_MS	2000	/* at exit, for leftovers to die */
 
 /* What the child says on its error pipe when it cannot exec. */
 enum child_stage {
@@ -71,6 +91,9 @@ struct exec_conf {
 /* One child; outlives its run when cancelled, until it is reaped. */
 struct exec_child {
 	struct exec_child	*prev, *next;	/* dying, once cancelled */
+	struct exec_child	*lprev, *lnext;	/* leaders, until reaped */
+	bool			 listed;	/* on leaders */
+	struct event_base	*base;
 	struct probe_run	*run;		/* NULL once cancelled */
 	const struct exec_conf	*conf;
 	pid_t			 pid;		/* also its process group */
@@ -88,6 +111,23 @@ struct exec_child {
 
 /* Cancelled children not yet reaped, for probe_exec_reap_all(). */
 static struct exec_child	*dying;
+/* Every child whose leader is not reaped yet, running or dying. */
+static struct exec_child	*leaders;
+
+/* A process a run left behind, killed, watched until it is reaped. */
+struct exec_leftover {
+	struct exec_leftover	*prev, *next;
+	struct event_base	*base;
+	pid_t			 pid;
+	int			 pidfd;
+	struct event		*ev;
+};
+static struct exec_leftover	*leftovers;
+static unsigned			 left_unlogged;
+static bool			 left_logged;
+static int64_t			 left_logged_ms;
+
+static void	sweep(struct event_base *, pid_t);
 
 static const struct probe_key_doc exec_keys[] = {
 	{ "command", NULL, "The program and its arguments (required), quoted "
@@ -267,6 +307,15 @@ child_fail(int errfd, int stage)
 	_exit(127);
 }
 
+/* F_DUPFD to 10 failed: EINVAL means a descriptor limit of 10 or less. */
+static _Noreturn void
+child_fail_dup(int errfd)
+{
+	if (errno == EINVAL)
+		errno = EMFILE;
+	child_fail(errfd, STAGE_SETUP);
+}
+
 /*
  * The child, between fork and exec: async-signal-safe calls only (no
  * malloc, no NSS). errfd is close-on-exec, so the parent reads EOF from it
@@ -293,9 +342,11 @@ child_exec(const struct exec_conf *conf, int outfd, int errfd)
 	(void)setpgid(0, 0);
 
 	/* Out of the way of 0-2 first: lbagent may run with them closed. */
-	if ((outfd = fcntl(outfd, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    (errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) == -1)
-		_exit(127);
+	if ((fd = fcntl(errfd, F_DUPFD_CLOEXEC, 10)) == -1)
+		child_fail_dup(errfd);
+	errfd = fd;
+	if ((outfd = fcntl(outfd, F_DUPFD_CLOEXEC, 10)) == -1)
+		child_fail_dup(errfd);
 	if ((nul = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1 ||
 	    dup2(nul, 0) == -1 || dup2(nul, 2) == -1 || dup2(outfd, 1) == -1 ||
 	    dup3(errfd, 3, O_CLOEXEC) == -1)
@@ -326,6 +377,14 @@ child_exec(const struct exec_conf *conf, int outfd, int errfd)
 static void
 child_free(struct exec_child *c)
 {
+	if (c->listed) {
+		if (c->lprev != NULL)
+			c->lprev->lnext = c->lnext;
+		else
+			leaders = c->lnext;
+		if (c->lnext != NULL)
+			c->lnext->lprev = c->lprev;
+	}
 	if (c->run == NULL) {
 		if (c->prev != NULL)
 			c->prev->next = c->next;
@@ -452,7 +511,14 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 	n = read(c->errfd, &ce, sizeof(ce));
 	child_free(c);
 	if (n == (ssize_t)sizeof(ce)) {
-		if (ce.stage == STAGE_USER)
+		/*
+		 * The child is still lbagent until the exec: out of
+		 * descriptors or memory there is lbagent's shortage.
+		 */
+		if (ce.stage != STAGE_USER && probe_errno_local(ce.err) != NULL)
+			probe_report_errno(run, ce.err, "cannot run %s",
+			    conf->path);
+		else if (ce.stage == STAGE_USER)
 			probe_report(run, PROBE_CRIT, NAN, "cannot run as user "
 			    "%s: %s", conf->user, strerror(ce.err));
 		else
@@ -484,13 +550,19 @@ exit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct exec_child	*c = arg;
 	struct probe_run	*run = c->run;
+	struct event_base	*base = c->base;
 	siginfo_t		 si;
 	int			 r;
 
 	c->exited = true;
 	if (run == NULL && !c->killed) {
-		/* Hold the zombie, and so the group's id, until SIGKILL. */
+		/*
+		 * Hold the zombie, and so the group's id, until SIGKILL. What
+		 * it left outside its group need not wait for that; the group
+		 * keeps its second after SIGTERM.
+		 */
 		event_del(c->exit_ev);
+		sweep(base, c->pid);
 		return;
 	}
 	if (run != NULL) {
@@ -503,6 +575,7 @@ exit_cb(evutil_socket_t fd, short what, void *arg)
 		return;		/* not yet: the pidfd stays watched */
 	if (run == NULL) {
 		child_free(c);
+		sweep(base, 0);
 		return;
 	}
 	run->data = NULL;
@@ -511,9 +584,10 @@ exit_cb(evutil_socket_t fd, short what, void *arg)
 		    "ignored?", run->name, (long)c->pid);
 		child_free(c);
 		probe_report(run, PROBE_CRIT, NAN, "exit status lost");
-		return;
-	}
-	report_exit(run, c, &si);
+	} else
+		report_exit(run, c, &si);
+	/* What it left outside its group is ours now. */
+	sweep(base, 0);
 }
 
 /* A second after SIGTERM: SIGKILL to the group, then reap. */
@@ -521,15 +595,211 @@ static void
 kill_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct exec_child	*c = arg;
+	struct event_base	*base;
 	siginfo_t		 si;
 
 	(void)kill(-c->pid, SIGKILL);
 	c->killed = true;
 	if (c->exited && reap(c, &si) != 0) {
+		base = c->base;
 		child_free(c);
+		sweep(base, 0);
 		return;
 	}
 	event_add(c->exit_ev, NULL);
+}
+
+/* Whether pid is a run's leader or a leftover already being killed. */
+static bool
+known(pid_t pid)
+{
+	const struct exec_child		*c;
+	const struct exec_leftover	*l;
+
+	for (c = leaders; c != NULL; c = c->lnext)
+		if (c->pid == pid)
+			return true;
+	for (l = leftovers; l != NULL; l = l->next)
+		if (l->pid == pid)
+			return true;
+	return false;
+}
+
+static bool
+subreaper(void)
+{
+	int	on = 0;
+
+	return prctl(PR_GET_CHILD_SUBREAPER, &on) == 0 && on != 0;
+}
+
+/* Adds the pids in a children file ("1 2 3 ") to pids; returns the count. */
+static size_t
+read_children(const char *path, pid_t *pids, size_t n, size_t max)
+{
+	FILE	*fp;
+	long	 pid;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		return n;
+	while (n < max && fscanf(fp, "%ld", &pid) == 1)
+		pids[n++] = (pid_t)pid;
+	fclose(fp);
+	return n;
+}
+
+/*
+ * This process's children that are neither leaders nor leftovers known:
+ * from its threads' children files, or where the kernel has none, from
+ * the parent of every process in /proc.
+ */
+static size_t
+unknown_children(pid_t *pids, size_t max)
+{
+	char		 path[PATH_MAX], buf[512], *p;
+	struct dirent	*e;
+	DIR		*d;
+	FILE		*fp;
+	size_t		 n = 0, i, kept = 0;
+	bool		 by_task;
+	long		 ppid;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children",
+	    (long)getpid());
+	by_task = access(path, R_OK) == 0;
+	if ((d = opendir(by_task ? "/proc/self/task" : "/proc")) == NULL)
+		return 0;
+	while (n < max && (e = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (by_task) {
+			snprintf(path, sizeof(path), "/proc/self/task/%s/"
+			    "children", e->d_name);
+			n = read_children(path, pids, n, max);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if ((fp = fopen(path, "re")) == NULL)
+			continue;
+		p = fgets(buf, sizeof(buf), fp);
+		fclose(fp);
+		/* "pid (comm) S ppid ...": comm may hold anything. */
+		if (p == NULL || (p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid != getpid())
+			continue;
+		pids[n++] = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	for (i = 0; i < n; i++)
+		if (!known(pids[i]))
+			pids[kept++] = pids[i];
+	return kept;
+}
+
+static void
+leftover_free(struct exec_leftover *l)
+{
+	if (l->prev != NULL)
+		l->prev->next = l->next;
+	else
+		leftovers = l->next;
+	if (l->next != NULL)
+		l->next->prev = l->prev;
+	if (l->ev != NULL)
+		event_free(l->ev);
+	if (l->pidfd != -1)
+		close(l->pidfd);
+	free(l);
+}
+
+/* A leftover died: reap it; its own children are ours now. */
+static void
+leftover_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct exec_leftover	*l = arg;
+	struct event_base	*base = l->base;
+	siginfo_t		 si;
+	int			 r;
+
+	memset(&si, 0, sizeof(si));
+	while ((r = waitid(P_PIDFD, (id_t)l->pidfd, &si, WEXITED |
+	    WNOHANG)) == -1 && errno == EINTR)
+		;
+	if (r == 0 && si.si_pid == 0)
+		return;		/* not yet */
+	leftover_free(l);
+	sweep(base, 0);
+}
+
+/* Once a minute at most, with how many since. */
+static void
+log_leftover(pid_t pid)
+{
+	char	 path[64], comm[32] = "?";
+	FILE	*fp;
+	int64_t	 now = clock_now_ms();
+
+	left_unlogged++;
+	if (left_logged && now - left_logged_ms < EXEC_LEFT_LOG_MS)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	if ((fp = fopen(path, "re")) != NULL) {
+		if (fgets(comm, sizeof(comm), fp) != NULL)
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(fp);
+	}
+	if (left_unlogged == 1)
+		log_warnx("exec: killed pid %ld (%s), which a probe's program "
+		    "left running outside its process group", (long)pid, comm);
+	else
+		log_warnx("exec: killed pid %ld (%s) and %u more, which "
+		    "probes' programs left running outside their process "
+		    "groups, since the last such message", (long)pid, comm,
+		    left_unlogged - 1);
+	left_unlogged = 0;
+	left_logged = true;
+	left_logged_ms = now;
+}
+
+/*
+ * SIGKILL to every child that is not a run's leader (nor in the process
+ * group spare, when not 0), each watched until it is reaped. Without a
+ * pidfd (out of descriptors) it is reaped here if it is already dead, or
+ * found again by a later sweep.
+ */
+static void
+sweep(struct event_base *base, pid_t spare)
+{
+	pid_t			 pids[EXEC_SWEEP_MAX];
+	struct exec_leftover	*l;
+	size_t			 n, i;
+
+	if (!subreaper())
+		return;
+	n = unknown_children(pids, EXEC_SWEEP_MAX);
+	for (i = 0; i < n; i++) {
+		if (spare != 0 && getpgid(pids[i]) == spare)
+			continue;
+		log_leftover(pids[i]);
+		/* Our child, not reaped: its pid cannot be anyone else's. */
+		(void)kill(pids[i], SIGKILL);
+		if ((l = calloc(1, sizeof(*l))) == NULL) {
+			(void)waitpid(pids[i], NULL, WNOHANG);
+			continue;
+		}
+		l->base = base;
+		l->pid = pids[i];
+		l->next = leftovers;
+		if (leftovers != NULL)
+			leftovers->prev = l;
+		leftovers = l;
+		if ((l->pidfd = pidfd_open(pids[i], 0)) == -1 ||
+		    (l->ev = event_new(base, l->pidfd, EV_READ | EV_PERSIST,
+		    leftover_cb, l)) == NULL || event_add(l->ev, NULL) == -1) {
+			(void)waitpid(pids[i], NULL, WNOHANG);
+			leftover_free(l);
+		}
+	}
 }
 
 static void
@@ -549,7 +819,7 @@ exec_start(struct probe_run *run)
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report_errno(run, ENOMEM, "cannot start %s", conf->path);
 		return;
 	}
 	c->conf = conf;
@@ -571,12 +841,20 @@ exec_start(struct probe_run *run)
 	c->outfd = out[0];
 	c->errfd = err[0];
 	c->pid = pid;
+	c->base = base;
+	/* Known as ours before anything can sweep. */
+	c->lnext = leaders;
+	if (leaders != NULL)
+		leaders->lprev = c;
+	leaders = c;
+	c->listed = true;
 	/* Also here, so that a cancel right away reaches the group. */
 	(void)setpgid(pid, pid);
 	what = "pidfd_open";
 	if ((c->pidfd = pidfd_open(pid, 0)) == -1)
 		goto fail;
 	what = "event";
+	errno = ENOMEM;		/* libevent fails for want of memory */
 	if ((c->exit_ev = event_new(base, c->pidfd, EV_READ | EV_PERSIST,
 	    exit_cb, c)) == NULL ||
 	    (c->out_ev = event_new(base, c->outfd, EV_READ | EV_PERSIST,
@@ -607,8 +885,9 @@ fail:
 	if (c->errfd == -1 && err[0] != -1)
 		close(err[0]);
 	child_free(c);
-	probe_report(run, PROBE_CRIT, NAN, "cannot start %s: %s: %s",
-	    conf->path, what, strerror(saved));
+	/* All of these are lbagent's own: descriptors, memory, processes. */
+	probe_report_errno(run, saved, "cannot start %s: %s", conf->path,
+	    what);
 }
 
 /* The timeout passed: stop the run and leave the group to be killed. */
@@ -639,6 +918,10 @@ probe_exec_reap_all(void)
 	struct exec_child	*c;
 	struct pollfd		 pfd;
 	siginfo_t		 si;
+	pid_t			 pids[EXEC_SWEEP_MAX];
+	struct timespec		 tick = { 0, 10 * 1000 * 1000 };
+	int64_t			 until;
+	size_t			 n, i, left;
 
 	while ((c = dying) != NULL) {
 		(void)kill(-c->pid, SIGKILL);
@@ -651,6 +934,36 @@ probe_exec_reap_all(void)
 			log_warnx("exec: pid %ld does not die; left behind",
 			    (long)c->pid);
 		child_free(c);
+	}
+	/*
+	 * What runs left outside their groups: killed and reaped now, and
+	 * their children after them as they come to us, for a while at most.
+	 */
+	while (leftovers != NULL)
+		leftover_free(leftovers);
+	if (!subreaper())
+		return;
+	until = clock_now_ms() + EXEC_EXIT_WAIT_MS;
+	while ((n = unknown_children(pids, EXEC_SWEEP_MAX)) > 0 &&
+	    clock_now_ms() < until) {
+		for (i = 0; i < n; i++)
+			(void)kill(pids[i], SIGKILL);
+		for (left = n; left > 0;) {
+			for (i = left = 0; i < n; i++)
+				if (pids[i] != 0 &&
+				    waitpid(pids[i], NULL, WNOHANG) == 0)
+					left++;
+				else
+					pids[i] = 0;
+			if (left == 0 || clock_now_ms() >= until)
+				break;
+			nanosleep(&tick, NULL);
+		}
+		if (left > 0) {
+			log_warnx("exec: %zu processes left by probes do not "
+			    "die; left behind", left);
+			return;
+		}
 	}
 }
 

@@ -126,7 +126,7 @@ file_done(void *arg)
 		return;
 	}
 	if (error != 0) {
-		probe_report(run, PROBE_CRIT, NAN, "stat: %s", strerror(error));
+		probe_report_errno(run, error, "stat");
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -156,7 +156,8 @@ file_start(struct probe_run *run)
 	size_t			 len = strlen(c->path);
 
 	if ((call = calloc(1, sizeof(*call) + len + 1)) == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
 		return;
 	}
 	call->run = run;

@@ -5,6 +5,7 @@
  * libcurl apart (CURLOPT_USERNAME/PASSWORD), so the URL libcurl sees, and
  * anything it says about it, carries none; header values are never shown.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -526,7 +527,8 @@ json_judge(const struct http_conf *c, const struct curl_probe *cp,
 			    "\"%s\")", name, json_is_object(node) ? "object" :
 			    "array", c->expect_value);
 		else if ((text = json_text(node)) == NULL)
-			verdict(v, PROBE_CRIT, NAN, "out of memory");
+			verdict(v, PROBE_UNKNOWN, NAN, "%s",
+			    probe_errno_local(ENOMEM));
 		else if (strcmp(text, c->expect_value) != 0)
 			verdict(v, PROBE_CRIT, NAN, "%s is \"%.*s\" (expected "
 			    "\"%s\")", name, HTTP_SHOWN_MAX, text,
@@ -582,10 +584,15 @@ static void
 http_judge(const struct http_conf *c, struct curl_probe *cp, CURLcode rc,
     struct verdict *v)
 {
-	curl_off_t	us = 0;
-	long		status = 0;
-	double		ms;
+	curl_off_t	 us = 0;
+	long		 status = 0;
+	double		 ms;
+	const char	*local;
 
+	if (rc != CURLE_OK && (local = curl_probe_local(cp, rc)) != NULL) {
+		verdict(v, PROBE_UNKNOWN, NAN, "%s", local);
+		return;
+	}
 	if (rc != CURLE_OK) {
 		verdict(v, PROBE_CRIT, NAN, "%s", curl_probe_error(cp, rc));
 		return;
@@ -640,7 +647,8 @@ http_start(struct probe_run *run)
 	cp = curl_probe_new(run, c->url, c->expect_body != NULL ||
 	    c->json_path != NULL);
 	if (cp == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
 		return;
 	}
 	e = cp->easy;

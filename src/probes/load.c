@@ -146,7 +146,8 @@ count_cpus(const char *root, long *ncpu, char why[SYS_WHY_MAX])
 	long		 n = 0;
 
 	if ((buf = malloc(STAT_MAX)) == NULL) {
-		snprintf(why, SYS_WHY_MAX, "out of memory");
+		snprintf(why, SYS_WHY_MAX, "cannot read %s/stat", root);
+		errno = ENOMEM;
 		return -1;
 	}
 	if (sys_read_proc(root, "stat", buf, STAT_MAX, &full, why) == -1) {
@@ -164,10 +165,12 @@ count_cpus(const char *root, long *ncpu, char why[SYS_WHY_MAX])
 	free(buf);
 	if (full && !ended) {
 		snprintf(why, SYS_WHY_MAX, "%s/stat: too many cpu lines", root);
+		errno = EINVAL;
 		return -1;
 	}
 	if (n == 0) {
 		snprintf(why, SYS_WHY_MAX, "%s/stat: no cpuN lines", root);
+		errno = EINVAL;
 		return -1;
 	}
 	*ncpu = n;
@@ -189,7 +192,7 @@ load_start(struct probe_run *run)
 	int			 i;
 
 	if (sys_read_proc(root, "loadavg", buf, sizeof(buf), NULL, why) == -1) {
-		probe_report(run, PROBE_CRIT, NAN, "%s", why);
+		sys_report_failed(run, errno, why);
 		return;
 	}
 	for (i = 0, p = buf; i < 3; i++, p = end) {
@@ -207,7 +210,7 @@ load_start(struct probe_run *run)
 		return;
 	}
 	if (count_cpus(root, &ncpu, why) == -1) {
-		probe_report(run, PROBE_CRIT, NAN, "%s", why);
+		sys_report_failed(run, errno, why);
 		return;
 	}
 	per_cpu = avg[c->window == 1 ? 0 : c->window == 5 ? 1 : 2] /
@@ -259,6 +262,7 @@ read_cpu_line(const char *root, struct cpu_keep *s, char why[SYS_WHY_MAX])
 
 malformed:
 	snprintf(why, SYS_WHY_MAX, "%s/stat: malformed cpu line", root);
+	errno = EINVAL;
 	return -1;
 }
 
@@ -274,7 +278,7 @@ cpu_start(struct probe_run *run)
 	char			 why[SYS_WHY_MAX], pcts[32], lim[64];
 
 	if (read_cpu_line(run->env->proc_root, &now, why) == -1) {
-		probe_report(run, PROBE_CRIT, NAN, "%s", why);
+		sys_report_failed(run, errno, why);
 		return;
 	}
 	/*
@@ -284,7 +288,8 @@ cpu_start(struct probe_run *run)
 	 */
 	if (prev == NULL) {
 		if ((prev = run->keep = malloc(sizeof(*prev))) == NULL) {
-			probe_report(run, PROBE_CRIT, NAN, "out of memory");
+			probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+			    probe_errno_local(ENOMEM));
 			return;
 		}
 		*prev = now;

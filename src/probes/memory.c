@@ -133,7 +133,7 @@ mem_start(struct probe_run *run)
 
 	if (sys_read_proc(run->env->proc_root, "meminfo", buf, sizeof(buf),
 	    NULL, why) == -1) {
-		probe_report(run, PROBE_CRIT, NAN, "%s", why);
+		sys_report_failed(run, errno, why);
 		return;
 	}
 	if (c->swap) {

@@ -133,13 +133,14 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 	ssize_t		 n;
 	bool		 full;
 	char		 state;
+	int		 err;
 
 	if ((n = sys_read(pidfile, buf, sizeof(buf), &full, why)) == -1) {
 		if (errno == ENOENT)
 			probe_report(run, PROBE_CRIT, NAN,
 			    "pidfile does not exist");
 		else
-			probe_report(run, PROBE_CRIT, NAN, "%s", why);
+			sys_report_failed(run, errno, why);
 		return;
 	}
 	for (p = buf; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'; p++)
@@ -167,17 +168,17 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 			probe_report(run, PROBE_CRIT, 0, "pid %s not running",
 			    pid);
 		else
-			probe_report(run, PROBE_CRIT, NAN, "%s: %s", dir,
-			    strerror(errno));
+			probe_report_errno(run, errno, "%s", dir);
 		return;
 	}
 	if (pid_state(root, pid, &state, why) == -1) {
+		err = errno;
 		/* Gone with its directory: it exited in between. */
-		if (errno == ENOENT && stat(dir, &st) == -1 && errno == ENOENT)
+		if (err == ENOENT && stat(dir, &st) == -1 && errno == ENOENT)
 			probe_report(run, PROBE_CRIT, 0, "pid %s not running",
 			    pid);
 		else
-			probe_report(run, PROBE_CRIT, NAN, "%s", why);
+			sys_report_failed(run, err, why);
 		return;
 	}
 	if (state == 'Z')
@@ -209,10 +210,10 @@ process_by_name(struct probe_run *run, const char *name)
 	const char	*p;
 	ssize_t		 n;
 	long		 count = 0;
+	int		 err;
 
 	if ((d = opendir(root)) == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "%s: %s", root,
-		    strerror(errno));
+		probe_report_errno(run, errno, "%s", root);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -221,16 +222,27 @@ process_by_name(struct probe_run *run, const char *name)
 		if (p == de->d_name || *p != '\0')
 			continue;
 		snprintf(rel, sizeof(rel), "%s/comm", de->d_name);
-		/* Processes come and go while we look: skip what vanished. */
+		/*
+		 * Processes come and go while we look: skip what vanished,
+		 * but a process we could not look at for want of descriptors
+		 * may be the one: then the count says nothing.
+		 */
 		if ((n = sys_read_proc(root, rel, comm, sizeof(comm), NULL,
-		    why)) <= 0)
+		    why)) <= 0) {
+			if (n == -1 && probe_errno_local(errno) != NULL)
+				goto failed;
 			continue;
+		}
 		if (comm[n - 1] == '\n')
 			comm[n - 1] = '\0';
 		if (!comm_matches(comm, name))
 			continue;
-		if (pid_state(root, de->d_name, &state, why) == -1 ||
-		    state == 'Z' || state == 'X')
+		if (pid_state(root, de->d_name, &state, why) == -1) {
+			if (probe_errno_local(errno) != NULL)
+				goto failed;
+			continue;
+		}
+		if (state == 'Z' || state == 'X')
 			continue;
 		count++;
 	}
@@ -240,6 +252,12 @@ process_by_name(struct probe_run *run, const char *name)
 	else
 		probe_report(run, PROBE_OK, (double)count, "%ld process%s "
 		    "named %s", count, count == 1 ? "" : "es", name);
+	return;
+
+failed:
+	err = errno;
+	closedir(d);
+	sys_report_failed(run, err, why);
 }
 
 static void

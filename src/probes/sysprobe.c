@@ -73,9 +73,21 @@ sys_read_proc(const char *root, const char *rel, char *buf, size_t size,
 	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >=
 	    (int)sizeof(path)) {
 		snprintf(why, SYS_WHY_MAX, "%s/%s: path too long", root, rel);
+		errno = ENAMETOOLONG;
 		return -1;
 	}
 	return sys_read(path, buf, size, full, why);
+}
+
+void
+sys_report_failed(struct probe_run *run, int err, const char *why)
+{
+	const char	*local = probe_errno_local(err);
+
+	if (local != NULL)
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s (%s)", why, local);
+	else
+		probe_report(run, PROBE_CRIT, NAN, "%s", why);
 }
 
 int
@@ -285,7 +297,8 @@ sys_offload_start(struct probe_run *run, const char *what,
 
 	if (o == NULL && (o = run->keep = calloc(1, sizeof(*o))) == NULL) {
 		free(arg);
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
 		return -1;
 	}
 	if (o->job != NULL) {
@@ -306,8 +319,7 @@ sys_offload_start(struct probe_run *run, const char *what,
 	    NULL) {
 		error = errno;
 		free(arg);
-		probe_report(run, PROBE_CRIT, NAN, "cannot start a thread: %s",
-		    strerror(error));
+		probe_report_errno(run, error, "cannot start a thread");
 		return -1;
 	}
 	return 0;

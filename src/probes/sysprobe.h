@@ -29,6 +29,13 @@ ssize_t	sys_read_proc(const char *root, const char *rel, char *buf,
 	    size_t size, bool *full, char why[SYS_WHY_MAX]);
 
 /*
+ * Reports a failed read or call, why saying "PATH: strerror": unknown when
+ * err (its errno) is lbagent's own shortage, as when out of descriptors,
+ * so that it does not count against the service; crit otherwise.
+ */
+void	sys_report_failed(struct probe_run *, int err, const char *why);
+
+/*
  * One warn or crit limit. ABOVE: the measure (a percentage or a number)
  * is bad above value. FREE: free space is bad below bytes.
  */

@@ -375,7 +375,8 @@ tcp_wait(struct tcp_run *t, short what)
 		event_free(t->ev);
 	t->ev = event_new(t->run->env->base, t->fd, what, tcp_io_cb, t);
 	if (t->ev == NULL || event_add(t->ev, NULL) == -1)
-		tcp_finish(t, PROBE_CRIT, "cannot watch the socket");
+		tcp_finish(t, PROBE_UNKNOWN, "cannot watch the socket (%s)",
+		    probe_errno_local(ENOMEM));
 }
 
 /* Up to TCP_SHOW_MAX bytes of s for a reason, "..." when cut. */
@@ -554,12 +555,20 @@ tcp_io_cb(evutil_socket_t fd, short what, void *arg)
 static void
 tcp_try_connect(struct tcp_run *t)
 {
+	const char	*local;
+
 	t->state = TCP_CONNECTING;
 	for (; t->ai != NULL; t->ai = t->ai->ai_next) {
 		t->fd = socket(t->ai->ai_family,
 		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (t->fd == -1) {
 			t->err = errno;
+			/* No descriptor for us: nothing learnt of the peer. */
+			if ((local = probe_errno_local(t->err)) != NULL) {
+				tcp_finish(t, PROBE_UNKNOWN, "socket: %s (%s)",
+				    strerror(t->err), local);
+				return;
+			}
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t->t0);
@@ -673,7 +682,8 @@ tcp_start(struct probe_run *run)
 	int			 err;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
-		probe_report(run, PROBE_CRIT, NAN, "out of memory");
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
 		return;
 	}
 	t->run = run;
@@ -694,7 +704,8 @@ tcp_start(struct probe_run *run)
 		return;
 	}
 	if ((t->keep = tcp_dns(run)) == NULL) {
-		tcp_finish(t, PROBE_CRIT, "cannot set up the resolver");
+		tcp_finish(t, PROBE_UNKNOWN, "cannot set up the resolver (%s)",
+		    probe_errno_local(ENOMEM));
 		return;
 	}
 	t->starting = true;

@@ -860,6 +860,9 @@ START_TEST(format_detail)
 	    "indeed-yes\n                 exec     -"));
 	ck_assert_ptr_nonnull(strstr(t, "(counts as ok; runs 50 ok, 1 warn, 0 "
 	    "crit)"));
+	/* Runs lbagent could not make, when there were any. */
+	ck_assert_ptr_nonnull(strstr(t, "(runs 120 ok, 0 warn, 3 crit, 7 "
+	    "unknown)"));
 	ck_assert_ptr_nonnull(strstr(t, "(not settled yet;"));
 	/* An escape sequence in a reason is shown, not obeyed. */
 	ck_assert_ptr_nonnull(strstr(t, "86% used?[31m evil"));

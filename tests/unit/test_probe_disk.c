@@ -80,6 +80,25 @@ df_pct(const char *path)
 	return 100 * used / (used + (double)st.f_bavail);
 }
 
+/* lbagent without a descriptor for its worker: unknown, not a full disk. */
+START_TEST(disk_out_of_descriptors)
+{
+	struct sysrun	sr;
+	struct tu_fds	fds;
+
+	sysrun_init(&sr, &probe_disk_ops, NULL);
+	sysrun_set(&sr, "path", "/");
+	sysrun_check(&sr);
+	tu_fds_exhaust(&fds, 0);
+	sysrun_expect(&sr, PROBE_UNKNOWN, "cannot start a thread: Too many "
+	    "open files (lbagent out of descriptors)");
+	tu_fds_release(&fds);
+	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert_int_eq(sr.out.result, PROBE_OK);
+	sysrun_free(&sr);
+}
+END_TEST
+
 START_TEST(disk_real_statvfs)
 {
 	const char	*paths[] = { "/", NULL };
@@ -357,6 +376,7 @@ disk_suite(void)
 	tcase_add_test(tc, disk_real_statvfs);
 	tcase_add_test(tc, disk_thresholds);
 	tcase_add_test(tc, disk_missing_path);
+	tcase_add_test(tc, disk_out_of_descriptors);
 	tcase_add_test(tc, inodes_real_statvfs);
 	tcase_add_test(tc, disk_no_blocks);
 	tcase_add_test(tc, disk_hung_mount);

@@ -305,6 +305,20 @@ START_TEST(unreachable)
 }
 END_TEST
 
+/* lbagent without a descriptor for the socket: unknown, not unreachable. */
+START_TEST(out_of_descriptors)
+{
+	struct tu_fds	fds;
+
+	tu_fds_exhaust(&fds, 0);
+	run_one("running", f.sock, 5000, PROBE_UNKNOWN, "socket: Too many "
+	    "open files (lbagent out of descriptors)");
+	tu_fds_release(&fds);
+	run_one("running", f.sock, 5000, PROBE_OK,
+	    "container running: running");
+}
+END_TEST
+
 START_TEST(cancel_in_flight)
 {
 	struct tp_runner	 r;
@@ -344,6 +358,7 @@ docker_suite(void)
 	tcase_add_test(tc, states);
 	tcase_add_test(tc, request_shape);
 	tcase_add_test(tc, unreachable);
+	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, cancel_in_flight);
 	suite_add_tcase(s, tc);
 	return s;

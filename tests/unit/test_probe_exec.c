@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -459,6 +460,48 @@ START_TEST(user_needs_root)
 }
 END_TEST
 
+/*
+ * lbagent out of descriptors is not the checked program failing: unknown,
+ * with where it ran out, whether in the parent (pipes, pidfd) or in the
+ * child before the exec. With them back, the same probe runs again.
+ */
+START_TEST(out_of_descriptors)
+{
+	struct fixture	 fx;
+	struct tu_fds	 fds;
+	char		*path, want[PATH_MAX + 128];
+	int		 base_fds;
+
+	fx_init(&fx);
+	path = script(&fx, "check", "echo fine");
+	pu_set(&fx.pu, "command", path);
+	pu_check(&fx.pu);
+	base_fds = pu_count_fds();
+	tu_fds_exhaust(&fds, 0);
+	snprintf(want, sizeof(want), "cannot start %s: pipe: Too many open "
+	    "files (lbagent out of descriptors)", path);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_UNKNOWN, want);
+	tu_fds_release(&fds);
+	/* One pipe, not the second (the first is not leaked). */
+	tu_fds_exhaust(&fds, 2);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_UNKNOWN, want);
+	tu_fds_release(&fds);
+	/*
+	 * All the parent needs (the pidfd takes a pipe end it closed after
+	 * the fork); the child lacks the descriptors it dups its pipes to.
+	 */
+	tu_fds_exhaust(&fds, 4);
+	snprintf(want, sizeof(want), "cannot run %s: Too many open files "
+	    "(lbagent out of descriptors)", path);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_UNKNOWN, want);
+	tu_fds_release(&fds);
+	ck_assert_int_eq(pu_count_fds(), base_fds);
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_OK, "fine");
+	free(path);
+	fx_done(&fx);
+}
+END_TEST
+
 /* Starts a script that records its pid (and maybe more) and cancels it. */
 static pid_t
 start_and_cancel(struct fixture *fx, const char *body)
@@ -528,6 +571,53 @@ START_TEST(grandchildren)
 	    PROBE_OK, "done");
 	gc = read_pid(&fx, "gc2");
 	ck_assert(pu_wait_dead(gc, RUN_LIMIT_MS));
+	fx_done(&fx);
+}
+END_TEST
+
+/*
+ * What a program leaves outside its group (setsid, two deep, ignoring
+ * SIGTERM) is killed and reaped when its run ends, is cancelled, or at
+ * shutdown, once this process is a subreaper as lbagent is.
+ */
+START_TEST(leftovers_outside_the_group)
+{
+	struct fixture	fx;
+	pid_t		pid, left;
+	int		zombies;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	fx_init(&fx);
+	/* A run that ends. */
+	expect(run_script(&fx, "/usr/bin/setsid sleep 60 & "
+	    "echo $! > \"$D/left\"; echo done"), PROBE_OK, "done");
+	left = read_pid(&fx, "left");
+	pu_drain(&fx.pu, RUN_LIMIT_MS);
+	ck_assert(!pu_alive(left));
+	ck_assert_int_eq(pu_count_children(&zombies), 0);
+	/* A run cancelled at its timeout. */
+	use_script(&fx, "D=\"$D\" /usr/bin/setsid sh -c 'trap \"\" TERM; "
+	    "sleep 60 & echo $! > \"$D/left2\"; wait' & "
+	    "echo $$ > \"$D/pid\"; exec sleep 60");
+	pu_start(&fx.pu);
+	left = read_pid(&fx, "left2");
+	pid = read_pid(&fx, "pid");
+	pu_cancel(&fx.pu);
+	pu_drain(&fx.pu, RUN_LIMIT_MS);
+	ck_assert_int_eq(fx.pu.nreports, 0);
+	ck_assert(!pu_alive(pid));
+	ck_assert(!pu_alive(left));
+	ck_assert_int_eq(pu_count_children(&zombies), 0);
+	/* lbagent stopping with such a run in flight. */
+	use_script(&fx, "/usr/bin/setsid sleep 60 & echo $! > \"$D/left3\"; "
+	    "exec sleep 60");
+	pu_start(&fx.pu);
+	left = read_pid(&fx, "left3");
+	pu_cancel(&fx.pu);
+	probe_exec_reap_all();
+	ck_assert(!pu_alive(left));
+	ck_assert_int_eq(pu_count_children(&zombies), 0);
+	pu_drain(&fx.pu, RUN_LIMIT_MS);
 	fx_done(&fx);
 }
 END_TEST
@@ -673,6 +763,7 @@ main(int argc, char **argv)
 	tcase_add_test(tc, reasons);
 	tcase_add_test(tc, floods);
 	tcase_add_test(tc, cannot_run);
+	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, bare_names_and_arguments);
 	tcase_add_test(tc, minimal_environment);
 	tcase_add_test(tc, child_setup);
@@ -682,6 +773,7 @@ main(int argc, char **argv)
 	tcase_add_test(tc, timeout_ignoring_term);
 	tcase_add_test(tc, grandchildren);
 	tcase_add_test(tc, reap_all_at_shutdown);
+	tcase_add_test(tc, leftovers_outside_the_group);
 	tcase_add_test(tc, no_leaks);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

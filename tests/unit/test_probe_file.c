@@ -159,6 +159,29 @@ START_TEST(file_missing)
 }
 END_TEST
 
+/* lbagent out of descriptors for its worker: unknown, not missing. */
+START_TEST(file_out_of_descriptors)
+{
+	char		*dir = tu_tmpdir(), *f = tu_write(dir, "hb", "1\n", -1);
+	struct sysrun	 sr;
+	struct tu_fds	 fds;
+
+	sysrun_init(&sr, &probe_file_ops, NULL);
+	sysrun_set(&sr, "path", f);
+	sysrun_check(&sr);
+	tu_fds_exhaust(&fds, 0);
+	sysrun_expect(&sr, PROBE_UNKNOWN, "cannot start a thread: Too many "
+	    "open files (lbagent out of descriptors)");
+	tu_fds_release(&fds);
+	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert_int_eq(sr.out.result, PROBE_OK);
+	sysrun_free(&sr);
+	tu_rmtree(dir);
+	free(dir);
+	free(f);
+}
+END_TEST
+
 /* A heartbeat file on a dead network mount: the loop never waits on it. */
 START_TEST(file_hung_mount)
 {
@@ -209,6 +232,7 @@ file_suite(void)
 	tcase_add_test(tc, file_config_errors);
 	tcase_add_test(tc, file_ages);
 	tcase_add_test(tc, file_missing);
+	tcase_add_test(tc, file_out_of_descriptors);
 	tcase_add_test(tc, file_hung_mount);
 	suite_add_tcase(s, tc);
 	return s;

@@ -558,6 +558,35 @@ START_TEST(transport)
 }
 END_TEST
 
+/*
+ * lbagent out of descriptors: no socket, or no resolver thread, for the
+ * transfer is not the server failing: unknown. With them back, it runs.
+ */
+START_TEST(out_of_descriptors)
+{
+	struct tu_fds		 fds;
+	struct probe_outcome	 out, named;
+	void			*by_addr, *by_name;
+
+	by_addr = tp_conf(&probe_http_ops, KV("url", url("/ok")));
+	by_name = tp_conf(&probe_http_ops,
+	    KV("url", "http://lbagent-test.invalid/"));
+	tu_fds_exhaust(&fds, 0);
+	run_conf(by_addr, 5000, &out);
+	run_conf(by_name, 5000, &named);
+	tu_fds_release(&fds);
+	ck_assert_msg(out.result == PROBE_UNKNOWN, "%s (%s)",
+	    probe_result_name(out.result), out.reason);
+	ck_assert_str_eq(out.reason, "socket: Too many open files (lbagent "
+	    "out of descriptors)");
+	ck_assert_msg(named.result == PROBE_UNKNOWN, "%s (%s)",
+	    probe_result_name(named.result), named.reason);
+	ck_assert_str_eq(named.reason, "cannot start a resolver thread "
+	    "(lbagent out of descriptors or threads)");
+	run_path("/ok", NULL, PROBE_OK, NULL);
+}
+END_TEST
+
 /* ---- what goes on the wire */
 
 static char *
@@ -943,6 +972,7 @@ http_suite(void)
 	tcase_add_test(tc, json_fields);
 	tcase_add_test(tc, latency);
 	tcase_add_test(tc, transport);
+	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, request_shape);
 	tcase_add_test(tc, https);
 	tcase_add_test(tc, no_secrets);

@@ -204,6 +204,30 @@ START_TEST(load_real_proc)
 }
 END_TEST
 
+/* lbagent out of descriptors: unknown, for load and cpu alike. */
+START_TEST(load_out_of_descriptors)
+{
+	struct sysrun	sr;
+	struct tu_fds	fds;
+
+	sysrun_init(&sr, &probe_load_ops, NULL);
+	tu_fds_exhaust(&fds, 0);
+	sysrun_expect(&sr, PROBE_UNKNOWN, "/proc/loadavg: Too many open "
+	    "files (lbagent out of descriptors)");
+	tu_fds_release(&fds);
+	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert_int_ne(sr.out.result, PROBE_UNKNOWN);
+	sysrun_free(&sr);
+	sysrun_init(&sr, &probe_cpu_ops, NULL);
+	tu_fds_exhaust(&fds, 0);
+	sysrun_expect(&sr, PROBE_UNKNOWN, "/proc/stat: Too many open files "
+	    "(lbagent out of descriptors)");
+	tu_fds_release(&fds);
+	sysrun_expect(&sr, PROBE_OK, "first sample");
+	sysrun_free(&sr);
+}
+END_TEST
+
 /* Rewrites root's stat with a new aggregate line. */
 static void
 cpu_sample(const char *root, const char *cpu)
@@ -380,6 +404,7 @@ load_suite(void)
 	tcase_add_test(tc, load_bad_files);
 	tcase_add_test(tc, load_too_many_cpus);
 	tcase_add_test(tc, load_real_proc);
+	tcase_add_test(tc, load_out_of_descriptors);
 	tcase_add_test(tc, cpu_samples);
 	tcase_add_test(tc, cpu_bad_files);
 	tcase_add_test(tc, cpu_real_proc);

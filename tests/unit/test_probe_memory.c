@@ -233,6 +233,27 @@ START_TEST(memory_real_proc)
 }
 END_TEST
 
+/* lbagent out of descriptors: unknown, not a failing memory probe. */
+START_TEST(memory_out_of_descriptors)
+{
+	const struct probe_ops	*ops[] = { &probe_memory_ops, &probe_swap_ops };
+	struct sysrun		 sr;
+	struct tu_fds		 fds;
+	int			 i;
+
+	for (i = 0; i < 2; i++) {
+		sysrun_init(&sr, ops[i], NULL);
+		tu_fds_exhaust(&fds, 0);
+		sysrun_expect(&sr, PROBE_UNKNOWN, "/proc/meminfo: Too many "
+		    "open files (lbagent out of descriptors)");
+		tu_fds_release(&fds);
+		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert_int_ne(sr.out.result, PROBE_UNKNOWN);
+		sysrun_free(&sr);
+	}
+}
+END_TEST
+
 /* Junk in meminfo: always exactly one report, never a crash. */
 START_TEST(memory_junk)
 {
@@ -269,6 +290,7 @@ memory_suite(void)
 	tcase_add_test(tc, swap_used);
 	tcase_add_test(tc, memory_bad_files);
 	tcase_add_test(tc, memory_real_proc);
+	tcase_add_test(tc, memory_out_of_descriptors);
 	tcase_add_test(tc, memory_junk);
 	suite_add_tcase(s, tc);
 	return s;

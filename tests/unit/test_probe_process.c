@@ -259,6 +259,62 @@ START_TEST(process_real_proc)
 }
 END_TEST
 
+/*
+ * lbagent out of descriptors: neither "no process named" nor "pidfile"
+ * failures, but unknown; a process it could not look at may be the one.
+ */
+START_TEST(process_out_of_descriptors)
+{
+	char		 comm[64], *dir = tu_tmpdir(), *pidfile, *want;
+	struct sysrun	 sr;
+	struct tu_fds	 fds;
+	FILE		*fp;
+	size_t		 n;
+	const char	*tail = "/comm: Too many open files (lbagent out of "
+			    "descriptors)";
+
+	ck_assert_ptr_nonnull(fp = fopen("/proc/self/comm", "r"));
+	n = fread(comm, 1, sizeof(comm) - 1, fp);
+	fclose(fp);
+	ck_assert_uint_gt(n, 1);
+	comm[n - 1] = '\0';
+	sysrun_init(&sr, &probe_process_ops, NULL);
+	sysrun_set(&sr, "name", comm);
+	tu_fds_exhaust(&fds, 0);
+	sysrun_expect(&sr, PROBE_UNKNOWN, "/proc: Too many open files "
+	    "(lbagent out of descriptors)");
+	tu_fds_release(&fds);
+	/* /proc opens; the processes' comm files do not. */
+	tu_fds_exhaust(&fds, 1);
+	ck_assert(sysrun_once(&sr, 10000));
+	tu_fds_release(&fds);
+	ck_assert_msg(sr.out.result == PROBE_UNKNOWN, "%s: %s",
+	    probe_result_name(sr.out.result), sr.out.reason);
+	ck_assert_msg(strncmp(sr.out.reason, "/proc/", 6) == 0 &&
+	    strlen(sr.out.reason) > strlen(tail) && strcmp(sr.out.reason +
+	    strlen(sr.out.reason) - strlen(tail), tail) == 0, "%s",
+	    sr.out.reason);
+	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert_int_eq(sr.out.result, PROBE_OK);
+	sysrun_free(&sr);
+
+	pidfile = tu_write(dir, "self.pid", "1\n", -1);
+	sysrun_init(&sr, &probe_process_ops, NULL);
+	sysrun_set(&sr, "pidfile", pidfile);
+	ck_assert_int_ne(asprintf(&want, "%s: Too many open files (lbagent "
+	    "out of descriptors)", pidfile), -1);
+	tu_fds_exhaust(&fds, 0);
+	sysrun_expect(&sr, PROBE_UNKNOWN, want);
+	tu_fds_release(&fds);
+	sysrun_expect(&sr, PROBE_OK, "pid 1 running");
+	sysrun_free(&sr);
+	free(want);
+	free(pidfile);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* Junk in pidfiles, comm and stat: one report each, never a crash. */
 START_TEST(process_junk)
 {
@@ -309,6 +365,7 @@ process_suite(void)
 	tcase_add_test(tc, process_by_pidfile);
 	tcase_add_test(tc, process_no_proc);
 	tcase_add_test(tc, process_real_proc);
+	tcase_add_test(tc, process_out_of_descriptors);
 	tcase_add_test(tc, process_junk);
 	suite_add_tcase(s, tc);
 	return s;

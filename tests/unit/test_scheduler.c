@@ -2,7 +2,11 @@
  * The scheduler over a real event loop, with a kind written for the test:
  * its runs report what the test scripted, or never (to meet the timeout).
  */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lbagent/scheduler.h"
 #include "testutil.h"
@@ -238,6 +242,145 @@ START_TEST(settled_needs_evidence)
 }
 END_TEST
 
+/*
+ * Unknown runs (lbagent could not run the check) between bad runs do not
+ * count towards fall, nor break the streak; between good runs they
+ * neither reset nor advance rise; they never change what the probe
+ * counts as, its reason, or whether it is settled.
+ */
+START_TEST(unknown_changes_nothing)
+{
+	struct probe_state	st;
+	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN };
+	struct probe_outcome	warn = { PROBE_WARN, "slow", NAN };
+	struct probe_outcome	good = { PROBE_OK, "fine", NAN };
+	struct probe_outcome	unk = { PROBE_UNKNOWN, "pipe: Too many open "
+				    "files (lbagent out of descriptors)", NAN };
+	int			i;
+
+	/* Before any evidence: unknown runs settle nothing. */
+	memset(&st, 0, sizeof(st));
+	for (i = 0; i < 10; i++)
+		ck_assert(!probe_state_apply(&st, 1, 1, &unk));
+	ck_assert(st.has_run);
+	ck_assert(!st.settled);
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	ck_assert_int_eq(st.last.result, PROBE_UNKNOWN);
+	ck_assert_str_eq(st.last.reason, unk.reason);
+	ck_assert_uint_eq(st.runs[PROBE_UNKNOWN], 10);
+	ck_assert_uint_eq(st.runs[PROBE_CRIT] + st.runs[PROBE_OK], 0);
+
+	/* fall 3: bad, unknown, bad, unknown is two bad runs, not failing. */
+	memset(&st, 0, sizeof(st));
+	probe_state_apply(&st, 3, 2, &good);
+	probe_state_apply(&st, 3, 2, &good);
+	ck_assert(st.settled);
+	ck_assert(!probe_state_apply(&st, 3, 2, &bad));
+	ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+	ck_assert(!probe_state_apply(&st, 3, 2, &bad));
+	for (i = 0; i < 20; i++)
+		ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	ck_assert_uint_eq(st.bad_streak, 2);
+	/* ...and the streak was not broken: the third bad run fails it. */
+	ck_assert(probe_state_apply(&st, 3, 2, &bad));
+	ck_assert_int_eq(st.counted, PROBE_CRIT);
+	ck_assert_str_eq(st.counted_reason, "down");
+
+	/* Failing: unknown is not a change between warn and crit. */
+	ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+	ck_assert_int_eq(st.counted, PROBE_CRIT);
+	ck_assert_str_eq(st.counted_reason, "down");
+	ck_assert(probe_state_apply(&st, 3, 2, &warn));
+	ck_assert_int_eq(st.counted, PROBE_WARN);
+
+	/* rise 2: unknown runs alone never bring it back... */
+	for (i = 0; i < 20; i++)
+		ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+	ck_assert_int_eq(st.counted, PROBE_WARN);
+	ck_assert_str_eq(st.counted_reason, "slow");
+	/* ...nor reset a good streak: good, unknown, good is back. */
+	ck_assert(!probe_state_apply(&st, 3, 2, &good));
+	ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+	ck_assert_uint_eq(st.ok_streak, 1);
+	ck_assert(probe_state_apply(&st, 3, 2, &good));
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	ck_assert_uint_eq(st.runs[PROBE_UNKNOWN], 43);
+}
+END_TEST
+
+/* The lines of path that contain needle. */
+static int
+count_lines(const char *path, const char *needle)
+{
+	FILE	*fp = fopen(path, "r");
+	char	 line[2048];
+	int	 n = 0;
+
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strstr(line, needle) != NULL)
+			n++;
+	fclose(fp);
+	return n;
+}
+
+/*
+ * Over the loop: unknown runs are told to the owner as no change, shown as
+ * the last run, and logged once (the next line waits a minute).
+ */
+START_TEST(unknown_runs_over_the_loop)
+{
+	struct event_base	*base = event_base_new();
+	struct probe_env	 env = { base, NULL, "/proc" };
+	struct probe_conf	 pc = conf(10, 5, 1, 1);
+	struct seen		 s;
+	struct probe		*p;
+	const struct probe_state *st;
+	char			*dir = tu_tmpdir(), *log;
+	int			 fd, saved, i;
+
+	log = tu_write(dir, "log", "", 0);
+	memset(&s, 0, sizeof(s));
+	nscript = 0;
+	script[nscript++] = PROBE_OK;
+	for (i = 0; i < 12; i++)
+		script[nscript++] = PROBE_UNKNOWN;
+	next_run = 0;
+	hang = false;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	fd = open(log, O_WRONLY | O_APPEND);
+	ck_assert(fd != -1 && saved != -1);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	p = probe_new(&pc, &env, ran, &s);
+	ck_assert_ptr_nonnull(p);
+	probe_schedule(p);
+	st = probe_state(p);
+	run_until(base, &s, 1);
+	ck_assert(st->settled);
+	run_until(base, &s, 13);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	ck_assert_int_eq(s.changes, 0);
+	ck_assert_int_eq(st->counted, PROBE_OK);
+	ck_assert(st->settled);
+	ck_assert_int_eq(st->last.result, PROBE_UNKNOWN);
+	ck_assert_str_eq(st->last.reason, "run 13: unknown");
+	ck_assert_uint_eq(st->runs[PROBE_UNKNOWN], 12);
+	ck_assert_int_eq(count_lines(log, "warning: probe t: unknown, not "
+	    "counted: run 2: unknown"), 1);
+	ck_assert_int_eq(count_lines(log, "unknown"), 1);
+	probe_free(p);
+	event_base_free(base);
+	free(log);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -250,6 +393,8 @@ main(void)
 	tcase_add_test(tc, free_cancels_a_run_in_flight);
 	tcase_add_test(tc, apply_defaults_immediate);
 	tcase_add_test(tc, settled_needs_evidence);
+	tcase_add_test(tc, unknown_changes_nothing);
+	tcase_add_test(tc, unknown_runs_over_the_loop);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -1,4 +1,6 @@
 /* Helpers for the unit tests: temp directories and files, the runner. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,33 @@ tu_write(const char *dir, const char *name, const char *data, long len)
 	ck_assert_uint_eq(fwrite(data, 1, n, fp), n);
 	ck_assert_int_eq(fclose(fp), 0);
 	return path;
+}
+
+void
+tu_fds_exhaust(struct tu_fds *f, int nfree)
+{
+	struct rlimit	rl;
+	int		fd;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &f->saved), 0);
+	rl = f->saved;
+	rl.rlim_cur = TU_FD_LIMIT;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	f->n = 0;
+	while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) != -1)
+		f->fds[f->n++] = fd;
+	ck_assert_int_eq(errno, EMFILE);
+	ck_assert_int_ge(f->n, nfree);
+	while (nfree-- > 0)
+		close(f->fds[--f->n]);
+}
+
+void
+tu_fds_release(struct tu_fds *f)
+{
+	while (f->n > 0)
+		close(f->fds[--f->n]);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &f->saved), 0);
 }
 
 int

@@ -3,6 +3,7 @@
 #define LBAGENT_TESTUTIL_H
 
 #include <stddef.h>
+#include <sys/resource.h>
 
 #include <check.h>
 
@@ -11,6 +12,19 @@ char	*tu_tmpdir(void);
 void	 tu_rmtree(const char *dir);
 /* Writes len bytes (or strlen when len is -1) to dir/name; returns the path. */
 char	*tu_write(const char *dir, const char *name, const char *data, long len);
+/*
+ * This process out of descriptors, as lbagent can be: RLIMIT_NOFILE cut to
+ * TU_FD_LIMIT and every descriptor below it taken but nfree, the highest.
+ * tu_fds_release gives them back and restores the limit.
+ */
+#define TU_FD_LIMIT	64
+struct tu_fds {
+	int		fds[TU_FD_LIMIT];
+	int		n;
+	struct rlimit	saved;
+};
+void	 tu_fds_exhaust(struct tu_fds *, int nfree);
+void	 tu_fds_release(struct tu_fds *);
 /* Runs a suite; the exit status for main(). */
 int	 tu_run(Suite *);
 
