@@ -4,21 +4,24 @@ nothing about the service.
 An exec probe (a script that prints "fine") and a tcp probe (to a
 listening stand-in) pass, every 200 ms, with down_after 1s and up_after
 60s. The daemon's RLIMIT_NOFILE is then cut to 0, so that neither pipe()
-nor socket() can get a descriptor, for four times down_after. Meanwhile,
-on an HTTP connection to /status opened before the cut (kept alive, so
-lbagent needs no new descriptor to answer it):
+nor socket() can get a descriptor, for four times down_after. lbagent
+cannot accept a connection then, so it is watched through what needs no
+new descriptor: its log, and HTTP requests on connections it accepted
+before the cut, each sent but for its last line (the API answers one
+request per connection, within 5 s of accepting it):
 
-- the service stays up and its target stays up: the runs do not count;
 - each probe's last run is `unknown` with lbagent's reason (`pipe: Too
   many open files (lbagent out of descriptors)`, `socket: ...`), it still
-  counts as ok, settled, and its unknown runs are counted apart;
-- /metrics shows the last result as 3 and the unknown runs;
-- the log says so at warning level, once per probe (rate-limited).
+  counts as ok and settled (/status), and /metrics shows the last result
+  as 3 and the unknown runs;
+- the log says so at warning level, once per probe (rate-limited), and
+  for four times down_after says nothing else of the probes or the reply:
+  no probe turned crit, the reply never changed;
+- afterwards /status counts the unknown runs apart, and no crit run.
 
 With the limit restored the probes run ok again and the reply is `up` (had
 the node gone down, up_after would hold it down for a minute)."""
 
-import http.client
 import json
 import os
 import resource
@@ -37,33 +40,49 @@ BOUND_S = h.probe_bound_s(INTERVAL_MS, TIMEOUT_MS) + 2.0
 PROBES = ("run", "port")
 
 
-class KeptAlive:
-    """One HTTP/1.1 connection to the API's unix socket, reused for every
-    request: it must stay the same socket while lbagent cannot accept."""
+class Primed:
+    """A request to the API's unix socket sent but for its last line, on a
+    connection accepted now: finished later, it needs no new descriptor."""
 
-    def __init__(self, path):
-        self.conn = http.client.HTTPConnection("localhost", timeout=5)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
-        s.connect(path)
-        self.conn.sock = s
-        self.sock = s
+    def __init__(self, path, target):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(5)
+        self.sock.connect(path)
+        self.sock.sendall(f"GET {target} HTTP/1.1\r\nHost: lbagent\r\n".encode())
 
-    def get(self, path):
-        self.conn.request("GET", path)
-        r = self.conn.getresponse()
-        body = r.read()
-        if self.conn.sock is not self.sock or r.getheader("connection", "").lower() == "close":
-            raise h.TestFailure(f"{path}: the API closed the kept-alive connection")
-        return r.status, body
+    def finish(self):
+        """(status code, body)."""
+        self.sock.sendall(b"\r\n")
+        data = b""
+        while True:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        self.sock.close()
+        head, _, body = data.partition(b"\r\n\r\n")
+        return int(head.split(b" ", 2)[1]), body
 
-    def status(self):
-        code, body = self.get("/status")
-        h.expect_equal(code, 200, "/status")
-        return json.loads(body)
 
-    def close(self):
-        self.conn.close()
+def unix_sockets(pid):
+    """How many unix-domain sockets pid holds open."""
+    with open("/proc/net/unix") as f:
+        inodes = {line.split()[6] for line in list(f)[1:]}
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            n += 1
+    return n
+
+
+def status(sock):
+    code, doc = h.http_json("unix:" + sock, "/status")
+    h.expect_equal(code, 200, "/status")
+    return doc
 
 
 def probes(doc):
@@ -100,73 +119,75 @@ def main():
         "probe run": dict(every, type="exec", command=script),
         "probe port": dict(every, type="tcp", address=f"127.0.0.1:{backend.port}"),
     })
-    api = KeptAlive(sock)
-    h.wait_until(lambda: probes(api.status()), BOUND_S, "both probes settled and ok",
+    h.wait_until(lambda: probes(status(sock)), BOUND_S, "both probes settled and ok",
                  ok=lambda ps: all(ps[n]["settled"] and ps[n]["last"] is not None and
                                    ps[n]["last"]["result"] == "ok" for n in PROBES))
     h.expect_equal(lb.ask(), b"up\n", "the reply before the cut")
+    before = probes(status(sock))
 
     h.section(f"RLIMIT_NOFILE cut to 0 for {HOLD_S:.0f} s: probes unknown, node up")
+    fds = unix_sockets(lb.pid)
+    primed = [Primed(sock, "/status"), Primed(sock, "/metrics")]
+    # connect() returns once the kernel queued the connection: the cut
+    # must wait until lbagent accepted both (its probes' descriptors are
+    # pipes and TCP sockets, so they do not count here).
+    h.wait_until(lambda: unix_sockets(lb.pid), 5,
+                 "lbagent to accept the two primed requests",
+                 ok=lambda n: n >= fds + 2)
     mark = lb.log_mark()
     _, hard = resource.prlimit(lb.pid, resource.RLIMIT_NOFILE)
     resource.prlimit(lb.pid, resource.RLIMIT_NOFILE, (0, hard))
+    cut = time.monotonic()
+    want = {"run": "pipe: Too many open files (lbagent out of descriptors)",
+            "port": "socket: Too many open files (lbagent out of descriptors)"}
     try:
-        want = {"run": "pipe: Too many open files (lbagent out of descriptors)",
-                "port": "socket: Too many open files (lbagent out of descriptors)"}
-        ps = h.wait_until(lambda: probes(api.status()), BOUND_S,
-                          "both probes' last run unknown, with lbagent's reason",
-                          ok=lambda ps: all(ps[n]["last"]["result"] == "unknown"
-                                            for n in PROBES))
+        h.wait_until(lambda: lb.log_since(mark), BOUND_S,
+                     "a warning for each probe's unknown run",
+                     ok=lambda t: all(f"probe {n}: unknown, not counted" in t
+                                      for n in PROBES))
+        code, body = primed[0].finish()
+        h.expect_equal(code, 200, "/status during the cut")
+        ps = probes(json.loads(body))
         for n in PROBES:
-            h.expect(ps[n]["last"]["reason"].endswith(want[n]),
-                     f"probe {n}: reason {ps[n]['last']['reason']!r}, expected it to end "
-                     f"with {want[n]!r}")
-        cut = time.monotonic()
-
-        def still_up(doc):
-            s = doc["services"][0]
-            ps = probes(doc)
-            return (s["state"] == "up" and s["reply"] == "up" and
-                    s["target"]["state"] == "up" and
-                    all(ps[n]["counted"] == "ok" and ps[n]["settled"] and
-                        ps[n]["last"]["result"] == "unknown" for n in PROBES))
-
-        seen = {}
-
-        def observe():
-            seen["doc"] = api.status()
-            return seen["doc"]
-
-        h.hold_for(observe, HOLD_S, "the service up, the probes counted ok, their runs "
-                   "unknown", ok=still_up, describe=brief)
-        ps = probes(seen["doc"])
-        for n in PROBES:
-            # A run every 200 ms; at least a down_after's worth, unknown.
-            h.expect(ps[n]["runs"]["unknown"] >= DOWN_AFTER_S * 1000 / INTERVAL_MS,
-                     f"probe {n}: unknown runs counted apart: {ps[n]['runs']}")
-            h.expect_equal(ps[n]["runs"]["crit"], 0, f"probe {n}: no crit runs")
-        code, body = api.get("/metrics")
+            h.expect(ps[n]["last"]["result"] == "unknown" and
+                     ps[n]["last"]["reason"].endswith(want[n]) and
+                     ps[n]["counted"] == "ok" and ps[n]["settled"],
+                     f"probe {n} during the cut: {ps[n]}")
+        code, body = primed[1].finish()
+        h.expect_equal(code, 200, "/metrics during the cut")
         text = body.decode()
         for n in PROBES:
             h.expect_equal(metric(text, "lbagent_probe_last_result", n), 3.0,
                            f"lbagent_probe_last_result of {n}")
             h.expect(metric(text, "lbagent_probe_runs_total", n) >= 1,
                      f"lbagent_probe_runs_total of {n}, result unknown")
-        held = time.monotonic() - cut
+        # Long enough for down_after to pass many times over, had it counted.
+        time.sleep(max(0.0, HOLD_S - (time.monotonic() - cut)))
+        log = lb.log_since(mark)
     finally:
         resource.prlimit(lb.pid, resource.RLIMIT_NOFILE, (hard, hard))
-    h.expect(held >= HOLD_S, f"held {held:.1f} s")
-    log = lb.log_since(mark)
     for n in PROBES:
         lines = [x for x in log.splitlines() if f"probe {n}: unknown, not counted" in x]
         h.expect(len(lines) == 1 and want[n] in lines[0],
-                 f"probe {n}: one warning in {held:.0f} s of unknown runs, saw {lines}")
+                 f"probe {n}: one warning in {HOLD_S:.0f} s of unknown runs, saw {lines}")
+    others = [x for x in log.splitlines()
+              if "unknown, not counted" not in x and
+              ("probe " in x or "reply changed" in x or "down" in x)]
+    h.expect(not others, "the log during the cut says more than the unknown runs:\n"
+             + "\n".join(others))
+    after = probes(status(sock))
+    for n in PROBES:
+        runs = after[n]["runs"]
+        # A run every 200 ms; at least a down_after's worth, unknown.
+        h.expect(runs["unknown"] - before[n]["runs"]["unknown"] >=
+                 DOWN_AFTER_S * 1000 / INTERVAL_MS,
+                 f"probe {n}: unknown runs counted apart: {runs}")
+        h.expect_equal(runs["crit"], 0, f"probe {n}: no crit runs")
 
     h.section("limit restored: the probes run ok again, the reply is up")
-    h.wait_until(lambda: probes(api.status()), BOUND_S, "both probes ok again",
+    h.wait_until(lambda: probes(status(sock)), BOUND_S, "both probes ok again",
                  ok=lambda ps: all(ps[n]["last"]["result"] == "ok" for n in PROBES))
     h.expect_equal(lb.ask(), b"up\n", "the reply after the cut")
-    api.close()
     lb.stop(expect_rc=0)
 
 
