@@ -453,6 +453,13 @@ def ask(port, send=b"", source="127.0.0.1", host="127.0.0.1", timeout_s=5.0):
                 raise TestFailure(f"agent reply longer than 64 KiB: {b''.join(chunks)[:200]!r}...")
 
 
+def cpu_seconds(pid):
+    """User and system CPU time pid has used, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 # For scenarios about what probes and rules decide: the transition engine's
 # windows at zero, so each verdict reaches the reply at once. The windows
 # themselves have their own scenario (test_28_transitions).

@@ -26,11 +26,6 @@ WATCH_S = 1.5
 MAX_CPU_S = 0.3
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = int(fields[11]) + int(fields[12])     # utime + stime
-    return ticks / h.os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -58,9 +53,9 @@ def main():
         socks.append(s)
     h.wait_until(lambda: lb.log_since(mark), 10, "the log to say accepting is paused",
                  ok=lambda log: "Too many open files" in log and "pausing" in log)
-    before = cpu_seconds(lb.pid)
+    before = h.cpu_seconds(lb.pid)
     time.sleep(WATCH_S)
-    used = cpu_seconds(lb.pid) - before
+    used = h.cpu_seconds(lb.pid) - before
     h.expect(used < MAX_CPU_S,
              f"lbagent used {used:.2f} s of CPU in {WATCH_S} s while out of descriptors "
              f"(bound {MAX_CPU_S} s): it spins instead of pausing")

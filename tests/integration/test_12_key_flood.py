@@ -10,7 +10,6 @@ its own keys. The crowding is logged at most once per 10 s, not once per
 newcomer."""
 
 import re
-import socket
 import sys
 import time
 
@@ -22,19 +21,6 @@ FLOOD = [f"127.0.12.{n}" for n in range(10, 18)]
 PER_ADDR = 200      # above the 128 kept per address; 1,600 in all, above 1,024
 
 
-def send_text(port, source, text):
-    with socket.socket() as s:
-        s.settimeout(5)
-        s.bind((source, 0))
-        s.connect(("127.0.0.1", port))
-        s.sendall(text)
-        out = b""
-        while not out.endswith(b"\n"):
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            out += chunk
-        return out
 
 
 def main():
@@ -51,7 +37,7 @@ def main():
     started = time.monotonic()
     for i in range(PER_ADDR):
         for a in FLOOD:
-            send_text(lb.port, a, f"flood-{a}-{i}\n".encode())
+            h.ask(lb.port, source=a, send=f"flood-{a}-{i}\n".encode())
     took = time.monotonic() - started
     print(f"   {len(FLOOD) * PER_ADDR} texts in {took:.1f} s", flush=True)
     h.expect(lb.alive(), "lbagent died in the flood")

@@ -10,7 +10,6 @@ The keys do reach the file."""
 
 import json
 import os
-import socket
 import sys
 import time
 
@@ -29,19 +28,6 @@ def wchar(pid):
     raise RuntimeError("no wchar in /proc/PID/io")
 
 
-def send_text(port, source, text):
-    with socket.socket() as s:
-        s.settimeout(5)
-        s.bind((source, 0))
-        s.connect(("127.0.0.1", port))
-        s.sendall(text)
-        out = b""
-        while not out.endswith(b"\n"):
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            out += chunk
-        return out
 
 
 def main():
@@ -54,7 +40,7 @@ def main():
     started = time.monotonic()
     for i in range(KEYS // len(SOURCES)):
         for a in SOURCES:
-            h.expect_equal(send_text(lb.port, a, f"key{i}\n".encode()), b"up\n",
+            h.expect_equal(h.ask(lb.port, source=a, send=f"key{i}\n".encode()), b"up\n",
                            "a check with a new text")
     took = time.monotonic() - started
 

@@ -50,18 +50,8 @@ def flood(port, done, sources):
 
 def timed_ask(port):
     started = time.monotonic()
-    with socket.socket() as s:
-        s.settimeout(30)
-        s.bind((LB, 0))
-        s.connect(("127.0.0.1", port))
-        s.sendall(b"be1\n")
-        out = b""
-        while not out.endswith(b"\n"):
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            out += chunk
-    return out, time.monotonic() - started
+    reply = h.ask(port, send=b"be1\n", source=LB, timeout_s=30)
+    return reply, time.monotonic() - started
 
 
 def checks_during_flood(lb, sources):

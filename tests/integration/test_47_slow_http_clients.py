@@ -49,10 +49,6 @@ MAX_LOG_LINES = 30
 WAITERS = 10
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Slowloris:
@@ -179,13 +175,13 @@ def main():
     # beyond may still be retrying their SYN).
     h.wait_until(lambda: sum(c["connected"] or c["done"] for c in list(flood.socks)), 10,
                  "the slow clients to be connected", ok=lambda n: n >= SLOW - 8)
-    before = cpu_seconds(lb.pid)
+    before = h.cpu_seconds(lb.pid)
     t0 = time.monotonic()
     h.hold_for(observe, WATCH_S, "the agent port answers up (probes pass) and lbagent "
                f"keeps at most {NOFILE - AGENT_MAX} descriptors",
                ok=lambda v: v[0] <= NOFILE - AGENT_MAX and v[1] == b"up\n",
                describe=lambda v: f"{v[0]} descriptors, reply {v[1]!r}")
-    used = cpu_seconds(lb.pid) - before
+    used = h.cpu_seconds(lb.pid) - before
     took = time.monotonic() - t0
     print(f"   {peak[0]} descriptors at most; {used:.2f} s of CPU in {took:.1f} s", flush=True)
     h.expect(used < MAX_CPU_S * took / WATCH_S,
@@ -226,9 +222,9 @@ def main():
         waiters.append(s)
     h.wait_until(lambda: lb.log_since(mark), 10, "the log to say the API pauses",
                  ok=lambda t: "Too many open files" in t and "pausing" in t)
-    before = cpu_seconds(lb.pid)
+    before = h.cpu_seconds(lb.pid)
     time.sleep(WATCH_S)
-    used = cpu_seconds(lb.pid) - before
+    used = h.cpu_seconds(lb.pid) - before
     print(f"   {used:.2f} s of CPU in {WATCH_S} s out of descriptors", flush=True)
     h.expect(used < MAX_CPU_S,
              f"lbagent used {used:.2f} s of CPU in {WATCH_S} s out of descriptors "
