@@ -1,0 +1,169 @@
+/*
+ * Fuzz target: HTTP API requests (src/http_api.c on libevent's evhttp:
+ * request parsing, the routing, the bearer token's compare, and the
+ * documents of src/status.c). The target starts the real API once, for
+ * an agent with two services and one file probe (a day apart), on a unix
+ * socket in its temp dir (trusted) and a TCP one on 127.0.0.1 (the token
+ * decides), passed in as systemd would (non-blocking, as src/systemd.c
+ * makes them). Each input picks one by its first byte's low bit (1: TCP)
+ * and is sent as the request, the write side then closed; the loop runs
+ * until the server closes the connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "lbagent/agent.h"
+#include "lbagent/http_api.h"
+#include "fuzzutil.h"
+
+static struct event_base	*base;
+static struct config		*cfg;
+static struct agent		*agent;
+static struct http_api		*api;
+static struct probe_env		 env;
+static struct status_daemon	 dm;
+static struct sockaddr_un	 unix_sa;
+static struct sockaddr_in	 tcp_sa;
+
+static int
+listener(int family)
+{
+	socklen_t	len;
+	int		fd;
+
+	if (family == AF_UNIX) {
+		memset(&unix_sa, 0, sizeof(unix_sa));
+		unix_sa.sun_family = AF_UNIX;
+		snprintf(unix_sa.sun_path, sizeof(unix_sa.sun_path), "%s",
+		    fz_write("http.sock", NULL, 0));
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+		if (fd == -1 || bind(fd, (struct sockaddr *)&unix_sa,
+		    sizeof(unix_sa)) == -1)
+			abort();
+	} else {
+		memset(&tcp_sa, 0, sizeof(tcp_sa));
+		tcp_sa.sin_family = AF_INET;
+		tcp_sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(tcp_sa);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+		if (fd == -1 || bind(fd, (struct sockaddr *)&tcp_sa,
+		    sizeof(tcp_sa)) == -1 || getsockname(fd,
+		    (struct sockaddr *)&tcp_sa, &len) == -1)
+			abort();
+	}
+	if (listen(fd, 16) == -1)
+		abort();
+	return fd;
+}
+
+static void
+stop(void)
+{
+	http_api_free(api);
+	agent_free(agent);
+	config_free(cfg);
+	event_base_free(base);
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	struct config_errors	 errs;
+	char			 text[1024];
+	int			 fds[2];
+	size_t			 i;
+
+	fz_init();
+	snprintf(text, sizeof(text),
+	    "[agent]\nstate_dir = %s\nnode_id = fuzz\n"
+	    "[http]\ntoken_file = %s\n"
+	    "[probe ready]\ntype = file\npath = %s\ninterval = 24h\n"
+	    "[service web]\nprobes = ready\n[service api]\nprobes = ready\n",
+	    fz_dir(), fz_write("token", "s3cret\n", 7), fz_dir());
+	fz_write("lbagent.conf", text, strlen(text));
+	memset(&errs, 0, sizeof(errs));
+	if ((cfg = config_load(fz_write("lbagent.conf", NULL, 0), &errs)) ==
+	    NULL) {
+		for (i = 0; i < errs.count; i++)
+			fz_note(errs.lines[i], strlen(errs.lines[i]));
+		abort();
+	}
+	config_errors_free(&errs);
+	if ((base = event_base_new()) == NULL)
+		abort();
+	env.base = base;
+	env.proc_root = "/proc";
+	if ((agent = agent_new(base, cfg, &env, -1)) == NULL)
+		abort();
+	fds[0] = listener(AF_UNIX);
+	fds[1] = listener(AF_INET);
+	if ((api = http_api_new(base, cfg, agent, &dm, fds, 2)) == NULL)
+		abort();
+	close(fds[0]);
+	close(fds[1]);
+	atexit(stop);
+	return 0;
+}
+
+/* Reads the answer away; the server closing the connection ends the loop. */
+static void
+read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	char	buf[4096];
+	ssize_t	n;
+
+	if (what & EV_TIMEOUT) {
+		event_base_loopbreak(base);
+		return;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		event_base_loopbreak(base);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct timeval	 tv = { HTTP_TIMEOUT_S + 5, 0 };
+	struct event	*ev;
+	bool		 tcp;
+	size_t		 off = 0;
+	ssize_t		 n;
+	int		 fd;
+
+	if (size < 1)
+		return 0;
+	tcp = data[0] & 1;
+	data++;
+	size--;
+	fd = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	FZ_ASSERT(fd != -1);
+	if (tcp)
+		FZ_ASSERT(connect(fd, (struct sockaddr *)&tcp_sa, sizeof(tcp_sa)) == 0);
+	else
+		FZ_ASSERT(connect(fd, (struct sockaddr *)&unix_sa, sizeof(unix_sa)) == 0);
+	/* Far below the socket's buffer: it all goes at once. */
+	while (off < size && (n = write(fd, data + off, size - off)) > 0)
+		off += (size_t)n;
+	FZ_ASSERT(off == size);
+	shutdown(fd, SHUT_WR);
+	FZ_ASSERT(fcntl(fd, F_SETFL, O_NONBLOCK) == 0);
+	ev = event_new(base, fd, EV_READ | EV_PERSIST, read_cb, NULL);
+	FZ_ASSERT(ev != NULL);
+	event_add(ev, &tv);
+	event_base_dispatch(base);
+	event_free(ev);
+	close(fd);
+	return 0;
+}
