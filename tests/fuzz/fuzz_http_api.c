@@ -2,7 +2,7 @@
  * Fuzz target: HTTP API requests (src/http_api.c on libevent's evhttp:
  * request parsing, the routing, the bearer token's compare, and the
  * documents of src/status.c). The target starts the real API once, for
- * an agent with two services and one file probe (a day apart), on a unix
+ * fuzzagent.c's agent (two services, one file probe), on a unix
  * socket in its temp dir (trusted) and a TCP one on 127.0.0.1 (the token
  * decides), passed in as systemd would (non-blocking, as src/systemd.c
  * makes them). Each input picks one by its first byte's low bit (1: TCP)
@@ -22,13 +22,11 @@
 
 #include "lbagent/agent.h"
 #include "lbagent/http_api.h"
+#include "fuzzagent.h"
 #include "fuzzutil.h"
 
 static struct event_base	*base;
-static struct config		*cfg;
-static struct agent		*agent;
 static struct http_api		*api;
-static struct probe_env		 env;
 static struct status_daemon	 dm;
 static struct sockaddr_un	 unix_sa;
 static struct sockaddr_in	 tcp_sa;
@@ -70,49 +68,45 @@ static void
 stop(void)
 {
 	http_api_free(api);
-	agent_free(agent);
-	config_free(cfg);
-	event_base_free(base);
 }
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct config_errors	 errs;
-	char			 text[1024];
+	const struct fz_agent	*fa;
 	int			 fds[2];
-	size_t			 i;
 
 	fz_init();
-	snprintf(text, sizeof(text),
-	    "[agent]\nstate_dir = %s\nnode_id = fuzz\n"
-	    "[http]\ntoken_file = %s\n"
-	    "[probe ready]\ntype = file\npath = %s\ninterval = 24h\n"
-	    "[service web]\nprobes = ready\n[service api]\nprobes = ready\n",
-	    fz_dir(), fz_write("token", "s3cret\n", 7), fz_dir());
-	fz_write("lbagent.conf", text, strlen(text));
-	memset(&errs, 0, sizeof(errs));
-	if ((cfg = config_load(fz_write("lbagent.conf", NULL, 0), &errs)) ==
-	    NULL) {
-		for (i = 0; i < errs.count; i++)
-			fz_note(errs.lines[i], strlen(errs.lines[i]));
-		abort();
-	}
-	config_errors_free(&errs);
-	if ((base = event_base_new()) == NULL)
-		abort();
-	env.base = base;
-	env.proc_root = "/proc";
-	if ((agent = agent_new(base, cfg, &env, -1)) == NULL)
-		abort();
+	fa = fz_agent();
+	base = fa->base;
 	fds[0] = listener(AF_UNIX);
 	fds[1] = listener(AF_INET);
-	if ((api = http_api_new(base, cfg, agent, &dm, fds, 2)) == NULL)
+	if ((api = http_api_new(base, fa->cfg, fa->agent, &dm, fds, 2)) ==
+	    NULL)
 		abort();
 	close(fds[0]);
 	close(fds[1]);
+	/* Registered after fz_agent's: runs before it. */
 	atexit(stop);
 	return 0;
+}
+
+/*
+ * The client's address for the next TCP request. The server closes
+ * first, so each connection leaves its pair of ports in TIME_WAIT for a
+ * minute: thousands of requests a second would soon run out of ports
+ * from one address. Loopback has 2^24 of them.
+ */
+static const struct sockaddr_in *
+next_source(void)
+{
+	static struct sockaddr_in	sa;
+	static uint32_t			n;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(0x7f010000 | (n++ & 0xffff));
+	return &sa;
 }
 
 /* Reads the answer away; the server closing the connection ends the loop. */
@@ -149,8 +143,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	fd = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	FZ_ASSERT(fd != -1);
-	if (tcp)
-		FZ_ASSERT(connect(fd, (struct sockaddr *)&tcp_sa, sizeof(tcp_sa)) == 0);
+	if (tcp) {
+		FZ_ASSERT(bind(fd, (struct sockaddr *)next_source(),
+		    sizeof(struct sockaddr_in)) == 0);
+		FZ_ASSERT(connect(fd, (struct sockaddr *)&tcp_sa,
+		    sizeof(tcp_sa)) == 0);
+	}
 	else
 		FZ_ASSERT(connect(fd, (struct sockaddr *)&unix_sa, sizeof(unix_sa)) == 0);
 	/* Far below the socket's buffer: it all goes at once. */

@@ -5,16 +5,19 @@
  * LISTENER_REQUEST_MAX bytes, cut at the first line as the listener
  * does), late text after an early reply, claims that start and end,
  * expiry, and a save/load of the keys (lbkeys_to_json, lbkeys_from_json)
- * that must give back the same document. The clock is the script's, so
- * runs are deterministic.
+ * that must give back the same document; and which service the text
+ * picks (agent_select, on fuzzagent.c's agent: services web and api).
+ * The clock is the script's, so runs are deterministic.
  *
  * Each step: op byte, then its operands, read while bytes last.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbagent/agent.h"
 #include "lbagent/lbkeys.h"
 #include "lbagent/listener.h"
+#include "fuzzagent.h"
 #include "fuzzutil.h"
 
 struct script {
@@ -25,6 +28,7 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fz_init();
+	(void)fz_agent();
 	return 0;
 }
 
@@ -132,6 +136,29 @@ round_trip(const struct lbkeys *k, int64_t now_ms, int64_t wall_ms)
 	lbkeys_free(again);
 }
 
+/*
+ * On the shared port (-1) or a service's own (0-2, 3 one older than a
+ * reload): a service that is there, the one named if any.
+ */
+static void
+select_service(struct script *s)
+{
+	const struct agent	*a = fz_agent()->agent;
+	char			 t[LISTENER_REQUEST_MAX + 1];
+	int			 port = (int)(byte(s) % 5) - 1, i;
+	size_t			 n = text(s, t);
+
+	i = agent_select(a, port, t, n);
+	FZ_ASSERT(i >= 0 && (size_t)i < agent_nservices(a));
+	(void)agent_wants_name(a, port);
+	t[n] = '\0';
+	if (port == AGENT_SHARED_PORT && strlen(t) == n && n > 0 &&
+	    agent_find_service(a, t) > 0)
+		FZ_ASSERT(i == agent_find_service(a, t));
+	else if (port == AGENT_SHARED_PORT)
+		FZ_ASSERT(i == 0);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -146,7 +173,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	FZ_ASSERT(k != NULL);
 	while (s.p < s.end) {
-		switch (byte(&s) % 8) {
+		switch (byte(&s) % 9) {
 		case 0:		/* a check with its text */
 			addr(&s, a);
 			n = text(&s, t);
@@ -187,6 +214,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 7:
 			now_ms += byte(&s);
+			break;
+		case 8:		/* the service a check is for */
+			select_service(&s);
 			break;
 		}
 		FZ_ASSERT(lbkeys_count(k) <= LBKEYS_MAX);
