@@ -20,12 +20,23 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* NUL-terminated within its field, control and non-ASCII bytes made '?'. */
+static void
+printable(const char *s, size_t size)
+{
+	size_t	i;
+
+	FZ_ASSERT(memchr(s, '\0', size) != NULL);
+	for (i = 0; s[i] != '\0'; i++)
+		FZ_ASSERT(s[i] >= 0x20 && s[i] < 0x7f);
+}
+
 static void
 row_ok(const struct hastats_row *r)
 {
-	FZ_ASSERT(memchr(r->status, '\0', sizeof(r->status)) != NULL);
-	FZ_ASSERT(memchr(r->agent_status, '\0', sizeof(r->agent_status)) != NULL);
-	FZ_ASSERT(memchr(r->agent_desc, '\0', sizeof(r->agent_desc)) != NULL);
+	printable(r->status, sizeof(r->status));
+	printable(r->agent_status, sizeof(r->agent_status));
+	printable(r->agent_desc, sizeof(r->agent_desc));
 	(void)hastats_serving(r);
 	(void)hastats_admin(r);
 }
