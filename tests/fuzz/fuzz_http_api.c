@@ -95,7 +95,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
  * The client's address for the next TCP request. The server closes
  * first, so each connection leaves its pair of ports in TIME_WAIT for a
  * minute: thousands of requests a second would soon run out of ports
- * from one address. Loopback has 2^24 of them.
+ * from one address. Loopback has 2^24 of them; with
+ * IP_BIND_ADDRESS_NO_PORT each has its own ports.
  */
 static const struct sockaddr_in *
 next_source(void)
@@ -132,6 +133,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct timeval	 tv = { HTTP_TIMEOUT_S + 5, 0 };
 	struct event	*ev;
 	bool		 tcp;
+	int		 one = 1;
 	size_t		 off = 0;
 	ssize_t		 n;
 	int		 fd;
@@ -144,6 +146,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	FZ_ASSERT(fd != -1);
 	if (tcp) {
+		/* The port is picked at connect, for this pair of addresses. */
+		FZ_ASSERT(setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT,
+		    &one, sizeof(one)) == 0);
 		FZ_ASSERT(bind(fd, (struct sockaddr *)next_source(),
 		    sizeof(struct sockaddr_in)) == 0);
 		FZ_ASSERT(connect(fd, (struct sockaddr *)&tcp_sa,
