@@ -61,17 +61,21 @@ addr(struct script *s, char buf[LBKEY_ADDR_MAX])
 	buf[i] = '\0';
 }
 
-/* The request's first line, as the listener takes it. */
+/*
+ * The request's first line, as the listener takes it: a length byte (255:
+ * as much as the listener reads), then the bytes.
+ */
 static size_t
 text(struct script *s, char buf[LISTENER_REQUEST_MAX])
 {
-	size_t		 n = byte(s), avail = (size_t)(s->end - s->p);
+	size_t		 n = byte(s), avail;
 	const char	*nl;
 
+	if (n == 255)
+		n = LISTENER_REQUEST_MAX;
+	avail = (size_t)(s->end - s->p);
 	if (n > avail)
 		n = avail;
-	if (n > LISTENER_REQUEST_MAX)
-		n = LISTENER_REQUEST_MAX;
 	memcpy(buf, s->p, n);
 	s->p += n;
 	if ((nl = memchr(buf, '\n', n)) != NULL)
