@@ -5,7 +5,10 @@
  * services, the default ("") and "web", each with keys, a transition
  * engine and a history, at fixed clocks. What loads must save, and the
  * saved file must load back and save again to the same bytes; a file
- * refused must leave everything empty.
+ * refused must leave everything empty. Then the loaded engines run on,
+ * as after a restart: the last byte of the input picks the targets (up,
+ * down, 50%) of a few evaluations a second apart; every decision must be
+ * one a reply can say.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -82,6 +85,52 @@ slurp(size_t *len)
 	return buf;
 }
 
+static void
+decision_ok(const struct decision *d)
+{
+	FZ_ASSERT((unsigned)d->state < NODE_STATE_COUNT);
+	FZ_ASSERT(d->weight <= 100);
+	FZ_ASSERT(memchr(d->reason, '\0', sizeof(d->reason)) != NULL);
+}
+
+/* The loaded engines evaluated on, by the targets in bits. */
+static void
+run_on(struct two *t, const struct state_clock *c, unsigned bits)
+{
+	struct transition_pending	 p;
+	struct decision			 target, out;
+	char				 buf[256];
+	int64_t				 now;
+	size_t				 i;
+	int				 k;
+
+	for (i = 0; i < 2; i++) {
+		if (t->ss[i].has_decision)
+			decision_ok(&t->ss[i].decision);
+		transition_current(&t->tr[i], c->now_ms, &out);
+		decision_ok(&out);
+		for (k = 0, now = c->now_ms; k < 4; k++, now += 1000) {
+			decision_up(&target);
+			switch ((bits >> (2 * k)) & 3) {
+			case 1:
+				target.state = NODE_DOWN;
+				snprintf(target.reason, sizeof(target.reason),
+				    "api: HTTP 503");
+				break;
+			case 2:
+				target.weight = 50;
+				break;
+			}
+			(void)transition_evaluate(&t->tr[i], &target, true,
+			    NULL, now, &out, NULL);
+			decision_ok(&out);
+			if (transition_pending(&t->tr[i], now, &p))
+				transition_pending_text(&t->tr[i], &p, buf,
+				    sizeof(buf));
+		}
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -124,6 +173,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(first);
 	free(second);
+	run_on(&b, &c, size > 0 ? data[size - 1] : 0);
 	two_free(&a);
 	two_free(&b);
 	fz_clean();
