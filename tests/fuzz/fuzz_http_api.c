@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -127,6 +128,29 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 		event_base_loopbreak(base);
 }
 
+/*
+ * Connects, through the EINTR that libFuzzer's timer (SIGALRM, once a
+ * second) can give: the connection then goes on, and is waited for.
+ */
+static void
+connect_to(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct pollfd	pfd = { fd, POLLOUT, 0 };
+	socklen_t	elen = sizeof(int);
+	int		err = 0;
+
+	if (connect(fd, sa, len) == 0)
+		return;
+	if (errno != EINTR) {
+		fz_note(strerror(errno), strlen(strerror(errno)));
+		FZ_ASSERT(!"connect");
+	}
+	while (poll(&pfd, 1, -1) == -1)
+		FZ_ASSERT(errno == EINTR);
+	FZ_ASSERT(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) == 0);
+	FZ_ASSERT(err == 0);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -151,18 +175,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    &one, sizeof(one)) == 0);
 		FZ_ASSERT(bind(fd, (struct sockaddr *)next_source(),
 		    sizeof(struct sockaddr_in)) == 0);
-		if (connect(fd, (struct sockaddr *)&tcp_sa,
-		    sizeof(tcp_sa)) == -1) {
-			fz_note(strerror(errno), strlen(strerror(errno)));
-			FZ_ASSERT(!"connect");
-		}
-	}
-	else
-		FZ_ASSERT(connect(fd, (struct sockaddr *)&unix_sa, sizeof(unix_sa)) == 0);
+		connect_to(fd, (struct sockaddr *)&tcp_sa, sizeof(tcp_sa));
+	} else
+		connect_to(fd, (struct sockaddr *)&unix_sa, sizeof(unix_sa));
 	/* Far below the socket's buffer: it all goes at once. */
-	while (off < size && (n = write(fd, data + off, size - off)) > 0)
+	while (off < size) {
+		if ((n = write(fd, data + off, size - off)) == -1) {
+			FZ_ASSERT(errno == EINTR);
+			continue;
+		}
 		off += (size_t)n;
-	FZ_ASSERT(off == size);
+	}
 	shutdown(fd, SHUT_WR);
 	FZ_ASSERT(fcntl(fd, F_SETFL, O_NONBLOCK) == 0);
 	ev = event_new(base, fd, EV_READ | EV_PERSIST, read_cb, NULL);
