@@ -1,8 +1,9 @@
 /*
  * Fuzz target: marker content (src/markers.c). The input is written as
- * the maint marker and, cut after its first byte's worth, as drain, in a
- * temp dir; markers_read takes them. Each reason must be printable ASCII
- * within REASON_MAX, and so must the reply line composed from them
+ * the maint marker, and its last N bytes (N from its first byte) as the
+ * drain marker, in a temp dir; markers_read takes them. Each reason must
+ * be printable ASCII within REASON_MAX, and so must the reply line
+ * composed from them
  * (src/decision.c, src/reply.c): one line, ending in its newline.
  */
 #include <string.h>
