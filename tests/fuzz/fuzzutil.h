@@ -16,7 +16,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void		 fz_init(void);
 /* The process's temp dir, under $TMPDIR or /tmp. */
 const char	*fz_dir(void);
-/* dir/name as a path in a static buffer, written with data when data != NULL. */
+/* dir/name in a static buffer; written with data unless data is NULL. */
 const char	*fz_write(const char *name, const void *data, size_t len);
 /* Removes everything in the temp dir, keeping the dir. */
 void		 fz_clean(void);
