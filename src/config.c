@@ -285,6 +285,30 @@ struct parse {
 	unsigned		 peers_haproxy_line;
 };
 
+/*
+ * An error quotes the file: its control and non-ASCII bytes become \xHH,
+ * so that no file puts terminal escapes in lbagent -c or the log. dst
+ * holds 4 * strlen(src) + 1.
+ */
+static void
+escape_controls(char *dst, const char *src)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	const unsigned char	*s = (const unsigned char *)src;
+
+	for (; *s != '\0'; s++) {
+		if (*s >= 0x20 && *s < 0x7f) {
+			*dst++ = (char)*s;
+			continue;
+		}
+		*dst++ = '\\';
+		*dst++ = 'x';
+		*dst++ = hex[*s >> 4];
+		*dst++ = hex[*s & 0xf];
+	}
+	*dst = '\0';
+}
+
 static void
 add_error(struct config_errors *errs, const char *path, unsigned line,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -293,7 +317,7 @@ static void
 add_error(struct config_errors *errs, const char *path, unsigned line,
     const char *fmt, ...)
 {
-	char		 msg[512], *full, **lines;
+	char		 msg[512], safe[4 * sizeof(msg)], *full, **lines;
 	unsigned	*at;
 	va_list		 ap;
 	int		 n;
@@ -301,10 +325,11 @@ add_error(struct config_errors *errs, const char *path, unsigned line,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	escape_controls(safe, msg);
 	if (line > 0)
-		n = asprintf(&full, "%s:%u: %s", path, line, msg);
+		n = asprintf(&full, "%s:%u: %s", path, line, safe);
 	else
-		n = asprintf(&full, "%s: %s", path, msg);
+		n = asprintf(&full, "%s: %s", path, safe);
 	if (n == -1)
 		return;
 	lines = realloc(errs->lines, (errs->count + 1) * sizeof(*lines));

@@ -671,6 +671,21 @@ START_TEST(shipped_config_documents_every_key)
 }
 END_TEST
 
+/*
+ * Errors quote what the file says; its control and non-ASCII bytes come
+ * out escaped, so a hostile file cannot put terminal escapes in lbagent
+ * -c, lbagentctl check or the log.
+ */
+START_TEST(error_text_escaped)
+{
+	expect_error("[agent]\nmode = \x1b[2J\x7f\xc3\xa9\n", 2,
+	    "mode: expected auto or off: '\\x1b[2J\\x7f\\xc3\\xa9'");
+	/* What is printable stays as written. */
+	expect_error("[agent]\nstate_dir = a\\b\"\n", 2,
+	    "state_dir: must be an absolute path: 'a\\b\"'");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -692,6 +707,7 @@ main(void)
 	tcase_add_test(tc, service_names_the_state_dir_uses);
 	tcase_add_test(tc, shipped_config_documents_every_key);
 	tcase_add_test(tc, transitions_and_mode);
+	tcase_add_test(tc, error_text_escaped);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

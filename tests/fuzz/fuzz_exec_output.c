@@ -1,0 +1,99 @@
+/*
+ * Fuzz target: what the exec probe makes of a program's output and exit
+ * (src/probes/exec.c: read_output, first_line, report_exit, then
+ * probe_report). Those are static, so this file includes exec.c and the
+ * core library's copy of it is left out of the link. No program runs:
+ * the input goes through a pipe as the child's stdout, and its first two
+ * bytes say how the child ended:
+ *   byte 0 % 3: 0 exited, 1 killed by a signal, 2 could not exec;
+ *   byte 1: the exit code, the signal, or the errno of the failure.
+ * The reason reported must be one printable line within
+ * PROBE_REASON_MAX, the result the one the exit code means.
+ */
+#include "../../src/probes/exec.c"
+
+#include "fuzzutil.h"
+
+static struct probe_outcome	got;
+static int			reports;
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	fz_init();
+	return 0;
+}
+
+static void
+reported(struct probe_run *run, const struct probe_outcome *o)
+{
+	got = *o;
+	reports++;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct exec_conf	 conf;
+	struct probe_run	 run;
+	struct exec_child	*c;
+	struct child_error	 ce;
+	siginfo_t		 si;
+	unsigned		 how, code;
+	int			 out[2], err[2];
+	size_t			 n, i;
+
+	if (size < 2)
+		return 0;
+	how = data[0] % 3;
+	code = data[1];
+	data += 2;
+	size -= 2;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.path = (char *)"/usr/lib/nagios/plugins/check_x";
+	conf.user = (char *)"nobody";
+	memset(&run, 0, sizeof(run));
+	run.name = "fuzz";
+	run.conf = &conf;
+	run.reported = reported;
+	run.in_flight = true;
+	FZ_ASSERT((c = calloc(1, sizeof(*c))) != NULL);
+	c->run = &run;
+	c->conf = &conf;
+	c->pid = 1;
+	c->pidfd = -1;
+	FZ_ASSERT(pipe2(out, O_CLOEXEC | O_NONBLOCK) == 0);
+	FZ_ASSERT(pipe2(err, O_CLOEXEC | O_NONBLOCK) == 0);
+	/* What a pipe holds at once is more than the probe keeps. */
+	n = size < 65536 ? size : 65536;
+	FZ_ASSERT(n == 0 || write(out[1], data, n) == (ssize_t)n);
+	close(out[1]);
+	c->outfd = out[0];
+	if (how == 2) {
+		ce.stage = code % 3;
+		ce.err = code;
+		FZ_ASSERT(write(err[1], &ce, sizeof(ce)) == sizeof(ce));
+	}
+	close(err[1]);
+	c->errfd = err[0];
+
+	read_output(c);
+	FZ_ASSERT(c->outfd == -1);	/* EOF: the child closed it */
+	FZ_ASSERT(c->outlen == (n < EXEC_OUTPUT_MAX ? n : EXEC_OUTPUT_MAX));
+	memset(&si, 0, sizeof(si));
+	si.si_code = how == 1 ? CLD_KILLED : CLD_EXITED;
+	si.si_status = (int)code;
+	reports = 0;
+	report_exit(&run, c, &si);	/* frees c */
+	FZ_ASSERT(reports == 1);
+	FZ_ASSERT(strlen(got.reason) <= PROBE_REASON_MAX);
+	for (i = 0; got.reason[i] != '\0'; i++)
+		FZ_ASSERT(got.reason[i] >= 0x20 && got.reason[i] < 0x7f);
+	if (how == 0 && code <= 2)
+		FZ_ASSERT(got.result == (enum probe_result)code);
+	else
+		FZ_ASSERT(got.result == PROBE_CRIT);
+	FZ_ASSERT(isnan(got.value));
+	return 0;
+}
