@@ -1,13 +1,14 @@
 /*
- * Fuzz target: HTTP API requests (src/http_api.c on libevent's evhttp:
- * request parsing, the routing, the bearer token's compare, and the
- * documents of src/status.c). The target starts the real API once, for
+ * Fuzz target: HTTP API requests (src/http_api.c, the API's own small
+ * server: request parsing, the routing, the bearer token's compare, and
+ * the documents of src/status.c). The target starts the real API once, for
  * fuzzagent.c's agent (two services, one file probe), on a unix
  * socket in its temp dir (trusted) and a TCP one on 127.0.0.1 (the token
  * decides), passed in as systemd would (non-blocking, as src/systemd.c
  * makes them). Each input picks one by its first byte's low bit (1: TCP)
  * and is sent as the request, the write side then closed; the loop runs
- * until the server closes the connection.
+ * until the server closes the connection. Whatever it answers is one
+ * HTTP/1.1 status line and headers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,18 +113,27 @@ next_source(void)
 }
 
 /* Reads the answer away; the server closing the connection ends the loop. */
+static char	reply_head[16];
+static size_t	reply_len;
+
 static void
 read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	char	buf[4096];
 	ssize_t	n;
+	size_t	take;
 
 	if (what & EV_TIMEOUT) {
 		event_base_loopbreak(base);
 		return;
 	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		take = sizeof(reply_head) - reply_len;
+		if (take > (size_t)n)
+			take = (size_t)n;
+		memcpy(reply_head + reply_len, buf, take);
+		reply_len += take;
+	}
 	if (n == 0 || (errno != EAGAIN && errno != EINTR))
 		event_base_loopbreak(base);
 }
@@ -154,7 +164,7 @@ connect_to(int fd, const struct sockaddr *sa, socklen_t len)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct timeval	 tv = { HTTP_TIMEOUT_S + 5, 0 };
+	struct timeval	 tv = { (HTTP_REQUEST_MS + HTTP_REPLY_MS) / 1000 + 5, 0 };
 	struct event	*ev;
 	bool		 tcp;
 	int		 one = 1;
@@ -191,8 +201,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ev = event_new(base, fd, EV_READ | EV_PERSIST, read_cb, NULL);
 	FZ_ASSERT(ev != NULL);
 	event_add(ev, &tv);
+	reply_len = 0;
 	event_base_dispatch(base);
 	event_free(ev);
 	close(fd);
+	/* Nothing (a request cut short), or a status line. */
+	FZ_ASSERT(reply_len == 0 || (reply_len >= 13 &&
+	    memcmp(reply_head, "HTTP/1.1 ", 9) == 0));
 	return 0;
 }
