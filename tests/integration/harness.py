@@ -453,6 +453,20 @@ def ask(port, send=b"", source="127.0.0.1", host="127.0.0.1", timeout_s=5.0):
                 raise TestFailure(f"agent reply longer than 64 KiB: {b''.join(chunks)[:200]!r}...")
 
 
+def read_to_eof(s):
+    """What socket s receives until the peer closes it; an error ends it as
+    b"<ErrorName> after <what came before>" (a reset, a timeout)."""
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                return data
+            data += chunk
+    except OSError as e:
+        return f"{type(e).__name__} after {data!r}".encode()
+
+
 def cpu_seconds(pid):
     """User and system CPU time pid has used, in seconds."""
     with open(f"/proc/{pid}/stat") as f:

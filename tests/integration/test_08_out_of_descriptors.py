@@ -66,15 +66,7 @@ def main():
     deadline = time.monotonic() + 60
     for s in socks:
         s.settimeout(max(0.1, deadline - time.monotonic()))
-        data = b""
-        try:
-            while True:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
-        except OSError as e:
-            data = f"{type(e).__name__} after {data!r}".encode()
+        data = h.read_to_eof(s)
         s.close()
         replies[data] = replies.get(data, 0) + 1
     h.expect(replies == {b"up\n": CLIENTS},

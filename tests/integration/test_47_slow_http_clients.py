@@ -232,15 +232,7 @@ def main():
     resource.prlimit(lb.pid, resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     replies = {}
     for s in waiters:
-        data = b""
-        try:
-            while True:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
-        except OSError as e:
-            data = f"{type(e).__name__} after {data!r}".encode()
+        data = h.read_to_eof(s)
         s.close()
         line = data.split(b"\r\n", 1)[0]
         replies[line] = replies.get(line, 0) + 1
