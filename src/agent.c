@@ -770,7 +770,8 @@ carry_over(struct service *to, struct service *from)
 }
 
 int
-agent_reload(struct agent *a, struct config *cfg, struct config *old)
+agent_reload(struct agent *a, const struct config *cfg,
+    const struct config *old)
 {
 	struct probe	**oldp = a->probes, **newp;
 	struct service	 *olds = a->svcs;
@@ -779,29 +780,20 @@ agent_reload(struct agent *a, struct config *cfg, struct config *old)
 	bool		 *taken, *fresh, pfailed;
 	ssize_t		  j;
 
-	(void)old;
 	newp = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*newp));
 	taken = calloc(noldp ? noldp : 1, sizeof(*taken));
 	fresh = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*fresh));
 	if (newp == NULL || taken == NULL || fresh == NULL)
 		goto fail;
 	for (i = 0; i < cfg->nprobes; i++) {
-		struct probe_conf *pc = &cfg->probes[i];
+		const struct probe_conf *pc = &cfg->probes[i];
 
 		if ((j = same_probe(oldp, noldp, taken, pc)) >= 0) {
 			/*
-			 * Same settings: it keeps running, with its state. Its
-			 * run may point into its kind's settings: those move
-			 * into the new configuration, the twin goes with the
-			 * old one.
+			 * Same settings: it keeps running, with its state and
+			 * the kind's settings it holds (a run in flight may
+			 * point into them); it takes pc once nothing can fail.
 			 */
-			struct probe_conf *opc =
-			    (struct probe_conf *)probe_conf(oldp[j]);
-			void *k = pc->kconf;
-
-			pc->kconf = opc->kconf;
-			opc->kconf = k;
-			probe_set_conf(oldp[j], pc);
 			newp[i] = oldp[j];
 			taken[j] = true;
 			kept++;
@@ -825,6 +817,9 @@ agent_reload(struct agent *a, struct config *cfg, struct config *old)
 		a->nsvcs = nolds;
 		goto fail;
 	}
+	for (i = 0; i < a->nprobes; i++)
+		if (!fresh[i])
+			probe_set_conf(a->probes[i], &cfg->probes[i]);
 	for (i = 0; i < a->nsvcs; i++) {
 		size_t k;
 
@@ -868,23 +863,10 @@ agent_reload(struct agent *a, struct config *cfg, struct config *old)
 	schedule_save(a);
 	return 0;
 fail:
-	/* Nothing changed: kept probes go back to the old settings. */
-	for (i = 0; newp != NULL && i < cfg->nprobes; i++) {
-		if (newp[i] == NULL)
-			continue;
-		if (fresh != NULL && fresh[i])
+	/* Nothing changed: the kept probes never left the old settings. */
+	for (i = 0; newp != NULL && fresh != NULL && i < cfg->nprobes; i++)
+		if (fresh[i])
 			probe_free(newp[i]);
-		else {
-			struct probe_conf *pc = &cfg->probes[i];
-			struct probe_conf *opc = (struct probe_conf *)
-			    config_probe(old, pc->name);
-			void *x = pc->kconf;
-
-			pc->kconf = opc->kconf;
-			opc->kconf = x;
-			probe_set_conf(newp[i], opc);
-		}
-	}
 	free(newp);
 	free(taken);
 	free(fresh);

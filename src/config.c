@@ -1087,8 +1087,8 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 	const char			*why = "invalid value";
 	unsigned			 first;
 
-	if (pc->ops == NULL)
-		return true;		/* the type error says it all */
+	if (pc->ops == NULL || pc->kconf == NULL)
+		return true;	/* the type error (or out of memory) says it all */
 	for (d = pc->ops->keys; d != NULL && d->name != NULL; d++)
 		if (strcmp(d->name, e->key) == 0)
 			break;
@@ -1103,7 +1103,8 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 	if (e->value[0] == '\0') {
 		value_error(p, e, NULL, "empty value");
 		p->kind_errors++;
-	} else if (pc->ops->conf_set(pc->kconf, e->key, e->value, &why) == -1) {
+	} else if (pc->ops->conf_set(pc->kconf->conf, e->key, e->value,
+	    &why) == -1) {
 		value_error(p, e, NULL, why);
 		p->kind_errors++;
 	}
@@ -1224,6 +1225,40 @@ find_entry(const struct parse *p, size_t section, const char *key)
 	return NULL;
 }
 
+/* A kind's fresh settings, held once; NULL when out of memory. */
+static struct probe_kconf *
+kconf_new(const struct probe_ops *ops)
+{
+	struct probe_kconf	*k;
+
+	if ((k = calloc(1, sizeof(*k))) == NULL)
+		return NULL;
+	if ((k->conf = ops->conf_new()) == NULL) {
+		free(k);
+		return NULL;
+	}
+	k->ops = ops;
+	k->refs = 1;
+	return k;
+}
+
+struct probe_kconf *
+probe_kconf_hold(struct probe_kconf *k)
+{
+	if (k != NULL)
+		k->refs++;
+	return k;
+}
+
+void
+probe_kconf_release(struct probe_kconf *k)
+{
+	if (k == NULL || --k->refs > 0)
+		return;
+	k->ops->conf_free(k->conf);
+	free(k);
+}
+
 static void
 build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 {
@@ -1245,14 +1280,14 @@ build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 		add_error(p->errs, p->path, type->line,
 		    "type: unknown probe type '%s' (one of: %s)", type->value,
 		    probe_kind_names());
-	else if ((pc->kconf = pc->ops->conf_new()) == NULL)
+	else if ((pc->kconf = kconf_new(pc->ops)) == NULL)
 		add_error(p->errs, p->path, sec->line, "out of memory");
 	kind_errors = p->kind_errors;
 	table_apply(p, section, probe_keys, NKEYS_OF(probe_keys), pc,
 	    probe_kind_key, pc);
 	/* After a bad value, "x is required" would only repeat it. */
 	if (pc->kconf != NULL && p->kind_errors == kind_errors &&
-	    pc->ops->conf_check(pc->kconf, &why) == -1)
+	    pc->ops->conf_check(pc->kconf->conf, &why) == -1)
 		add_error(p->errs, p->path, sec->line, "[probe %s]: %s",
 		    sec->name, why);
 	/* An interval that did not parse is 0 and already reported. */
@@ -1640,8 +1675,7 @@ config_free(struct config *cfg)
 	if (cfg == NULL)
 		return;
 	for (i = 0; i < cfg->nprobes; i++) {
-		if (cfg->probes[i].kconf != NULL)
-			cfg->probes[i].ops->conf_free(cfg->probes[i].kconf);
+		probe_kconf_release(cfg->probes[i].kconf);
 		free(cfg->probes[i].name);
 		free(cfg->probes[i].signature);
 	}

@@ -12,6 +12,7 @@
 
 struct probe {
 	const struct probe_conf	*conf;
+	struct probe_kconf	*kconf;		/* held: what run.conf points into */
 	struct probe_run	 run;
 	struct probe_state	 st;
 	struct event		*next_ev;	/* the next run */
@@ -189,7 +190,8 @@ probe_new(const struct probe_conf *conf, const struct probe_env *env,
 	p->arg = arg;
 	p->run.ops = conf->ops;
 	p->run.name = conf->name;
-	p->run.conf = conf->kconf;
+	p->kconf = probe_kconf_hold(conf->kconf);
+	p->run.conf = p->kconf != NULL ? p->kconf->conf : NULL;
 	p->run.env = env;
 	p->run.timeout_ms = (int64_t)conf->timeout_ms;
 	p->run.reported = probe_reported;
@@ -224,15 +226,16 @@ probe_free(struct probe *p)
 		event_free(p->next_ev);
 	if (p->timeout_ev != NULL)
 		event_free(p->timeout_ev);
+	probe_kconf_release(p->kconf);
 	free(p);
 }
 
 void
 probe_set_conf(struct probe *p, const struct probe_conf *conf)
 {
+	/* The same settings: the kind's own stay the ones it holds. */
 	p->conf = conf;
 	p->run.name = conf->name;
-	p->run.conf = conf->kconf;
 }
 
 const struct probe_conf *

@@ -55,8 +55,8 @@ void		 agent_free(struct agent *);
  * of the same name keep their load balancers, transitions, history and
  * markers. -1 (out of memory) leaves everything as it was.
  */
-int		 agent_reload(struct agent *, struct config *cfg,
-		    struct config *old);
+int		 agent_reload(struct agent *, const struct config *cfg,
+		    const struct config *old);
 
 /*
  * The service a check on port (a service number, or AGENT_SHARED_PORT)

@@ -96,12 +96,30 @@ struct config_peers {
 
 struct probe_ops;
 
+/*
+ * A kind's own settings (ops->conf_new), counted: the configuration that
+ * parsed them holds one reference and each probe running with them
+ * another, so a probe kept across a reload goes on with its own (which a
+ * run in flight may point into) while the old configuration is freed
+ * whole.
+ */
+struct probe_kconf {
+	const struct probe_ops	*ops;
+	void			*conf;
+	unsigned		 refs;
+};
+
+/* Another reference to k (NULL stays NULL). */
+struct probe_kconf	*probe_kconf_hold(struct probe_kconf *k);
+/* Drops one; the last frees the settings. */
+void			 probe_kconf_release(struct probe_kconf *k);
+
 /* One [probe NAME] section. */
 struct probe_conf {
 	char			*name;
 	unsigned		 line;		/* of its section header */
 	const struct probe_ops	*ops;
-	void			*kconf;		/* the kind's own settings */
+	struct probe_kconf	*kconf;		/* the kind's own settings */
 	uint64_t		 interval_ms;
 	uint64_t		 timeout_ms;
 	struct reaction		 on_warn, on_crit;

@@ -44,9 +44,9 @@ void		 probe_free(struct probe *);
 int		 probe_schedule(struct probe *);
 
 /*
- * A reload: the same settings in a new configuration. conf->kconf must be
- * the memory the probe ran with (the caller moves it over), since a run
- * in flight may point into it.
+ * A reload: the same settings in a new configuration. The probe goes on
+ * with the kind's settings it holds since probe_new (a run in flight may
+ * point into them), not conf->kconf, their twin.
  */
 void				 probe_set_conf(struct probe *,
 				    const struct probe_conf *);
