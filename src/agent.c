@@ -1,180 +1,26 @@
 /*
- * The agent core. Every input (a probe's run, a marker, the 250 ms tick)
- * ends in service_evaluate(): the rules give a target, the transition
- * engine moves towards it (or the kill switch stops it), the markers go
- * over that. A change of the decision goes through service_set_decision(),
- * which composes the lines once, logs the change, keeps the history and
- * settles the claims with lbkeys. The reply path only copies.
+ * The agent: the wiring around each service's pipeline (service.h). Every
+ * input (a probe's run, a marker, the 250 ms tick, a round of the peer
+ * guard) ends in evaluate(), which gathers the inputs, lets the service
+ * step and applies its effects: the log lines, systemd's status, the
+ * state file, a fresh round of the guard. The reply path only copies.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "lbagent/agent.h"
 #include "lbagent/clock.h"
-#include "lbagent/decision.h"
-#include "lbagent/lbkeys.h"
 #include "lbagent/log.h"
-#include "lbagent/markers.h"
 #include "lbagent/peers.h"
-#include "lbagent/rules.h"
 #include "lbagent/scheduler.h"
-#include "lbagent/state.h"
 #include "lbagent/systemd.h"
-#include "lbagent/transition.h"
-#include "lbagent/units.h"
+
+#include "agent_impl.h"
 
 #define MARKER_POLL_MS	250	/* markers show in replies well within 1 s */
 #define EXPIRE_POLL_MS	5000
-#define SAVE_RETRY_MS	1000	/* after a failed save (disk full, no fds) */
-#define SAVE_SOON_MS	1000	/* coalesces saves of windows under way */
-
-struct service {
-	struct agent		*a;
-	const char		*name;		/* "" for the default service */
-	char			*marker_dir;	/* its own markers; NULL: none */
-	struct markers		 own;
-	struct probe		**probes;	/* agent::probes owns them */
-	size_t			 nprobes;
-	bool			 has_decision;
-	struct decision		 decision;
-	/* The line for each set of restore words, indexed by CLAIM_* bits. */
-	char			 lines[CLAIM_ALL + 1][REPLY_MAX];
-	size_t			 lens[CLAIM_ALL + 1];
-	struct lbkeys		*keys;
-	struct transition	 tr;
-	struct history		 history;
-	bool			 off;		/* automation off, as last seen */
-	char			 off_by[PATH_MAX + 32];
-	struct decision		 target;	/* the rules', last evaluated */
-	uint64_t		 replies;
-	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
-	/* A marker taking the node out while no other node serves. */
-	int64_t			 marker_out_ms;	/* since; INT64_MIN: no marker */
-	bool			 marker_warned;
-	char			 marker_warning[REASON_MAX + 64];
-};
-
-struct agent {
-	struct event_base	*base;
-	const struct config	*cfg;
-	const struct probe_env	*env;
-	struct probe		**probes;
-	size_t			 nprobes;
-	struct service		*svcs;		/* [0]: the default service */
-	size_t			 nsvcs;
-	struct markers		 node;		/* state_dir's own markers */
-	uint64_t		 incarnation;
-	int			 mode_env;	/* LBAGENT_MODE: -1 unset, 0, 1 off */
-	char			 boot_id[BOOT_ID_MAX];
-	int64_t			 started_wall_ms;
-	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
-	struct event		*soon_ev;
-	bool			 save_failed;
-	struct peers		*peers;		/* NULL: no peer guard */
-};
-
-/* "" for the default service, "service web: " for the others. */
-static const char *
-prefix(const struct service *s, char buf[96])
-{
-	if (s->name[0] == '\0')
-		buf[0] = '\0';
-	else
-		snprintf(buf, 96, "service %s: ", s->name);
-	return buf;
-}
-
-/* The line without its newline, for logs. */
-static const char *
-printable_line(const char *line, char buf[REPLY_MAX])
-{
-	size_t	n = strcspn(line, "\n");
-
-	memcpy(buf, line, n);
-	buf[n] = '\0';
-	return buf;
-}
-
-static void
-schedule_save(struct agent *a)
-{
-	/* After this callback returns: never an fsync inside a reply. */
-	event_active(a->save_ev, EV_TIMEOUT, 0);
-}
-
-/*
- * For windows under way (a target that changed, a ramp step): saved
- * within a second, so a flapping probe costs one fsync a second at most.
- */
-static void
-schedule_save_soon(struct agent *a)
-{
-	struct timeval	tv = { SAVE_SOON_MS / 1000, (SAVE_SOON_MS % 1000) * 1000 };
-
-	if (!evtimer_pending(a->soon_ev, NULL))
-		evtimer_add(a->soon_ev, &tv);
-}
-
-/* The services as the state file sees them; NULL when out of memory. */
-static struct state_service *
-state_services(const struct agent *a)
-{
-	struct state_service	*ss;
-	size_t			 i;
-
-	if ((ss = calloc(a->nsvcs, sizeof(*ss))) == NULL)
-		return NULL;
-	for (i = 0; i < a->nsvcs; i++) {
-		ss[i].name = a->svcs[i].name;
-		ss[i].has_decision = a->svcs[i].has_decision;
-		ss[i].decision = a->svcs[i].decision;
-		ss[i].keys = a->svcs[i].keys;
-		ss[i].tr = &a->svcs[i].tr;
-		ss[i].history = &a->svcs[i].history;
-	}
-	return ss;
-}
-
-static void
-save_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct agent		*a = arg;
-	struct state_service	*ss;
-	struct state_clock	 c;
-	struct timeval		 retry = { SAVE_RETRY_MS / 1000,
-				    (SAVE_RETRY_MS % 1000) * 1000 };
-	int			 rc;
-
-	(void)fd;
-	(void)what;
-	/* This save covers whatever was waiting to be saved soon. */
-	if (a->soon_ev != NULL)
-		evtimer_del(a->soon_ev);
-	state_clock_now(&c, a->boot_id);
-	if ((ss = state_services(a)) == NULL)
-		rc = -1;
-	else {
-		rc = state_save(a->cfg->state_dir, a->incarnation, ss, a->nsvcs,
-		    &c);
-		free(ss);
-	}
-	if (rc == -1) {
-		if (!a->save_failed)
-			log_warn("%s/%s: cannot save state; retrying every %d ms",
-			    a->cfg->state_dir, STATE_FILE, SAVE_RETRY_MS);
-		a->save_failed = true;
-		/* What is owed must reach the disk even if nothing else changes. */
-		if (a->retry_ev != NULL)
-			evtimer_add(a->retry_ev, &retry);
-	} else if (a->save_failed) {
-		log_notice("%s/%s: saved again", a->cfg->state_dir, STATE_FILE);
-		a->save_failed = false;
-	}
-}
 
 /*
  * systemd's STATUS=: every service's reply ("up; web: down #x"), cut by
@@ -188,213 +34,86 @@ notify_status(const struct agent *a)
 
 	buf[0] = '\0';
 	for (i = 0; i < a->nsvcs && n < sizeof(buf) - 1; i++) {
-		const struct service *s = &a->svcs[i];
+		const struct service *s = &a->svcs[i].s;
 
 		if (!s->has_decision)
 			continue;
-		printable_line(s->lines[0], line);
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s%s%s",
-		    n ? "; " : "", s->name, s->name[0] ? ": " : "", line);
+		    n ? "; " : "", s->name, s->name[0] ? ": " : "",
+		    service_line(s, line));
 	}
 	systemd_status(buf);
 }
 
-/* Says who a claim's end is owed to, or that nobody saw it. */
+/* What a step asks for, in the order it happened. */
 static void
-log_release(struct service *s, const char *what, const char *word)
-{
-	char	p[96];
-	size_t	n = lbkeys_owing(s->keys);
-
-	if (n == 0)
-		log_warnx("%s%s ended; no load balancer saw it, so no %s is "
-		    "sent", prefix(s, p), what, word);
-	else
-		log_warnx("%s%s ended: sending %s to the %zu load balancer(s) "
-		    "that saw it", prefix(s, p), what, word, n);
-}
-
-static void
-compose(struct service *s, const struct decision *d)
-{
-	unsigned	mask;
-
-	for (mask = 0; mask <= CLAIM_ALL; mask++)
-		s->lens[mask] = reply_compose(d, mask, s->a->cfg->reply_reasons,
-		    s->lines[mask]);
-}
-
-/* Makes d the service's decision: new lines, a log line, claims settled. */
-static void
-service_set_decision(struct service *s, const struct decision *d,
-    bool at_start)
-{
-	char		 was[REPLY_MAX], now[REPLY_MAX], p[96], wb[24], nb[24];
-	unsigned	 claims, released, held;
-	const char	*what, *from, *to;
-
-	if (s->has_decision && decision_equal(&s->decision, d) && !at_start)
-		return;
-	/* A transition for the history; a step of a ramp is not one. */
-	from = s->has_decision ? decision_words(&s->decision, wb) : "start";
-	to = decision_words(d, nb);
-	if (strcmp(from, to) != 0 &&
-	    !(s->has_decision && s->decision.ramping && d->ramping)) {
-		history_add(&s->history, clock_wall_ms(), from, to,
-		    d->automation_off && d->reason[0] == '\0' ?
-		    "lbagent automation off" : d->reason);
-		s->transitions[d->automation_off && d->state == NODE_UP ?
-		    NODE_STATE_COUNT : d->state]++;
-	}
-	if (s->has_decision)
-		printable_line(s->lines[0], was);
-	compose(s, d);
-	printable_line(s->lines[0], now);
-	if (!s->has_decision)
-		log_notice("%sreplying \"%s\"", prefix(s, p), now);
-	else if (strcmp(was, now) != 0)
-		log_warnx("%sreply changed%s: \"%s\" (was \"%s\")", prefix(s, p),
-		    at_start ? " at start-up" : "", now, was);
-
-	claims = reply_claims(d);
-	/*
-	 * Off leaves the load balancers as they are: a weight lbagent set is
-	 * still held there, so it stays claimed (and a restore word not yet
-	 * delivered stays owed) until automation decides again.
-	 */
-	if (d->automation_off)
-		claims |= (lbkeys_claims(s->keys) | lbkeys_owed(s->keys)) &
-		    CLAIM_WEIGHT;
-	held = lbkeys_claims(s->keys);
-	released = held & ~claims;
-	lbkeys_claim(s->keys, claims, clock_now_ms());
-	what = s->has_decision ? node_state_name(s->decision.state) : "claim";
-	if (released & CLAIM_ADMIN)
-		log_release(s, what, "'ready'");
-	if (released & CLAIM_WEIGHT)
-		log_release(s, "reduced weight", "'100%'");
-	s->decision = *d;
-	s->has_decision = true;
-	notify_status(s->a);
-	/*
-	 * A claim that starts or ends is on disk before any reply carries its
-	 * lines: a restart must know what the load balancers may hold. This
-	 * is a marker's or a probe's turn of the loop, never a reply's.
-	 */
-	if (claims != held)
-		save_cb(-1, 0, s->a);
-	else
-		schedule_save(s->a);
-}
-
-/* Why automation is off for s ("LBAGENT_MODE=off", ...); NULL: it is on. */
-static const char *
-off_source(const struct service *s, char *buf, size_t size)
-{
-	const struct agent	*a = s->a;
-
-	if (a->node.m[MARKER_OFF].present)
-		snprintf(buf, size, "marker %s/off", a->cfg->state_dir);
-	else if (s->marker_dir != NULL && s->own.m[MARKER_OFF].present)
-		snprintf(buf, size, "marker %s/off", s->marker_dir);
-	else if (a->mode_env == 1)
-		snprintf(buf, size, "LBAGENT_MODE=off");
-	else if (a->mode_env == -1 && a->cfg->automation_off)
-		snprintf(buf, size, "mode = off in %s", a->cfg->path);
-	else
-		return NULL;
-	return buf;
-}
-
-/* A monotonic time as the wall clock's date and time, for people. */
-static const char *
-clock_text(int64_t ms, char buf[32])
-{
-	time_t		t = (time_t)((clock_wall_ms() - (clock_now_ms() - ms)) / 1000);
-	struct tm	tm;
-
-	if (localtime_r(&t, &tm) == NULL ||
-	    strftime(buf, 32, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-		snprintf(buf, 32, "?");
-	return buf;
-}
-
-/* Switched off: says what the load balancers may still hold from lbagent. */
-static void
-log_switched_off(struct service *s, const char *why)
-{
-	struct decision	d;
-	char		p[96], since[32], held[160];
-
-	transition_current(&s->tr, clock_now_ms(), &d);
-	if (d.state == NODE_DOWN)
-		snprintf(held, sizeof(held), "down since %s, held by HAProxy "
-		    "until an operator or lbagent says otherwise",
-		    clock_text(s->tr.since_ms, since));
-	else if (d.weight < 100)
-		snprintf(held, sizeof(held), "weight %u%% since %s, held by "
-		    "HAProxy until an operator or lbagent says otherwise",
-		    d.weight, clock_text(s->tr.since_ms, since));
-	else
-		snprintf(held, sizeof(held), "nothing: lbagent last said up at "
-		    "full weight");
-	log_warnx("%sautomation off (%s): no automated decisions; replies say "
-	    "only '# lbagent automation off' and markers still act. The load "
-	    "balancers may still hold from lbagent: %s", prefix(s, p), why,
-	    held);
-}
-
-/* True when every probe's verdict rests on evidence (scheduler.h). */
-static bool
-probes_settled(const struct service *s)
+apply(struct agent *a, const struct service_effects *fx)
 {
 	size_t	i;
 
-	for (i = 0; i < s->nprobes; i++)
-		if (!probe_state(s->probes[i])->settled)
-			return false;
-	return true;
+	for (i = 0; i < fx->nnotes; i++) {
+		if (fx->notes[i].warning)
+			log_warnx("%s", fx->notes[i].text);
+		else
+			log_notice("%s", fx->notes[i].text);
+	}
+	if (fx->ask_peers)
+		peers_ask(a->peers);
+	if (fx->decided)
+		notify_status(a);
+	if (fx->save_soon)
+		agent_schedule_save_soon(a);
+	/*
+	 * A claim that starts or ends is on disk before any reply carries its
+	 * lines. This is a marker's or a probe's turn of the loop, never a
+	 * reply's.
+	 */
+	if (fx->save_now)
+		agent_save_cb(-1, 0, a);
+	else if (fx->save)
+		agent_schedule_save(a);
 }
 
-/*
- * A marker takes the node out whatever the peers say; the peer guard
- * only warns, once per marker, when no other node serves (asked after
- * the marker took effect).
- */
+/* Service i looks again at its probes, markers, switch and peers. */
 static void
-marker_guard(struct service *s, const struct decision *d,
-    const struct peer_view *pv)
+evaluate(struct agent *a, size_t i, bool at_start)
 {
-	char		 p[96];
-	const char	*kind;
+	struct svc		*w = &a->svcs[i];
+	struct service_effects	 fx;
+	struct service_switch	 sw = { a->mode_env, a->cfg->automation_off,
+				    a->cfg->path, a->cfg->state_dir };
+	struct peer_view	 pv = { .round_ms = INT64_MIN };
+	struct service_input	 in;
+	size_t			 j;
 
-	if (d->state != NODE_MAINT && d->state != NODE_DRAIN) {
-		s->marker_out_ms = INT64_MIN;
-		s->marker_warned = false;
-		s->marker_warning[0] = '\0';
-		return;
+	for (j = 0; j < w->nprobes; j++) {
+		const struct probe_conf *pc = probe_conf(w->probes[j]);
+		const struct probe_state *st = probe_state(w->probes[j]);
+
+		w->in[j].name = pc->name;
+		w->in[j].counted = st->counted;
+		w->in[j].reason = st->counted_reason;
+		w->in[j].on_warn = pc->on_warn;
+		w->in[j].on_crit = pc->on_crit;
+		w->settled[j] = st->settled;
 	}
-	kind = d->state == NODE_MAINT ? "maint" : "drain";
-	if (s->marker_out_ms == INT64_MIN)
-		s->marker_out_ms = clock_now_ms();
-	if (pv->round_ms == INT64_MIN || pv->round_ms < s->marker_out_ms) {
-		peers_ask(s->a->peers);
-		return;
-	}
-	if (pv->other_serving) {
-		s->marker_warning[0] = '\0';
-		s->marker_warned = false;
-		return;
-	}
-	snprintf(s->marker_warning, sizeof(s->marker_warning), "%s marker "
-	    "obeyed, but no other node is serving", kind);
-	if (!s->marker_warned)
-		log_warnx("%speer-guard: %s (%s)", prefix(s, p),
-		    s->marker_warning, pv->why);
-	s->marker_warned = true;
+	/* The peer guard's view, once, for the engine and the markers. */
+	if (a->peers != NULL)
+		peers_view(a->peers, i, &pv);
+	memset(&in, 0, sizeof(in));
+	in.probes = w->in;
+	in.settled = w->settled;
+	in.nprobes = w->nprobes;
+	in.node = &a->node;
+	in.own = w->s.marker_dir != NULL ? &w->own : NULL;
+	in.sw = &sw;
+	in.peers = a->peers != NULL ? &pv : NULL;
+	in.at_start = at_start;
+	in.now_ms = clock_now_ms();
+	in.wall_ms = clock_wall_ms();
+	service_step(&w->s, &in, &fx);
+	apply(a, &fx);
 }
-
-static void	service_evaluate(struct service *, bool);
 
 static bool
 loopback_host(const char *h)
@@ -441,85 +160,16 @@ warn_unreachable_api(const struct config *cfg)
 		    "(they will count it as not serving)");
 }
 
+
 /* A round of the peer guard ended: every service looks again. */
-static void
-peers_changed(void *arg)
+void
+agent_peers_changed(void *arg)
 {
 	struct agent	*a = arg;
 	size_t		 i;
 
 	for (i = 0; i < a->nsvcs; i++)
-		service_evaluate(&a->svcs[i], false);
-}
-
-/*
- * The rules over the service's probes, the transition engine over the
- * rules (unless automation is off), then its markers over that.
- */
-static void
-service_evaluate(struct service *s, bool at_start)
-{
-	struct rules_input	*in = NULL;
-	struct decision		 target, auto_d, d;
-	struct transition_notes	 notes;
-	struct peer_view	 pv = { .round_ms = INT64_MIN };
-	char			 wb[PATH_MAX + 32], p[96];
-	const char		*why;
-	char			 da[32];
-	size_t			 i;
-
-	if (s->nprobes > 0 && (in = calloc(s->nprobes, sizeof(*in))) != NULL) {
-		for (i = 0; i < s->nprobes; i++) {
-			const struct probe_conf *pc = probe_conf(s->probes[i]);
-			const struct probe_state *st = probe_state(s->probes[i]);
-
-			in[i].name = pc->name;
-			in[i].counted = st->counted;
-			in[i].reason = st->counted_reason;
-			in[i].on_warn = pc->on_warn;
-			in[i].on_crit = pc->on_crit;
-		}
-	}
-	rules_evaluate(in, in != NULL ? s->nprobes : 0, &target);
-	free(in);
-	s->target = target;
-	/* The peer guard's view, once, for the engine and the markers. */
-	if (s->a->peers != NULL)
-		peers_view(s->a->peers, (size_t)(s - s->a->svcs), &pv);
-	if ((why = off_source(s, wb, sizeof(wb))) != NULL) {
-		snprintf(s->off_by, sizeof(s->off_by), "%s", why);
-		if (!s->off)
-			log_switched_off(s, why);
-		s->off = true;
-		decision_off(&auto_d);
-	} else {
-		if (s->off) {
-			/* Like a start: no going out sooner than down_after. */
-			transition_restart_counts(&s->tr);
-			units_format_ms(s->tr.conf->down_after_ms, da, sizeof(da));
-			log_warnx("%sautomation on again: counting starts now "
-			    "(no going out within down_after %s)", prefix(s, p),
-			    da);
-		}
-		s->off = false;
-		if (transition_evaluate(&s->tr, &target, probes_settled(s),
-		    s->a->peers != NULL ? &pv : NULL, clock_now_ms(), &auto_d,
-		    &notes))
-			schedule_save_soon(s->a);
-		if (s->tr.guard_need_ms != INT64_MIN &&
-		    pv.round_ms < s->tr.guard_need_ms)
-			peers_ask(s->a->peers);
-		for (i = 0; i < notes.count; i++) {
-			if (notes.n[i].warning)
-				log_warnx("%s%s", prefix(s, p), notes.n[i].text);
-			else
-				log_notice("%s%s", prefix(s, p), notes.n[i].text);
-		}
-	}
-	decision_make(&s->a->node, s->marker_dir ? &s->own : NULL, &auto_d, &d);
-	if (s->a->peers != NULL)
-		marker_guard(s, &d, &pv);
-	service_set_decision(s, &d, at_start);
+		evaluate(a, i, false);
 }
 
 /* Logs a marker that appeared, went, or became unreadable. */
@@ -545,8 +195,8 @@ log_marker_changes(const char *where, const struct markers *old,
 	}
 }
 
-static void
-read_markers(struct agent *a, bool at_start)
+void
+agent_read_markers(struct agent *a, bool at_start)
 {
 	struct markers	ms = a->node;
 	char		where[80];
@@ -556,16 +206,16 @@ read_markers(struct agent *a, bool at_start)
 	log_marker_changes("", &a->node, &ms);
 	a->node = ms;
 	for (i = 0; i < a->nsvcs; i++) {
-		struct service *s = &a->svcs[i];
+		struct svc *w = &a->svcs[i];
 
-		if (s->marker_dir != NULL) {
-			ms = s->own;
-			markers_read_service(s->marker_dir, &ms);
-			snprintf(where, sizeof(where), "%s/", s->name);
-			log_marker_changes(where, &s->own, &ms);
-			s->own = ms;
+		if (w->s.marker_dir != NULL) {
+			ms = w->own;
+			markers_read_service(w->s.marker_dir, &ms);
+			snprintf(where, sizeof(where), "%s/", w->s.name);
+			log_marker_changes(where, &w->own, &ms);
+			w->own = ms;
 		}
-		service_evaluate(s, at_start);
+		evaluate(a, i, at_start);
 	}
 }
 
@@ -574,7 +224,7 @@ marker_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	read_markers(arg, false);
+	agent_read_markers(arg, false);
 }
 
 static void
@@ -587,14 +237,14 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (i = 0; i < a->nsvcs; i++)
-		changed |= lbkeys_expire(a->svcs[i].keys, clock_now_ms());
+		changed |= lbkeys_expire(a->svcs[i].s.keys, clock_now_ms());
 	if (changed)
-		schedule_save_soon(a);
+		agent_schedule_save_soon(a);
 }
 
 /* A probe finished a run: the services it belongs to look again. */
-static void
-probe_ran(struct probe *p, bool changed, void *arg)
+void
+agent_probe_ran(struct probe *p, bool changed, void *arg)
 {
 	struct agent	*a = arg;
 	size_t		 i, j;
@@ -604,7 +254,7 @@ probe_ran(struct probe *p, bool changed, void *arg)
 	for (i = 0; i < a->nsvcs; i++)
 		for (j = 0; j < a->svcs[i].nprobes; j++)
 			if (a->svcs[i].probes[j] == p)
-				service_evaluate(&a->svcs[i], false);
+				evaluate(a, i, false);
 }
 
 static struct event *
@@ -656,7 +306,7 @@ create_probes(struct agent *a)
 	if ((a->probes = calloc(a->cfg->nprobes, sizeof(*a->probes))) == NULL)
 		return -1;
 	for (i = 0; i < a->cfg->nprobes; i++) {
-		a->probes[i] = probe_new(&a->cfg->probes[i], a->env, probe_ran, a);
+		a->probes[i] = probe_new(&a->cfg->probes[i], a->env, agent_probe_ran, a);
 		if (a->probes[i] == NULL)
 			return -1;
 		a->nprobes++;
@@ -665,255 +315,57 @@ create_probes(struct agent *a)
 }
 
 /* The default service, then one per [service]; each with its probes. */
-static int
-create_services(struct agent *a)
+int
+agent_create_services(struct agent *a)
 {
 	const struct config	*cfg = a->cfg;
-	struct service		*s;
-	size_t			 i, j;
+	struct svc		*w;
+	size_t			 i, j, n = a->nprobes ? a->nprobes : 1;
 
 	a->nsvcs = cfg->nservices + 1;
 	if ((a->svcs = calloc(a->nsvcs, sizeof(*a->svcs))) == NULL)
 		return -1;
 	for (i = 0; i < a->nsvcs; i++) {
-		s = &a->svcs[i];
-		s->a = a;
-		s->marker_out_ms = INT64_MIN;
-		transition_init(&s->tr, i == 0 ? &cfg->transitions :
-		    &cfg->services[i - 1].transitions, clock_now_ms());
-		if ((s->keys = lbkeys_new((int64_t)cfg->lb_forget_after_ms)) == NULL)
+		const struct service_conf *sc = i ? &cfg->services[i - 1] : NULL;
+
+		w = &a->svcs[i];
+		if (service_init(&w->s, sc ? sc->name : "", cfg->state_dir,
+		    sc ? &sc->transitions : &cfg->transitions,
+		    cfg->reply_reasons, cfg->lb_forget_after_ms,
+		    clock_now_ms()) == -1 ||
+		    (w->probes = calloc(n, sizeof(*w->probes))) == NULL ||
+		    (w->in = calloc(n, sizeof(*w->in))) == NULL ||
+		    (w->settled = calloc(n, sizeof(*w->settled))) == NULL)
 			return -1;
-		s->probes = calloc(a->nprobes ? a->nprobes : 1, sizeof(*s->probes));
-		if (s->probes == NULL)
-			return -1;
-		if (i == 0) {
-			s->name = "";
+		if (sc == NULL) {
 			for (j = 0; j < a->nprobes; j++)
 				if (!named_by_a_service(cfg,
 				    probe_conf(a->probes[j])->name))
-					s->probes[s->nprobes++] = a->probes[j];
+					w->probes[w->nprobes++] = a->probes[j];
 			continue;
 		}
-		s->name = cfg->services[i - 1].name;
-		if (asprintf(&s->marker_dir, "%s/%s", cfg->state_dir,
-		    s->name) == -1) {
-			s->marker_dir = NULL;
-			return -1;
-		}
 		/* So that `touch state_dir/NAME/drain` works at once. */
-		if (mkdir(s->marker_dir, 0755) == -1 && errno != EEXIST)
+		if (mkdir(w->s.marker_dir, 0755) == -1 && errno != EEXIST)
 			log_warn("%s: cannot create the service's marker "
-			    "directory", s->marker_dir);
-		for (j = 0; j < cfg->services[i - 1].nprobes; j++)
-			s->probes[s->nprobes++] = find_probe(a,
-			    cfg->services[i - 1].probes[j]);
+			    "directory", w->s.marker_dir);
+		for (j = 0; j < sc->nprobes; j++)
+			w->probes[w->nprobes++] = find_probe(a, sc->probes[j]);
 	}
 	return 0;
 }
 
-static void
-free_services(struct service *svcs, size_t n)
+void
+agent_free_services(struct svc *svcs, size_t n)
 {
 	size_t	i;
 
 	for (i = 0; svcs != NULL && i < n; i++) {
-		lbkeys_free(svcs[i].keys);
+		service_free(&svcs[i].s);
 		free(svcs[i].probes);
-		free(svcs[i].marker_dir);
+		free(svcs[i].in);
+		free(svcs[i].settled);
 	}
 	free(svcs);
-}
-
-/* The old probe with pc's name and settings, not yet taken; or -1. */
-static ssize_t
-same_probe(struct probe **old, size_t n, const bool *taken,
-    const struct probe_conf *pc)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++) {
-		const struct probe_conf *o = probe_conf(old[i]);
-
-		if (!taken[i] && strcmp(o->name, pc->name) == 0 &&
-		    strcmp(o->signature, pc->signature) == 0)
-			return (ssize_t)i;
-	}
-	return -1;
-}
-
-/* Moves what a service has lived through into its successor. */
-static void
-carry_over(struct service *to, struct service *from)
-{
-	const struct transition_conf *tc = to->tr.conf;
-
-	lbkeys_free(to->keys);
-	to->keys = from->keys;
-	from->keys = NULL;
-	to->tr = from->tr;
-	to->tr.conf = tc;
-	to->history = from->history;
-	to->own = from->own;
-	to->off = from->off;
-	memcpy(to->off_by, from->off_by, sizeof(to->off_by));
-	to->target = from->target;
-	to->replies = from->replies;
-	memcpy(to->transitions, from->transitions, sizeof(to->transitions));
-	to->has_decision = from->has_decision;
-	to->decision = from->decision;
-	to->marker_out_ms = from->marker_out_ms;
-	to->marker_warned = from->marker_warned;
-	memcpy(to->marker_warning, from->marker_warning,
-	    sizeof(to->marker_warning));
-	if (to->has_decision)
-		compose(to, &to->decision);	/* reply_reasons may differ */
-}
-
-int
-agent_reload(struct agent *a, const struct config *cfg,
-    const struct config *old)
-{
-	struct probe	**oldp = a->probes, **newp;
-	struct service	 *olds = a->svcs;
-	size_t		  noldp = a->nprobes, nolds = a->nsvcs, i, kept = 0;
-	size_t		  carried = 0;
-	bool		 *taken, *fresh, pfailed;
-	ssize_t		  j;
-
-	newp = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*newp));
-	taken = calloc(noldp ? noldp : 1, sizeof(*taken));
-	fresh = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*fresh));
-	if (newp == NULL || taken == NULL || fresh == NULL)
-		goto fail;
-	for (i = 0; i < cfg->nprobes; i++) {
-		const struct probe_conf *pc = &cfg->probes[i];
-
-		if ((j = same_probe(oldp, noldp, taken, pc)) >= 0) {
-			/*
-			 * Same settings: it keeps running, with its state and
-			 * the kind's settings it holds (a run in flight may
-			 * point into them); it takes pc once nothing can fail.
-			 */
-			newp[i] = oldp[j];
-			taken[j] = true;
-			kept++;
-		} else if ((newp[i] = probe_new(pc, a->env, probe_ran, a)) ==
-		    NULL)
-			goto fail;
-		else
-			fresh[i] = true;
-	}
-	/* The services, built as at start over the new probes. */
-	a->cfg = cfg;
-	a->probes = newp;
-	a->nprobes = cfg->nprobes;
-	a->svcs = NULL;
-	if (create_services(a) == -1) {
-		free_services(a->svcs, a->nsvcs);
-		a->cfg = old;
-		a->probes = oldp;
-		a->nprobes = noldp;
-		a->svcs = olds;
-		a->nsvcs = nolds;
-		goto fail;
-	}
-	for (i = 0; i < a->nprobes; i++)
-		if (!fresh[i])
-			probe_set_conf(a->probes[i], &cfg->probes[i]);
-	for (i = 0; i < a->nsvcs; i++) {
-		size_t k;
-
-		for (k = 0; k < nolds; k++) {
-			if (strcmp(olds[k].name, a->svcs[i].name) == 0 &&
-			    olds[k].keys != NULL) {
-				carry_over(&a->svcs[i], &olds[k]);
-				carried++;
-				break;
-			}
-		}
-	}
-	for (i = 0; i < nolds; i++)
-		if (olds[i].keys != NULL && lbkeys_owing(olds[i].keys) > 0)
-			log_warnx("reload: service %s is gone; the restore words "
-			    "it owed %zu load balancer(s) will not be sent",
-			    olds[i].name, lbkeys_owing(olds[i].keys));
-	free_services(olds, nolds);
-	for (i = 0; i < noldp; i++)
-		if (!taken[i])
-			probe_free(oldp[i]);
-	free(oldp);
-	for (i = 0; i < a->nprobes; i++)
-		if (fresh[i])
-			probe_schedule(a->probes[i]);
-	log_notice("reload: %zu probe(s) kept with their state, %zu new, %zu "
-	    "gone; %zu service(s) kept, %zu new", kept, a->nprobes - kept,
-	    noldp - kept, carried, a->nsvcs - carried);
-	free(taken);
-	free(fresh);
-	/* The guard's sources follow; a failure leaves the old ones asking. */
-	if (a->peers != NULL)
-		a->peers = peers_reload(a->peers, cfg, &pfailed);
-	else
-		a->peers = peers_new(a->base, a->env->curl, cfg, peers_changed,
-		    a, &pfailed);
-	if (pfailed)
-		log_warnx("reload: out of memory for the peer guard's sources; "
-		    "it goes on with the ones it had");
-	read_markers(a, false);
-	schedule_save(a);
-	return 0;
-fail:
-	/* Nothing changed: the kept probes never left the old settings. */
-	for (i = 0; newp != NULL && fresh != NULL && i < cfg->nprobes; i++)
-		if (fresh[i])
-			probe_free(newp[i]);
-	free(newp);
-	free(taken);
-	free(fresh);
-	log_errx("reload: out of memory; keeping the running configuration");
-	return -1;
-}
-
-/* Loads the state file into the services and composes the old lines. */
-static void
-load_state(struct agent *a)
-{
-	struct state_service	*ss;
-	struct state_clock	 c;
-	struct state_resume	 r;
-	char			 gap[32], wb[24];
-	size_t			 i;
-
-	if ((ss = state_services(a)) == NULL)
-		return;
-	state_clock_now(&c, a->boot_id);
-	switch (state_load(a->cfg->state_dir, &a->incarnation, ss, a->nsvcs,
-	    &c, &r)) {
-	case STATE_LOADED:
-		units_format_age((uint64_t)r.gap_ms, gap, sizeof(gap));
-		log_notice("%s/%s: resumed after %s stopped (%s): last reply "
-		    "was %s", a->cfg->state_dir, STATE_FILE, gap, r.same_boot ?
-		    "same boot: windows of passing kept running" :
-		    "after a reboot or with no boot id: windows of passing "
-		    "resume where they were", ss[0].has_decision ?
-		    decision_words(&ss[0].decision, wb) : "none");
-		break;
-	case STATE_NONE:
-		log_notice("%s/%s: none yet: first start", a->cfg->state_dir,
-		    STATE_FILE);
-		break;
-	case STATE_CORRUPT:
-		break;
-	}
-	for (i = 0; i < a->nsvcs; i++) {
-		if (!ss[i].has_decision)
-			continue;
-		/* The old line, so that the change at start-up is logged. */
-		a->svcs[i].has_decision = true;
-		a->svcs[i].decision = ss[i].decision;
-		compose(&a->svcs[i], &ss[i].decision);
-	}
-	free(ss);
 }
 
 struct agent *
@@ -934,22 +386,22 @@ agent_new(struct event_base *base, const struct config *cfg,
 	state_boot_id(a->boot_id);
 	if (mkdir(cfg->state_dir, 0755) == -1 && errno != EEXIST)
 		log_warn("%s: cannot create state directory", cfg->state_dir);
-	if (create_probes(a) == -1 || create_services(a) == -1)
+	if (create_probes(a) == -1 || agent_create_services(a) == -1)
 		goto fail;
-	load_state(a);
+	agent_load_state(a);
 	a->incarnation++;
-	a->peers = peers_new(base, env->curl, cfg, peers_changed, a, &failed);
+	a->peers = peers_new(base, env->curl, cfg, agent_peers_changed, a, &failed);
 	if (failed)
 		goto fail;
 	if (a->peers != NULL)
 		warn_unreachable_api(cfg);
-	if ((a->save_ev = event_new(base, -1, 0, save_cb, a)) == NULL ||
-	    (a->retry_ev = evtimer_new(base, save_cb, a)) == NULL ||
-	    (a->soon_ev = evtimer_new(base, save_cb, a)) == NULL ||
+	if ((a->save_ev = event_new(base, -1, 0, agent_save_cb, a)) == NULL ||
+	    (a->retry_ev = evtimer_new(base, agent_save_cb, a)) == NULL ||
+	    (a->soon_ev = evtimer_new(base, agent_save_cb, a)) == NULL ||
 	    (a->marker_ev = add_timer(a, MARKER_POLL_MS, marker_cb)) == NULL ||
 	    (a->expire_ev = add_timer(a, EXPIRE_POLL_MS, expire_cb)) == NULL)
 		goto fail;
-	read_markers(a, true);
+	agent_read_markers(a, true);
 	for (i = 0; i < a->nprobes; i++)
 		if (probe_schedule(a->probes[i]) == -1)
 			goto fail;
@@ -984,10 +436,10 @@ agent_free(struct agent *a)
 	a->soon_ev = NULL;
 	if (a->save_ev != NULL) {
 		/* A save still pending must not be lost at shutdown. */
-		save_cb(-1, 0, a);
+		agent_save_cb(-1, 0, a);
 		event_free(a->save_ev);
 	}
-	free_services(a->svcs, a->nsvcs);
+	agent_free_services(a->svcs, a->nsvcs);
 	free(a);
 }
 
@@ -1041,21 +493,19 @@ size_t
 agent_reply(struct agent *a, int service, const char *addr, const char *text,
     size_t len, char buf[REPLY_MAX], struct agent_check *ck)
 {
-	struct service	*s = &a->svcs[service];
-	bool		 changed;
-	unsigned	 restore;
+	struct service_check	sc;
+	size_t			n;
+	bool			changed;
 
-	restore = lbkeys_check(s->keys, addr, text, len, clock_now_ms(),
-	    &ck->created, &changed);
-	ck->carried = reply_claims(&s->decision);
-	ck->restore = restore;
-	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
-	lbkeys_note_reply(s->keys, buf, s->lens[restore] - 1);
-	s->replies++;
+	n = service_reply(&a->svcs[service].s, addr, text, len, clock_now_ms(),
+	    buf, &sc, &changed);
+	ck->carried = sc.carried;
+	ck->restore = sc.restore;
+	ck->created = sc.created;
 	/* Key bookkeeping: saved within a second, never in a reply's turn. */
 	if (changed)
-		schedule_save_soon(a);
-	return s->lens[restore];
+		agent_schedule_save_soon(a);
+	return n;
 }
 
 size_t
@@ -1070,7 +520,7 @@ agent_find_service(const struct agent *a, const char *name)
 	size_t	i;
 
 	for (i = 0; i < a->nsvcs; i++)
-		if (strcmp(a->svcs[i].name, name) == 0)
+		if (strcmp(a->svcs[i].s.name, name) == 0)
 			return (int)i;
 	return -1;
 }
@@ -1079,7 +529,8 @@ void
 agent_service_view(const struct agent *a, size_t i,
     struct agent_service_view *v)
 {
-	const struct service	*s = &a->svcs[i];
+	const struct svc	*w = &a->svcs[i];
+	const struct service	*s = &w->s;
 
 	memset(v, 0, sizeof(*v));
 	v->name = s->name;
@@ -1089,9 +540,9 @@ agent_service_view(const struct agent *a, size_t i,
 	v->tr = &s->tr;
 	v->history = &s->history;
 	v->node = &a->node;
-	v->own = s->marker_dir != NULL ? &s->own : NULL;
-	v->probes = s->probes;
-	v->nprobes = s->nprobes;
+	v->own = s->marker_dir != NULL ? &w->own : NULL;
+	v->probes = w->probes;
+	v->nprobes = w->nprobes;
 	v->keys = s->keys;
 	v->off_by = s->off ? s->off_by : NULL;
 	v->replies = s->replies;
@@ -1116,9 +567,11 @@ void
 agent_late_text(struct agent *a, int service, const char *addr,
     const char *text, size_t len, const struct agent_check *ck)
 {
-	if (lbkeys_late_text(a->svcs[service].keys, addr, text, len,
-	    ck->carried, ck->created, clock_now_ms()))
-		schedule_save_soon(a);
+	struct service_check	sc = { ck->carried, ck->restore, ck->created };
+
+	if (service_late_text(&a->svcs[service].s, addr, text, len, &sc,
+	    clock_now_ms()))
+		agent_schedule_save_soon(a);
 }
 
 bool
@@ -1127,7 +580,7 @@ agent_addr_sends_text(const struct agent *a, const char *addr)
 	size_t	i;
 
 	for (i = 0; i < a->nsvcs; i++)
-		if (lbkeys_addr_sends_text(a->svcs[i].keys, addr))
+		if (lbkeys_addr_sends_text(a->svcs[i].s.keys, addr))
 			return true;
 	return false;
 }
