@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lbagent/rules.h"
 #include "lbagent/service.h"
 #include "lbagent/units.h"
 

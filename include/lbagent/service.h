@@ -21,8 +21,9 @@
 #include "lbagent/lbkeys.h"
 #include "lbagent/markers.h"
 #include "lbagent/reply.h"
-#include "lbagent/rules.h"
 #include "lbagent/transition.h"
+
+struct rules_input;	/* rules.h */
 
 #define SERVICE_NOTE_MAX	1024	/* a log line's length (log.c) */
 /* The engine's, switched off or on, a marker's warning, the reply, two

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lbagent/rules.h"
 #include "lbagent/service.h"
 #include "lbagent/state.h"
 #include "testutil.h"
