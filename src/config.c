@@ -1243,7 +1243,7 @@ kconf_new(const struct probe_ops *ops)
 }
 
 struct probe_kconf *
-probe_kconf_hold(struct probe_kconf *k)
+config_kconf_hold(struct probe_kconf *k)
 {
 	if (k != NULL)
 		k->refs++;
@@ -1251,7 +1251,7 @@ probe_kconf_hold(struct probe_kconf *k)
 }
 
 void
-probe_kconf_release(struct probe_kconf *k)
+config_kconf_release(struct probe_kconf *k)
 {
 	if (k == NULL || --k->refs > 0)
 		return;
@@ -1675,7 +1675,7 @@ config_free(struct config *cfg)
 	if (cfg == NULL)
 		return;
 	for (i = 0; i < cfg->nprobes; i++) {
-		probe_kconf_release(cfg->probes[i].kconf);
+		config_kconf_release(cfg->probes[i].kconf);
 		free(cfg->probes[i].name);
 		free(cfg->probes[i].signature);
 	}

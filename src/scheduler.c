@@ -190,7 +190,7 @@ probe_new(const struct probe_conf *conf, const struct probe_env *env,
 	p->arg = arg;
 	p->run.ops = conf->ops;
 	p->run.name = conf->name;
-	p->kconf = probe_kconf_hold(conf->kconf);
+	p->kconf = config_kconf_hold(conf->kconf);
 	p->run.conf = p->kconf != NULL ? p->kconf->conf : NULL;
 	p->run.env = env;
 	p->run.timeout_ms = (int64_t)conf->timeout_ms;
@@ -226,7 +226,7 @@ probe_free(struct probe *p)
 		event_free(p->next_ev);
 	if (p->timeout_ev != NULL)
 		event_free(p->timeout_ev);
-	probe_kconf_release(p->kconf);
+	config_kconf_release(p->kconf);
 	free(p);
 }
 

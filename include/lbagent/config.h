@@ -110,9 +110,9 @@ struct probe_kconf {
 };
 
 /* Another reference to k (NULL stays NULL). */
-struct probe_kconf	*probe_kconf_hold(struct probe_kconf *k);
+struct probe_kconf	*config_kconf_hold(struct probe_kconf *k);
 /* Drops one; the last frees the settings. */
-void			 probe_kconf_release(struct probe_kconf *k);
+void			 config_kconf_release(struct probe_kconf *k);
 
 /* One [probe NAME] section. */
 struct probe_conf {

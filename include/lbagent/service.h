@@ -125,10 +125,10 @@ void	service_step(struct service *, const struct service_input *,
 void	service_resume(struct service *, const struct decision *);
 
 /*
- * A reload: what from lived through (load balancers, transitions,
- * history, the kill switch and the markers' warnings) moves into to,
- * which keeps its own settings; from keeps nothing to free but its keys'
- * absence.
+ * A reload: what from lived through (its load balancers' keys,
+ * transitions, history, the kill switch, the marker's warning) moves into
+ * to, which keeps its own settings and recomposes its lines with them.
+ * from is left without keys; service_free it as usual.
  */
 void	service_carry_over(struct service *to, struct service *from);
 
