@@ -94,6 +94,43 @@ START_TEST(kept_probe_runs_on_after_the_old_config_is_freed)
 }
 END_TEST
 
+/* New settings: a new probe, the old one freed with its settings. */
+START_TEST(changed_probe_is_new_and_the_old_one_goes)
+{
+	struct event_base	*base = event_base_new();
+	struct probe_env	 env = { base, NULL, "/proc" };
+	struct config		*old, *cfg;
+	struct agent		*a;
+	const struct probe_state *was;
+	char			 text[1024], *ok;
+
+	dir = tu_tmpdir();
+	ok = tu_write(dir, "ok", "ok\n", -1);
+	snprintf(text, sizeof(text), "[agent]\nstate_dir = %s/state\n"
+	    "node_id = t\n[probe f]\ntype = file\npath = %s\n"
+	    "interval = 100ms\ntimeout = 50ms\n", dir, ok);
+	old = load(text);
+	ck_assert_ptr_nonnull(a = agent_new(base, old, &env, -1));
+	run_until(base, a, 2);
+	was = first_probe(a);
+	snprintf(text, sizeof(text), "[agent]\nstate_dir = %s/state\n"
+	    "node_id = t\n[probe f]\ntype = file\npath = %s\n"
+	    "interval = 200ms\ntimeout = 50ms\n", dir, ok);
+	cfg = load(text);
+	ck_assert_int_eq(agent_reload(a, cfg, old), 0);
+	config_free(old);
+	ck_assert_ptr_ne(first_probe(a), was);
+	ck_assert_uint_eq(first_probe(a)->runs[PROBE_OK], 0);
+	run_until(base, a, 2);
+	agent_free(a);
+	config_free(cfg);
+	event_base_free(base);
+	free(ok);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -102,6 +139,7 @@ main(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, kept_probe_runs_on_after_the_old_config_is_freed);
+	tcase_add_test(tc, changed_probe_is_new_and_the_old_one_goes);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
