@@ -40,7 +40,7 @@ SLOW = 88
 TRICKLE_S = 0.4
 # One header byte per TRICKLE_S: the last would come after 60 s.
 HEADER = b"X-Slow: " + b"a" * 150 + b"\r\n\r\n"
-DEADLINE_S = 5          # README: a request has 5 s from accept to its end
+DEADLINE_S = 5          # docs/http-api.md: a request has 5 s from accept
 WATCH_S = 1.5
 # A spinning accept loop uses about WATCH_S of CPU here; a paused one wakes
 # every 100 ms (more under ASan, and the probes run meanwhile).

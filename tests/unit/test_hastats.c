@@ -15,7 +15,7 @@ struct want {
 	const char	*admin;		/* NULL: none */
 };
 
-/* What HAProxy 2.6 showed for each server in the captures (see README). */
+/* What HAProxy 2.6 showed for each server in the captures (docs/testing.md). */
 static const struct want fixture_rows[] = {
 	{ "be", "s1", "UP", 10, 10, "", "", true, NULL },
 	{ "be", "s10", "UP", 20, 20, "", "", true, NULL },
