@@ -85,7 +85,7 @@ START_TEST(file_ages)
 	sysrun_free(&sr);
 
 	set_mtime(f, -(2 * 3600 + 5 * 60 + 7));
-	file_case(&sr, f, NULL, "90m", PROBE_CRIT, "modified 2h5m ago "
+	file_case(&sr, f, NULL, "90m", PROBE_CRIT, "modified 2h05m ago "
 	    "(max 90m)");
 	sysrun_free(&sr);
 	set_mtime(f, -(5 * 60 + 30));
@@ -93,12 +93,12 @@ START_TEST(file_ages)
 	    "(max 5m)");
 	sysrun_free(&sr);
 	set_mtime(f, -(3 * 86400 + 4 * 3600));
-	file_case(&sr, f, NULL, "168h", PROBE_OK, "modified 3d4h ago");
+	file_case(&sr, f, NULL, "168h", PROBE_OK, "modified 3d04h ago");
 	sysrun_free(&sr);
 
 	/* Written by a host whose clock is ahead: fresh, age 0. */
 	set_mtime(f, 3600);
-	file_case(&sr, f, "1s", "2s", PROBE_OK, "modified 0ms ago");
+	file_case(&sr, f, "1s", "2s", PROBE_OK, "modified 0s ago");
 	ck_assert_double_eq(sr.out.value, 0);
 	sysrun_free(&sr);
 
