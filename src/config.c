@@ -555,9 +555,8 @@ parse_http_listen(struct config_http *h, const char *value, const char **why)
 	return rc;
 }
 
-/* A section or probe name: letters, digits, '_', '-', '.'. */
-static bool
-valid_name(const char *s)
+bool
+config_name_valid(const char *s)
 {
 	size_t	len = strlen(s);
 
@@ -572,7 +571,7 @@ config_service_name(const char *name, char *why, size_t size)
 	size_t	n = strlen(STATE_FILE);
 	int	k;
 
-	if (!valid_name(name)) {
+	if (!config_name_valid(name)) {
 		snprintf(why, size, "a service name must be 1 to %d letters, "
 		    "digits, '_', '-' or '.'", NAME_MAX_LEN);
 		return -1;
@@ -610,7 +609,7 @@ parse_names(struct service_conf *svc, const char *value, const char **why)
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		if (!valid_name(items[i])) {
+		if (!config_name_valid(items[i])) {
 			*why = "expected probe names separated by commas";
 			free_list(items, n);
 			return -1;
@@ -887,7 +886,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return store_number(base, k, (uint64_t)pct, why);
 	}
 	case KEY_NAME:
-		if (!valid_name(value)) {
+		if (!config_name_valid(value)) {
 			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
 			return -1;
 		}
@@ -896,7 +895,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return parse_http_listen((struct config_http *)(void *)
 		    ((char *)base + k->offset), value, why);
 	case KEY_NAME_BUF:
-		if (!valid_name(value)) {
+		if (!config_name_valid(value)) {
 			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
 			return -1;
 		}
@@ -1462,7 +1461,7 @@ section_line(struct parse *p, const char *s)
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s] takes no name", word);
 		else if (named_section(k) && (n != 2 ||
-		    !valid_name(sec.name) ||
+		    !config_name_valid(sec.name) ||
 		    strlen(word) + 1 + strlen(sec.name) != strlen(head)))
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s NAME]: NAME must be 1 to %d letters, digits, "

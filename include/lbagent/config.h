@@ -170,6 +170,13 @@ int		 config_agent_status_url(const char *base, char *buf,
 		    size_t size);
 
 /*
+ * Whether s is a name of the configuration (a section, a probe, a node id):
+ * 1 to CONFIG_NAME_MAX letters, digits, '_', '-' or '.'. The one check of
+ * names, for the config and for names that come from elsewhere (peers).
+ */
+bool		 config_name_valid(const char *s);
+
+/*
  * Whether name can be a [service NAME] (lbagentctl's --service too): 1 to
  * CONFIG_NAME_MAX letters, digits, '_', '-' or '.', and not a name the
  * state directory itself uses, since the service's markers are in
