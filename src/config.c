@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <ini.h>
 
+#include "lbagent/addr.h"
 #include "lbagent/config.h"
 #include "lbagent/fetch.h"
 #include "lbagent/markers.h"
@@ -750,6 +751,27 @@ config_agent_status_url(const char *base, char *buf, size_t size)
 	n = snprintf(buf, size, "%s%s", base, len > 0 && base[len - 1] == '/' ?
 	    "status" : "/status");
 	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+const char *
+config_api_unreachable(const struct config *cfg)
+{
+	struct addr	 a;
+	const char	*why;
+	size_t		 i;
+
+	for (i = 0; i < cfg->http.count; i++)
+		if (!cfg->http.addr[i].is_unix &&
+		    !addr_host_loopback(cfg->http.addr[i].tcp.host))
+			return NULL;
+	for (i = 0; i < cfg->peers.agents.count; i++)
+		if (addr_parse(cfg->peers.agents.items[i], &a, &why) == 0 &&
+		    a.kind == ADDR_URL && !addr_host_loopback(a.host))
+			return "peer-guard: [http] listen has no address other "
+			    "nodes can reach, so they cannot ask this node "
+			    "whether it serves (they will count it as not "
+			    "serving)";
+	return NULL;
 }
 
 /*

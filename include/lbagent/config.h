@@ -188,6 +188,12 @@ int		 config_service_name(const char *name, char *why, size_t size);
 
 /* True when [peers] names other nodes: the peer guard is on. */
 bool		 config_peers_on(const struct config *);
+/*
+ * The other nodes read this node's public /status: with peers on other
+ * hosts and an [http] listen only on loopback (the default), none can.
+ * The warning to log once, or NULL.
+ */
+const char	*config_api_unreachable(const struct config *);
 /* The service's server name on the load balancers (node_id by default). */
 const char	*config_server(const struct config *,
 		    const struct transition_conf *);
