@@ -59,8 +59,10 @@ host_port(struct addr *a, const char *s, size_t len, bool port_needed,
 		for (colon = end; colon > s && colon[-1] != ':'; colon--)
 			;
 		colon = colon > s ? colon - 1 : NULL;
-		if (colon != NULL && memchr(s, ':', (size_t)(colon - s)) != NULL)
-			return -1;	/* IPv6 without brackets */
+		/* IPv6 without brackets */
+		if (colon != NULL &&
+		    memchr(s, ':', (size_t)(colon - s)) != NULL)
+			return -1;
 		if (copy_host(a, s, (size_t)((colon != NULL ? colon : end) -
 		    s)) == -1)
 			return -1;

@@ -89,7 +89,8 @@ ctl_marker_set(const char *state_dir, const char *service,
     enum marker_kind kind, const char *reason, char *err, size_t errsize)
 {
 	struct atomic_file_error	e;
-	char				dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+	char				dir[PATH_MAX], path[PATH_MAX];
+	char				tmp[PATH_MAX];
 	int				n;
 
 	if (marker_dir(dir, sizeof(dir), state_dir, service) == -1 ||

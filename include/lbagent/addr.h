@@ -19,7 +19,7 @@ struct addr {
 	enum addr_kind	kind;
 	char		scheme[16];	/* ADDR_URL: lower case ("http") */
 	bool		userinfo;	/* ADDR_URL: "user[:password]@" given */
-	char		host[256];	/* ADDR_URL, ADDR_TCP: without brackets */
+	char		host[256];	/* ADDR_URL, ADDR_TCP: no brackets */
 	bool		bracketed;	/* the host was written [like:this] */
 	unsigned	port;		/* 1 to 65535; 0: the URL gives none */
 	char		path[1024];	/* ADDR_UNIX: the socket; ADDR_URL: from

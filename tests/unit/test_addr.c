@@ -74,7 +74,8 @@ START_TEST(refused)
 		{ "tcp:", "tcp: expected tcp:ADDRESS:PORT or tcp:[IPv6]:PORT" },
 		{ "tcp:10.0.0.1", "tcp: expected tcp:ADDRESS:PORT or "
 		  "tcp:[IPv6]:PORT" },
-		{ "tcp::80", "tcp: expected tcp:ADDRESS:PORT or tcp:[IPv6]:PORT" },
+		{ "tcp::80", "tcp: expected tcp:ADDRESS:PORT or "
+		  "tcp:[IPv6]:PORT" },
 		{ "tcp:[::1]", "tcp: expected tcp:ADDRESS:PORT or "
 		  "tcp:[IPv6]:PORT" },
 		{ "tcp:[::1]x:80", "tcp: expected tcp:ADDRESS:PORT or "

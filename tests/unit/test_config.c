@@ -724,10 +724,10 @@ START_TEST(api_unreachable_by_peers)
 		w = config_api_unreachable(cfg);
 		ck_assert_msg((w != NULL) == v[i].warned, "%s", v[i].text);
 		if (w != NULL)
-			ck_assert_str_eq(w, "peer-guard: [http] listen has no "
-			    "address other nodes can reach, so they cannot ask "
-			    "this node whether it serves (they will count it as "
-			    "not serving)");
+			ck_assert_str_eq(w, "peer-guard: [http] listen has "
+			    "no address other nodes can reach, so they cannot "
+			    "ask this node whether it serves (they will count "
+			    "it as not serving)");
 		config_free(cfg);
 		config_errors_free(&errs);
 	}
