@@ -115,52 +115,6 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	apply(a, &fx);
 }
 
-static bool
-loopback_host(const char *h)
-{
-	return strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0 ||
-	    strcmp(h, "localhost") == 0;
-}
-
-/*
- * The other nodes read this node's public /status: an API on loopback
- * (the default) alone cannot serve peers on other hosts. Said once.
- */
-static void
-warn_unreachable_api(const struct config *cfg)
-{
-	char		host[256];
-	const char	*u, *end;
-	size_t		i, len;
-	bool		remote_peer = false;
-
-	for (i = 0; i < cfg->http.count; i++)
-		if (!cfg->http.addr[i].is_unix &&
-		    !loopback_host(cfg->http.addr[i].tcp.host))
-			return;
-	for (i = 0; i < cfg->peers.agents.count && !remote_peer; i++) {
-		if ((u = strstr(cfg->peers.agents.items[i], "://")) == NULL)
-			continue;
-		u += 3;
-		if ((end = strchr(u, '@')) != NULL && end < u + strcspn(u, "/"))
-			u = end + 1;
-		if (*u == '[')
-			len = strcspn(++u, "]");
-		else
-			len = strcspn(u, ":/");
-		if (len >= sizeof(host))
-			len = sizeof(host) - 1;
-		memcpy(host, u, len);
-		host[len] = '\0';
-		remote_peer = !loopback_host(host);
-	}
-	if (remote_peer)
-		log_warnx("peer-guard: [http] listen has no address other nodes "
-		    "can reach, so they cannot ask this node whether it serves "
-		    "(they will count it as not serving)");
-}
-
-
 /* A round of the peer guard ended: every service looks again. */
 void
 agent_peers_changed(void *arg)
@@ -393,8 +347,8 @@ agent_new(struct event_base *base, const struct config *cfg,
 	a->peers = peers_new(base, env->curl, cfg, agent_peers_changed, a, &failed);
 	if (failed)
 		goto fail;
-	if (a->peers != NULL)
-		warn_unreachable_api(cfg);
+	if (a->peers != NULL && config_api_unreachable(cfg) != NULL)
+		log_warnx("%s", config_api_unreachable(cfg));
 	if ((a->save_ev = event_new(base, -1, 0, agent_save_cb, a)) == NULL ||
 	    (a->retry_ev = evtimer_new(base, agent_save_cb, a)) == NULL ||
 	    (a->soon_ev = evtimer_new(base, agent_save_cb, a)) == NULL ||

@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <ini.h>
 
+#include "lbagent/addr.h"
 #include "lbagent/config.h"
 #include "lbagent/fetch.h"
 #include "lbagent/markers.h"
@@ -555,9 +556,8 @@ parse_http_listen(struct config_http *h, const char *value, const char **why)
 	return rc;
 }
 
-/* A section or probe name: letters, digits, '_', '-', '.'. */
-static bool
-valid_name(const char *s)
+bool
+config_name_valid(const char *s)
 {
 	size_t	len = strlen(s);
 
@@ -572,7 +572,7 @@ config_service_name(const char *name, char *why, size_t size)
 	size_t	n = strlen(STATE_FILE);
 	int	k;
 
-	if (!valid_name(name)) {
+	if (!config_name_valid(name)) {
 		snprintf(why, size, "a service name must be 1 to %d letters, "
 		    "digits, '_', '-' or '.'", NAME_MAX_LEN);
 		return -1;
@@ -610,7 +610,7 @@ parse_names(struct service_conf *svc, const char *value, const char **why)
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		if (!valid_name(items[i])) {
+		if (!config_name_valid(items[i])) {
 			*why = "expected probe names separated by commas";
 			free_list(items, n);
 			return -1;
@@ -753,6 +753,27 @@ config_agent_status_url(const char *base, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+const char *
+config_api_unreachable(const struct config *cfg)
+{
+	struct addr	 a;
+	const char	*why;
+	size_t		 i;
+
+	for (i = 0; i < cfg->http.count; i++)
+		if (!cfg->http.addr[i].is_unix &&
+		    !addr_host_loopback(cfg->http.addr[i].tcp.host))
+			return NULL;
+	for (i = 0; i < cfg->peers.agents.count; i++)
+		if (addr_parse(cfg->peers.agents.items[i], &a, &why) == 0 &&
+		    a.kind == ADDR_URL && !addr_host_loopback(a.host))
+			return "peer-guard: [http] listen has no address other "
+			    "nodes can reach, so they cannot ask this node "
+			    "whether it serves (they will count it as not "
+			    "serving)";
+	return NULL;
+}
+
 /*
  * What a source is asked at, credentials aside: an HTTP URL as libcurl
  * reads it, without user, password or a default port (an agent's with the
@@ -887,7 +908,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return store_number(base, k, (uint64_t)pct, why);
 	}
 	case KEY_NAME:
-		if (!valid_name(value)) {
+		if (!config_name_valid(value)) {
 			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
 			return -1;
 		}
@@ -896,7 +917,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return parse_http_listen((struct config_http *)(void *)
 		    ((char *)base + k->offset), value, why);
 	case KEY_NAME_BUF:
-		if (!valid_name(value)) {
+		if (!config_name_valid(value)) {
 			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
 			return -1;
 		}
@@ -1497,7 +1518,7 @@ section_line(struct parse *p, const char *s)
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s] takes no name", word);
 		else if (named_section(k) && (n != 2 ||
-		    !valid_name(sec.name) ||
+		    !config_name_valid(sec.name) ||
 		    strlen(word) + 1 + strlen(sec.name) != strlen(head)))
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s NAME]: NAME must be 1 to %d letters, digits, "

@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 
+#include "lbagent/addr.h"
 #include "lbagent/ctl.h"
 #include "lbagent/http_api.h"
 
@@ -118,26 +119,12 @@ ctl_addr_parse(const char *s, struct ctl_addr *a, const char **why)
 bool
 ctl_addr_is_local(const struct ctl_addr *a)
 {
-	const char	*host = a->url + strlen("http://");
-	size_t		 n = strlen(host), i;
+	struct addr	 u;
+	const char	*why;
 
 	if (a->unix_path[0] != '\0')
 		return true;
-	while (n > 0 && host[n - 1] != ':')	/* the port */
-		n--;
-	if (n == 0)
-		return false;
-	n--;
-	if ((n == 9 && strncmp(host, "localhost", 9) == 0) ||
-	    (n == 5 && strncmp(host, "[::1]", 5) == 0))
-		return true;
-	/* 127.0.0.0/8, as a numeric address only: a name may be anywhere. */
-	if (n < 4 || strncmp(host, "127.", 4) != 0)
-		return false;
-	for (i = 0; i < n; i++)
-		if (host[i] != '.' && (host[i] < '0' || host[i] > '9'))
-			return false;
-	return true;
+	return addr_parse(a->url, &u, &why) == 0 && addr_host_loopback(u.host);
 }
 
 int

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lbagent/ctl.h"
+#include "lbagent/units.h"
 
 #define HISTORY_SHOWN	10
 #define LABEL_W		14	/* "  reply         value" */
@@ -54,22 +55,15 @@ clean(char *dst, size_t size, const char *src)
 	dst[i] = '\0';
 }
 
-void
-ctl_format_age(char *buf, size_t size, double s)
+/* Seconds from the status, in the house format of elapsed times. */
+static void
+format_age(char *buf, size_t size, double s)
 {
-	unsigned long long	t;
-
 	if (!isfinite(s) || s < 0)
 		s = 0;
-	t = (unsigned long long)(s + 0.5);
-	if (t < 60)
-		snprintf(buf, size, "%llus", t);
-	else if (t < 3600)
-		snprintf(buf, size, "%llum%02llus", t / 60, t % 60);
-	else if (t < 86400)
-		snprintf(buf, size, "%lluh%02llum", t / 3600, t % 3600 / 60);
-	else
-		snprintf(buf, size, "%llud%02lluh", t / 86400, t % 86400 / 3600);
+	if (s > 1e15)
+		s = 1e15;
+	units_format_age((uint64_t)llround(s * 1000), buf, size);
 }
 
 /* "2026-11-29T10:02:11Z" as "2026-11-29 10:02:11 UTC"; anything else as is. */
@@ -309,7 +303,7 @@ transition(struct out *o, const json_t *tr)
 	state_words(words, sizeof(words), tr);
 	format_time(since, sizeof(since), str(tr, "since"));
 	if (num(tr, "since_s", &v)) {
-		ctl_format_age(age, sizeof(age), v);
+		format_age(age, sizeof(age), v);
 		field(o, "transition", "%s for %s (since %s)", words, age,
 		    since);
 	} else
@@ -335,8 +329,8 @@ transition(struct out *o, const json_t *tr)
 			started = 0;
 		if (!num(r, "ends_in_s", &ends))
 			ends = 0;
-		ctl_format_age(a1, sizeof(a1), started);
-		ctl_format_age(a2, sizeof(a2), ends);
+		format_age(a1, sizeof(a1), started);
+		format_age(a2, sizeof(a2), ends);
 		field(o, "ramp", "at %.0f%%, rising to %.0f%%; started %s ago, "
 		    "ends in %s", w, to, a1, a2);
 	}
@@ -346,7 +340,7 @@ transition(struct out *o, const json_t *tr)
 		if (!num(d, "outs_in_window", &outs))
 			outs = 0;
 		if (factor > 1 && num(d, "up_after_s", &upafter)) {
-			ctl_format_age(age, sizeof(age), upafter);
+			format_age(age, sizeof(age), upafter);
 			field(o, "damping", "up_after x%.0f (%.0f goings-out in "
 			    "the flap window): back up after %s of passing",
 			    factor, outs, age);
@@ -422,7 +416,7 @@ probes(struct out *o, const json_t *svc)
 			if (num(last, "value", &v))
 				format_value(value, sizeof(value), v);
 			if (num(last, "ago_s", &v)) {
-				ctl_format_age(ago, sizeof(ago), v);
+				format_age(ago, sizeof(ago), v);
 				strncat(ago, " ago", sizeof(ago) - strlen(ago) - 1);
 			}
 			if (num(last, "duration_ms", &v))
@@ -487,7 +481,7 @@ load_balancers(struct out *o, const json_t *svc)
 			seen = 0;
 		if (!num(lb, "checks", &checks))
 			checks = 0;
-		ctl_format_age(ago, sizeof(ago), seen);
+		format_age(ago, sizeof(ago), seen);
 		owed[0] = '\0';
 		json_array_foreach(json_object_get(lb, "owed"), j, w) {
 			clean(word, sizeof(word), json_string_value(w) != NULL ?
@@ -577,7 +571,7 @@ peer_guard(struct out *o, const json_t *svc)
 	if (!num(g, "asked_s", &asked))
 		paraf(o, 6, "", 6, "the other nodes: not asked yet");
 	else {
-		ctl_format_age(ago, sizeof(ago), asked);
+		format_age(ago, sizeof(ago), asked);
 		if (json_is_true(json_object_get(g, "other_serving")))
 			paraf(o, 6, "", 6, "serving elsewhere: %s (asked %s ago)",
 			    who, ago);
@@ -664,7 +658,7 @@ peers_list(struct out *o, const json_t *root)
 		clean(id, sizeof(id), str(p, "node_id"));
 		clean(why, sizeof(why), str(p, "why_not"));
 		if (num(p, "last_seen_s", &s)) {
-			ctl_format_age(ago, sizeof(ago), s);
+			format_age(ago, sizeof(ago), s);
 			snprintf(seen, sizeof(seen), "answered %s ago", ago);
 		} else
 			snprintf(seen, sizeof(seen), "never answered");

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbagent/atomic_file.h"
 #include "lbagent/ctl.h"
 
 int
@@ -54,53 +55,47 @@ own_dir(const char *dir, const char *service, char *err, size_t errsize)
 	return -1;
 }
 
-/* A rename or unlink lasts a crash only once its directory is synced. */
-static int
-sync_dir(const char *dir, char *err, size_t errsize)
+/* What went wrong in an atomic write, in lbagentctl's words. */
+static void
+say(const struct atomic_file_error *e, const char *state_dir,
+    const char *dir, const char *path, char *err, size_t errsize)
 {
-	int	fd;
+	const char	*why = strerror(e->error);
 
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
-		return -1;
+	switch (e->step) {
+	case ATOMIC_FILE_TMP_NAME:
+		snprintf(err, errsize, "%s: path too long", state_dir);
+		break;
+	case ATOMIC_FILE_CREATE:
+		snprintf(err, errsize, "cannot write in %s: %s", dir, why);
+		break;
+	case ATOMIC_FILE_WRITE:
+		snprintf(err, errsize, "cannot write %s: %s", e->tmp, why);
+		break;
+	case ATOMIC_FILE_RENAME:
+		snprintf(err, errsize, "cannot create %s: %s", path, why);
+		break;
+	case ATOMIC_FILE_DIR_OPEN:
+		snprintf(err, errsize, "%s: %s", dir, why);
+		break;
+	case ATOMIC_FILE_DIR_SYNC:
+		snprintf(err, errsize, "fsync %s: %s", dir, why);
+		break;
 	}
-	if (fsync(fd) == -1 && errno != EINVAL) {
-		snprintf(err, errsize, "fsync %s: %s", dir, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t	w;
-
-	while (n > 0) {
-		if ((w = write(fd, p, n)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 int
 ctl_marker_set(const char *state_dir, const char *service,
     enum marker_kind kind, const char *reason, char *err, size_t errsize)
 {
-	char	dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
-	mode_t	mask;
-	int	fd, n;
+	struct atomic_file_error	e;
+	char				dir[PATH_MAX], path[PATH_MAX];
+	char				tmp[PATH_MAX];
+	int				n;
 
 	if (marker_dir(dir, sizeof(dir), state_dir, service) == -1 ||
 	    ctl_marker_path(path, sizeof(path), state_dir, service, kind) == -1 ||
-	    (n = snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir,
+	    (n = snprintf(tmp, sizeof(tmp), "%s/.%s", dir,
 	    marker_name(kind))) < 0 || (size_t)n >= sizeof(tmp)) {
 		snprintf(err, errsize, "%s: path too long", state_dir);
 		return -1;
@@ -118,43 +113,21 @@ ctl_marker_set(const char *state_dir, const char *service,
 	}
 	if (own_dir(dir, service, err, errsize) == -1)
 		return -1;
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
-		snprintf(err, errsize, "cannot write in %s: %s", dir,
-		    strerror(errno));
+	/* What touch would make: 0666 less the umask. */
+	if (atomic_file_write(dir, path, tmp, ATOMIC_FILE_UNIQUE, reason, 0666,
+	    &e) == -1) {
+		say(&e, state_dir, dir, path, err, errsize);
 		return -1;
 	}
-	/* What touch would make: 0666 less the umask (mkstemp gives 0600). */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) == -1 ||
-	    (reason != NULL && (write_all(fd, reason, strlen(reason)) == -1 ||
-	    write_all(fd, "\n", 1) == -1)) || fsync(fd) == -1) {
-		snprintf(err, errsize, "cannot write %s: %s", tmp,
-		    strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	if (close(fd) == -1) {
-		snprintf(err, errsize, "cannot write %s: %s", tmp,
-		    strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, path) == -1) {
-		snprintf(err, errsize, "cannot create %s: %s", path,
-		    strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return sync_dir(dir, err, errsize);
+	return 0;
 }
 
 int
 ctl_marker_clear(const char *state_dir, const char *service,
     enum marker_kind kind, char *err, size_t errsize)
 {
-	char	dir[PATH_MAX], path[PATH_MAX];
+	struct atomic_file_error	e;
+	char				dir[PATH_MAX], path[PATH_MAX];
 
 	if (marker_dir(dir, sizeof(dir), state_dir, service) == -1 ||
 	    ctl_marker_path(path, sizeof(path), state_dir, service, kind) == -1) {
@@ -170,7 +143,11 @@ ctl_marker_clear(const char *state_dir, const char *service,
 		    strerror(errno));
 		return -1;
 	}
-	return sync_dir(dir, err, errsize);
+	if (atomic_file_sync_dir(dir, &e) == -1) {
+		say(&e, state_dir, dir, path, err, errsize);
+		return -1;
+	}
+	return 0;
 }
 
 void

@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
+#include "lbagent/addr.h"
 #include "lbagent/fetch.h"
 #include "lbagent/redact.h"
 
@@ -547,46 +548,16 @@ fetch_cancel(struct fetch *f)
 		fetch_release(f);
 }
 
-/* "tcp:ADDRESS:PORT" or "tcp:[IPv6]:PORT", after the "tcp:". */
+/* A tcp: address as addr.c reads it, with a numeric host. */
 static int
-parse_tcp(const char *s, struct fetch_source *src, const char **why)
+check_tcp(const struct addr *a, struct fetch_source *src, const char **why)
 {
-	struct addrinfo	 hints, *ai;
-	const char	*host = s, *end, *port;
-	size_t		 len;
-	unsigned long	 n;
-	char		*stop;
+	struct addrinfo	hints, *ai;
 
-	*why = "tcp: expected tcp:ADDRESS:PORT or tcp:[IPv6]:PORT";
-	if (*s == '[') {
-		host = s + 1;
-		if ((end = strchr(host, ']')) == NULL || end[1] != ':')
-			return -1;
-		port = end + 2;
-	} else {
-		if ((end = strrchr(s, ':')) == NULL)
-			return -1;
-		port = end + 1;
-		if (memchr(s, ':', (size_t)(end - s)) != NULL) {
-			*why = "tcp: write an IPv6 address in brackets: "
-			    "tcp:[::1]:PORT";
-			return -1;
-		}
-	}
-	if ((len = (size_t)(end - host)) == 0 || len >= sizeof(src->host))
-		return -1;
-	memcpy(src->host, host, len);
-	src->host[len] = '\0';
-	errno = 0;
-	n = strtoul(port, &stop, 10);
-	if (*port < '0' || *port > '9' || *stop != '\0' || errno != 0 ||
-	    n < 1 || n > 65535) {
-		*why = "tcp: the port must be a number from 1 to 65535";
-		return -1;
-	}
-	snprintf(src->port, sizeof(src->port), "%lu", n);
+	memcpy(src->host, a->host, sizeof(src->host));
+	snprintf(src->port, sizeof(src->port), "%u", a->port);
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = *s == '[' ? AF_INET6 : AF_INET;
+	hints.ai_family = a->bracketed ? AF_INET6 : AF_INET;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
 	if (getaddrinfo(src->host, src->port, &hints, &ai) != 0) {
@@ -637,25 +608,22 @@ int
 fetch_source_parse(const char *s, struct fetch_source *src,
     const char **why)
 {
+	struct addr	a;
+
 	memset(src, 0, sizeof(*src));
-	if (strncmp(s, "unix:", 5) == 0) {
-		src->kind = FETCH_UNIX;
-		if (s[5] != '/') {
-			*why = "unix: needs an absolute path";
-			return -1;
-		}
-		if (strlen(s + 5) >= sizeof(src->path)) {
-			*why = "unix: the path is longer than 107 bytes";
-			return -1;
-		}
-		memcpy(src->path, s + 5, strlen(s + 5) + 1);
-	} else if (strncmp(s, "tcp:", 4) == 0) {
-		src->kind = FETCH_TCP;
-		if (parse_tcp(s + 4, src, why) == -1)
-			return -1;
-	} else {
+	if (strncmp(s, "unix:", 5) != 0 && strncmp(s, "tcp:", 4) != 0) {
 		src->kind = FETCH_HTTP;
 		return parse_http(s, src, why);
+	}
+	if (addr_parse(s, &a, why) == -1)
+		return -1;
+	if (a.kind == ADDR_UNIX) {
+		src->kind = FETCH_UNIX;
+		memcpy(src->path, a.path, sizeof(src->path));
+	} else {
+		src->kind = FETCH_TCP;
+		if (check_tcp(&a, src, why) == -1)
+			return -1;
 	}
 	snprintf(src->text, sizeof(src->text), "%s", s);
 	return 0;

@@ -33,7 +33,7 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: lbagent [-c] [-f FILE]\n"
+	    "usage: lbagent [-cd] [-f FILE]\n"
 	    "       lbagent -V | -h | --keys\n"
 	    "\n"
 	    "Answers HAProxy's agent-check on this backend node.\n"
@@ -41,6 +41,8 @@ usage(FILE *fp)
 	    "  -f FILE      configuration (default %s)\n"
 	    "  -c           check the configuration: print 'configuration OK',\n"
 	    "               or every error as FILE:LINE: message, and exit\n"
+	    "  -d, --debug  log at debug level too (libcurl's words on failed\n"
+	    "               probes, libevent's)\n"
 	    "  -V, --version  print the version and exit\n"
 	    "  -h, --help   this help\n"
 	    "  --keys       print every configuration key with its default\n"
@@ -183,6 +185,7 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "debug", no_argument, NULL, 'd' },
 		{ "keys", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -194,10 +197,13 @@ main(int argc, char *argv[])
 	char			 mode_bad[260];
 	size_t			 i;
 
-	while ((ch = getopt_long(argc, argv, "cf:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "cdf:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			check = 1;
+			break;
+		case 'd':
+			log_set_debug(1);
 			break;
 		case 'f':
 			path = optarg;

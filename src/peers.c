@@ -37,9 +37,7 @@ copy_name(char dst[CONFIG_NAME_MAX + 1], const json_t *v, bool empty_ok)
 		return -1;
 	s = json_string_value(v);
 	len = json_string_length(v);
-	if (len > CONFIG_NAME_MAX || (len == 0 && !empty_ok) ||
-	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789_-.") != len)
+	if (len == 0 ? !empty_ok : strlen(s) != len || !config_name_valid(s))
 		return -1;
 	memcpy(dst, s, len);
 	dst[len] = '\0';

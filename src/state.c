@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbagent/atomic_file.h"
 #include "lbagent/clock.h"
 #include "lbagent/log.h"
 #include "lbagent/state.h"
@@ -291,24 +292,6 @@ state_load(const char *dir, uint64_t *incarnation, struct state_service *svcs,
 	return STATE_LOADED;
 }
 
-/* Writes all of buf or fails. */
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Adds a service's decision, load balancers, transitions, history to o. */
 static int
 service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
@@ -383,9 +366,10 @@ int
 state_save(const char *dir, uint64_t incarnation,
     const struct state_service *svcs, size_t n, const struct state_clock *c)
 {
-	char	 path[PATH_MAX], tmp[PATH_MAX], *text = NULL;
-	json_t	*root;
-	int	 fd = -1, dfd, saved;
+	struct atomic_file_error	 e;
+	char				 path[PATH_MAX], tmp[PATH_MAX], *text;
+	json_t				*root;
+	int				 rc;
 
 	if (state_path(path, sizeof(path), dir, "") == -1 ||
 	    state_path(tmp, sizeof(tmp), dir, ".tmp") == -1) {
@@ -400,38 +384,16 @@ state_save(const char *dir, uint64_t incarnation,
 	}
 	json_decref(root);
 	/*
-	 * A file of our own, made here: whatever stands at tmp (a link, a
-	 * hard link to another file, a leftover) is removed, never written
-	 * through; one that comes back in between fails the save (O_EXCL),
-	 * which is retried.
+	 * state.json.tmp is lbagent's own name (no service may take it); one
+	 * that comes back while being written fails the save (O_EXCL), which
+	 * is retried. Once renamed the file is saved, synced directory or not.
 	 */
-	if (unlink(tmp) == -1 && errno != ENOENT)
-		goto fail;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-	    0644);
-	if (fd == -1 || write_all(fd, text, strlen(text)) == -1 ||
-	    write_all(fd, "\n", 1) == -1 || fsync(fd) == -1)
-		goto fail;
-	if (close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) == -1)
-		goto fail;
-	/* The rename itself must reach the disk too. */
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		fsync(dfd);
-		close(dfd);
-	}
+	rc = atomic_file_write(dir, path, tmp, 0, text, 0644, &e);
+	if (rc == -1 && (e.step == ATOMIC_FILE_DIR_OPEN ||
+	    e.step == ATOMIC_FILE_DIR_SYNC))
+		rc = 0;
 	free(text);
-	return 0;
-fail:
-	saved = errno;
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	free(text);
-	errno = saved;
-	return -1;
+	if (rc == -1)
+		errno = e.error;
+	return rc;
 }

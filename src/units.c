@@ -199,19 +199,48 @@ units_format_ms(uint64_t ms, char *buf, unsigned long size)
 		snprintf(buf, size, "%llums", (unsigned long long)ms);
 }
 
+/*
+ * The house format for elapsed times, everywhere people read one: the
+ * largest unit, then the next one on two digits unless it is zero. Under
+ * 10s the tenths matter (probe timeouts, short windows); above, a second
+ * more or less does not. Truncates: "9.99s" has not yet been 10s.
+ */
 void
 units_format_age(uint64_t ms, char *buf, unsigned long size)
 {
-	unsigned long long	s = ms / 1000;
+	unsigned long long	s = ms / 1000, a, b;
+	const char		*ua, *ub;
 
-	if (ms < 10000)
-		snprintf(buf, size, "%llu.%llus", s, (unsigned long long)(ms % 1000) / 100);
-	else if (s < 60)
+	if (ms < 10000) {
+		if (ms % 1000 < 100)
+			snprintf(buf, size, "%llus", s);
+		else
+			snprintf(buf, size, "%llu.%llus", s,
+			    (unsigned long long)(ms % 1000) / 100);
+		return;
+	}
+	if (s < 60) {
 		snprintf(buf, size, "%llus", s);
-	else if (s < 3600 && s % 60 == 0)
-		snprintf(buf, size, "%llum", s / 60);
-	else if (s < 3600)
-		snprintf(buf, size, "%llum%02llus", s / 60, s % 60);
+		return;
+	}
+	if (s < 3600) {
+		a = s / 60;
+		b = s % 60;
+		ua = "m";
+		ub = "s";
+	} else if (s < 86400) {
+		a = s / 3600;
+		b = s / 60 % 60;
+		ua = "h";
+		ub = "m";
+	} else {
+		a = s / 86400;
+		b = s / 3600 % 24;
+		ua = "d";
+		ub = "h";
+	}
+	if (b == 0)
+		snprintf(buf, size, "%llu%s", a, ua);
 	else
-		snprintf(buf, size, "%lluh%02llum", s / 3600, s / 60 % 60);
+		snprintf(buf, size, "%llu%s%02llu%s", a, ua, b, ub);
 }

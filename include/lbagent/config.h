@@ -188,6 +188,13 @@ int		 config_agent_status_url(const char *base, char *buf,
 		    size_t size);
 
 /*
+ * Whether s is a name of the configuration (a section, a probe, a node id):
+ * 1 to CONFIG_NAME_MAX letters, digits, '_', '-' or '.'. The one check of
+ * names, for the config and for names that come from elsewhere (peers).
+ */
+bool		 config_name_valid(const char *s);
+
+/*
  * Whether name can be a [service NAME] (lbagentctl's --service too): 1 to
  * CONFIG_NAME_MAX letters, digits, '_', '-' or '.', and not a name the
  * state directory itself uses, since the service's markers are in
@@ -199,6 +206,12 @@ int		 config_service_name(const char *name, char *why, size_t size);
 
 /* True when [peers] names other nodes: the peer guard is on. */
 bool		 config_peers_on(const struct config *);
+/*
+ * The other nodes read this node's public /status: with peers on other
+ * hosts and an [http] listen only on loopback (the default), none can.
+ * The warning to log once, or NULL.
+ */
+const char	*config_api_unreachable(const struct config *);
 /* The service's server name on the load balancers (node_id by default). */
 const char	*config_server(const struct config *,
 		    const struct transition_conf *);

@@ -202,7 +202,4 @@ const char	*ctl_service_label(const char *name);
 void		 ctl_format_status(FILE *, const json_t *root,
 		    const char *service, unsigned width);
 
-/* Seconds as "3s", "2m05s", "3h12m", "4d03h". */
-void		 ctl_format_age(char *buf, size_t size, double seconds);
-
 #endif

@@ -23,7 +23,10 @@ int	units_double(const char *s, double *value, const char **why);
 
 /* Formats a duration the way the parser reads it back ("1500ms", "2s", "10m"). */
 void	units_format_ms(uint64_t ms, char *buf, unsigned long size);
-/* Formats an elapsed time for people: "2.5s", "45s", "12m05s", "3h20m". */
+/*
+ * Formats an elapsed time for people, the one format of logs, reasons, status
+ * and lbagentctl: "0s", "2.5s", "45s", "1m", "12m05s", "3h20m", "4d03h".
+ */
 void	units_format_age(uint64_t ms, char *buf, unsigned long size);
 
 #endif

@@ -134,7 +134,7 @@ file_done(void *arg)
 	    (now.tv_nsec - mtime.tv_nsec) / 1000000;
 	if (age_ms < 0)
 		age_ms = 0;	/* the writer's clock is ahead: fresh */
-	sys_format_age(age_ms, ages, sizeof(ages));
+	units_format_age((uint64_t)age_ms, ages, sizeof(ages));
 	if (c->max_age_ms != 0 && (uint64_t)age_ms > c->max_age_ms) {
 		units_format_ms(c->max_age_ms, lim, sizeof(lim));
 		probe_report(run, PROBE_CRIT, (double)age_ms / 1000,

@@ -255,32 +255,6 @@ sys_format_size(uint64_t bytes, char *buf, size_t size)
 	format_one_decimal(v, units[i], buf, size);
 }
 
-void
-sys_format_age(int64_t ms, char *buf, size_t size)
-{
-	long long	s;
-
-	if (ms < 0)
-		ms = 0;
-	s = ms / 1000;
-	if (ms < 1000)
-		snprintf(buf, size, "%lldms", (long long)ms);
-	else if (s < 60)
-		snprintf(buf, size, "%llds", s);
-	else if (s < 3600 && s % 60 == 0)
-		snprintf(buf, size, "%lldm", s / 60);
-	else if (s < 3600)
-		snprintf(buf, size, "%lldm%llds", s / 60, s % 60);
-	else if (s < 86400 && s / 60 % 60 == 0)
-		snprintf(buf, size, "%lldh", s / 3600);
-	else if (s < 86400)
-		snprintf(buf, size, "%lldh%lldm", s / 3600, s / 60 % 60);
-	else if (s / 3600 % 24 == 0)
-		snprintf(buf, size, "%lldd", s / 86400);
-	else
-		snprintf(buf, size, "%lldd%lldh", s / 86400, s / 3600 % 24);
-}
-
 /* A probe's blocking call: in flight, or abandoned and maybe blocked. */
 struct sys_offload {
 	struct worker_job	*job;
@@ -305,8 +279,8 @@ sys_offload_start(struct probe_run *run, const char *what,
 		if (worker_running(o->job)) {
 			/* One thread per probe: never pile up behind a hang. */
 			free(arg);
-			sys_format_age(clock_now_ms() - o->started_ms, age,
-			    sizeof(age));
+			units_format_age((uint64_t)(clock_now_ms() -
+			    o->started_ms), age, sizeof(age));
 			probe_report(run, PROBE_CRIT, NAN,
 			    "%s still blocked since %s", what, age);
 			return -1;

@@ -71,8 +71,6 @@ void	sys_limit_format(const struct sys_limit *, enum probe_result,
 void	sys_format_pct(double pct, char *buf, size_t size);
 /* "4.1G", "512M", "100B": bytes, one decimal at most. */
 void	sys_format_size(uint64_t bytes, char *buf, size_t size);
-/* "450ms", "12s", "5m30s", "2h5m", "3d4h": an observed age. */
-void	sys_format_age(int64_t ms, char *buf, size_t size);
 
 /*
  * Blocking calls (statvfs, stat) on a worker thread, at most one per probe:

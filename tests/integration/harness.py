@@ -490,11 +490,12 @@ class Lbagent:
     INI text in which {port}, {state_dir} and {dir} are replaced.
 
     launcher: argv run in front of the daemon's (it must exec it, so that
-    the daemon keeps its pid); pass_fds: descriptors the daemon inherits."""
+    the daemon keeps its pid); pass_fds: descriptors the daemon inherits;
+    args: more options for the daemon (e.g. ["-d"])."""
 
     def __init__(self, config=None, *, name="lbagent", port=None, start=True,
                  asan_quarantine_mb=None, extra_env=None, ready_timeout_s=None,
-                 launcher=None, pass_fds=()):
+                 launcher=None, pass_fds=(), args=()):
         e = env()
         self.name = e.unique_name(name)
         self.dir = e.path(self.name)
@@ -522,7 +523,7 @@ class Lbagent:
             vars_["ASAN_OPTIONS"] = (opts + ":" if opts else "") + \
                 f"quarantine_size_mb={asan_quarantine_mb}"
         vars_.update(extra_env or {})
-        self._proc = _Process(list(launcher or []) + [self.exe, "-f", self.config_path],
+        self._proc = _Process(list(launcher or []) + [self.exe, "-f", self.config_path] + list(args),
                               self.log_path, vars_, pass_fds)
         e.register(self)
         if start:

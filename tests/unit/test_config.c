@@ -686,6 +686,54 @@ START_TEST(error_text_escaped)
 }
 END_TEST
 
+/*
+ * Other nodes read this node's /status: a warning when they are on other
+ * hosts and the API listens only on loopback (or a socket).
+ */
+START_TEST(api_unreachable_by_peers)
+{
+	static const struct {
+		const char	*text;
+		bool		 warned;
+	} v[] = {
+		{ "[peers]\nagents = http://10.0.0.12:9506\n", true },
+		{ "[peers]\nagents = http://127.0.0.2:9506, "
+		  "http://u:p@lb.example/\n", true },
+		{ "[peers]\nagents = https://[fd00::2]:9506\n", true },
+		/* A name is not loopback however it starts. */
+		{ "[peers]\nagents = http://127.evil.example:9506\n", true },
+		{ "[http]\nlisten = unix:/run/lbagent.sock\n"
+		  "[peers]\nagents = http://10.0.0.12:9506\n", true },
+		{ "[peers]\nagents = http://127.0.0.2:9506, "
+		  "http://localhost:9507/, http://u:p@[::1]:9508\n", false },
+		{ "[http]\nlisten = 127.0.0.1:9506, 10.0.0.11:9506\n"
+		  "[peers]\nagents = http://10.0.0.12:9506\n", false },
+		{ "[http]\nlisten = *:9506\n"
+		  "[peers]\nagents = http://10.0.0.12:9506\n", false },
+		{ "[agent]\n", false },
+	};
+	struct config_errors	 errs;
+	struct config		*cfg;
+	const char		*w;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		cfg = load(v[i].text, &errs, NULL);
+		ck_assert_msg(cfg != NULL, "%s: %s", v[i].text,
+		    errs.count ? errs.lines[0] : "");
+		w = config_api_unreachable(cfg);
+		ck_assert_msg((w != NULL) == v[i].warned, "%s", v[i].text);
+		if (w != NULL)
+			ck_assert_str_eq(w, "peer-guard: [http] listen has "
+			    "no address other nodes can reach, so they cannot "
+			    "ask this node whether it serves (they will count "
+			    "it as not serving)");
+		config_free(cfg);
+		config_errors_free(&errs);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -704,6 +752,7 @@ main(void)
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, peers_section);
 	tcase_add_test(tc, peer_sources_twice);
+	tcase_add_test(tc, api_unreachable_by_peers);
 	tcase_add_test(tc, service_names_the_state_dir_uses);
 	tcase_add_test(tc, shipped_config_documents_every_key);
 	tcase_add_test(tc, transitions_and_mode);

@@ -454,6 +454,11 @@ START_TEST(bad_answers_count_as_not_serving)
 		{ "{\"node_id\": \"\"}", "bad answer: no valid node_id" },
 		{ "{\"node_id\": \"n2 x\"}", "bad answer: no valid node_id" },
 		{ "{\"node_id\": 7}", "bad answer: no valid node_id" },
+		/* The configuration's one name check, length too. */
+		{ "{\"node_id\": \"n2/x\"}", "bad answer: no valid node_id" },
+		{ "{\"node_id\": \"" "n234567890123456789012345678901234567890"
+		  "12345678901234567890123456\"}",
+		  "bad answer: no valid node_id" },
 		{ "{\"node_id\": \"n2\"}", "bad answer: no services" },
 		{ "{\"node_id\": \"n2\", \"services\": {}}",
 		  "bad answer: no services" },

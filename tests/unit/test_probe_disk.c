@@ -8,58 +8,58 @@
 
 #include "lbagent/probe_kinds.h"
 #include "hungfs.h"
-#include "sysrun.h"
+#include "probeutil.h"
 
 START_TEST(disk_config_errors)
 {
 	const struct probe_ops	*d = &probe_disk_ops, *i = &probe_inodes_ops;
 
-	sysconf_set_fails(d, "path", "var/lib", "expected an absolute path");
-	sysconf_set_fails(d, "path", "", "expected an absolute path");
-	sysconf_set_fails(d, "warn", "lots", "expected a used percentage "
+	pu_conf_set_fails(d, "path", "var/lib", "expected an absolute path");
+	pu_conf_set_fails(d, "path", "", "expected an absolute path");
+	pu_conf_set_fails(d, "warn", "lots", "expected a used percentage "
 	    "such as 85% or a minimum free size such as 5G");
-	sysconf_set_fails(d, "warn", "5X", "expected a used percentage "
+	pu_conf_set_fails(d, "warn", "5X", "expected a used percentage "
 	    "such as 85% or a minimum free size such as 5G");
-	sysconf_set_fails(d, "crit", "-5G", "expected a used percentage "
+	pu_conf_set_fails(d, "crit", "-5G", "expected a used percentage "
 	    "such as 85% or a minimum free size such as 5G");
-	sysconf_set_fails(d, "crit", "101%",
+	pu_conf_set_fails(d, "crit", "101%",
 	    "expected a percentage from 0% to 100%");
-	sysconf_set_fails(d, "crit", "%", "expected a percentage such as 85%");
-	sysconf_set_fails(i, "warn", "5G", "expected a percentage such as 85%");
-	sysconf_set_fails(i, "crit", "90", "expected a percentage such as 85%");
-	sysconf_set_fails(i, "path", "tmp", "expected an absolute path");
+	pu_conf_set_fails(d, "crit", "%", "expected a percentage such as 85%");
+	pu_conf_set_fails(i, "warn", "5G", "expected a percentage such as 85%");
+	pu_conf_set_fails(i, "crit", "90", "expected a percentage such as 85%");
+	pu_conf_set_fails(i, "path", "tmp", "expected an absolute path");
 
-	sysconf_check_fails(d, "path is required", "warn", "80%", NULL);
-	sysconf_check_fails(i, "path is required", NULL);
-	sysconf_check_fails(d, "crit must be above warn (a higher value is "
+	pu_conf_check_fails(d, "path is required", "warn", "80%", NULL);
+	pu_conf_check_fails(i, "path is required", NULL);
+	pu_conf_check_fails(d, "crit must be above warn (a higher value is "
 	    "worse)", "path", "/", "warn", "90%", "crit", "80%", NULL);
-	sysconf_check_fails(d, "crit must be above warn (a higher value is "
+	pu_conf_check_fails(d, "crit must be above warn (a higher value is "
 	    "worse)", "path", "/", "warn", "90%", "crit", "90%", NULL);
-	sysconf_check_fails(d, "crit must be below warn (less free space is "
+	pu_conf_check_fails(d, "crit must be below warn (less free space is "
 	    "worse)", "path", "/", "warn", "1G", "crit", "5G", NULL);
-	sysconf_check_fails(i, "crit must be above warn (a higher value is "
+	pu_conf_check_fails(i, "crit must be above warn (a higher value is "
 	    "worse)", "path", "/", "warn", "95%", "crit", "50%", NULL);
 }
 END_TEST
 
 START_TEST(disk_config_accepted)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 
 	/* A percentage and a size do not compare: both are kept. */
-	sysrun_init(&sr, &probe_disk_ops, NULL);
-	sysrun_set(&sr, "path", "/");
-	sysrun_set(&sr, "warn", "85%");
-	sysrun_set(&sr, "crit", "1G");
-	sysrun_check(&sr);
-	sysrun_free(&sr);
+	pu_init(&sr, &probe_disk_ops, NULL);
+	pu_set(&sr, "path", "/");
+	pu_set(&sr, "warn", "85%");
+	pu_set(&sr, "crit", "1G");
+	pu_check(&sr);
+	pu_done(&sr);
 
-	sysrun_init(&sr, &probe_disk_ops, NULL);
-	sysrun_set(&sr, "path", "/");
-	sysrun_set(&sr, "warn", "10G");
-	sysrun_set(&sr, "crit", "5G");
-	sysrun_check(&sr);
-	sysrun_free(&sr);
+	pu_init(&sr, &probe_disk_ops, NULL);
+	pu_set(&sr, "path", "/");
+	pu_set(&sr, "warn", "10G");
+	pu_set(&sr, "crit", "5G");
+	pu_check(&sr);
+	pu_done(&sr);
 
 	ck_assert_str_eq(probe_disk_ops.name, "disk");
 	ck_assert_str_eq(probe_inodes_ops.name, "inodes");
@@ -83,19 +83,19 @@ df_pct(const char *path)
 /* lbagent without a descriptor for its worker: unknown, not a full disk. */
 START_TEST(disk_out_of_descriptors)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 	struct tu_fds	fds;
 
-	sysrun_init(&sr, &probe_disk_ops, NULL);
-	sysrun_set(&sr, "path", "/");
-	sysrun_check(&sr);
+	pu_init(&sr, &probe_disk_ops, NULL);
+	pu_set(&sr, "path", "/");
+	pu_check(&sr);
 	tu_fds_exhaust(&fds, 0);
-	sysrun_expect(&sr, PROBE_UNKNOWN, "cannot start a thread: Too many "
+	pu_expect(&sr, PROBE_UNKNOWN, "cannot start a thread: Too many "
 	    "open files (lbagent out of descriptors)");
 	tu_fds_release(&fds);
-	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert(pu_once(&sr, 10000));
 	ck_assert_int_eq(sr.out.result, PROBE_OK);
-	sysrun_free(&sr);
+	pu_done(&sr);
 }
 END_TEST
 
@@ -103,15 +103,15 @@ START_TEST(disk_real_statvfs)
 {
 	const char	*paths[] = { "/", NULL };
 	char		*dir = tu_tmpdir(), pct[32], *p;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	int		 i;
 
 	paths[1] = dir;
 	for (i = 0; i < 2; i++) {
-		sysrun_init(&sr, &probe_disk_ops, NULL);
-		sysrun_set(&sr, "path", paths[i]);
-		sysrun_check(&sr);
-		ck_assert(sysrun_once(&sr, 10000));
+		pu_init(&sr, &probe_disk_ops, NULL);
+		pu_set(&sr, "path", paths[i]);
+		pu_check(&sr);
+		ck_assert(pu_once(&sr, 10000));
 		ck_assert_int_eq(sr.out.result, PROBE_OK);
 		ck_assert(sr.out.value >= 0 && sr.out.value <= 100);
 		/* Others write meanwhile: a loose match to df. */
@@ -123,7 +123,7 @@ START_TEST(disk_real_statvfs)
 		ck_assert_msg(strncmp(sr.out.reason, pct, strlen(pct)) == 0 &&
 		    strstr(sr.out.reason, "% used, ") != NULL &&
 		    strstr(sr.out.reason, " free") != NULL, "%s", sr.out.reason);
-		sysrun_free(&sr);
+		pu_done(&sr);
 	}
 	tu_rmtree(dir);
 	free(dir);
@@ -135,24 +135,24 @@ static void
 disk_on_root(const char *warn, const char *crit, enum probe_result r,
     const char *tail)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 	size_t		len;
 
-	sysrun_init(&sr, &probe_disk_ops, NULL);
-	sysrun_set(&sr, "path", "/");
+	pu_init(&sr, &probe_disk_ops, NULL);
+	pu_set(&sr, "path", "/");
 	if (warn != NULL)
-		sysrun_set(&sr, "warn", warn);
+		pu_set(&sr, "warn", warn);
 	if (crit != NULL)
-		sysrun_set(&sr, "crit", crit);
-	sysrun_check(&sr);
-	ck_assert(sysrun_once(&sr, 10000));
+		pu_set(&sr, "crit", crit);
+	pu_check(&sr);
+	ck_assert(pu_once(&sr, 10000));
 	ck_assert_msg(sr.out.result == r, "%s", sr.out.reason);
 	len = strlen(sr.out.reason);
 	ck_assert_msg(len > strlen(tail) &&
 	    strcmp(sr.out.reason + len - strlen(tail), tail) == 0,
 	    "\"%s\" does not end in \"%s\"", sr.out.reason, tail);
 	ck_assert(!isnan(sr.out.value));
-	sysrun_free(&sr);
+	pu_done(&sr);
 }
 
 START_TEST(disk_thresholds)
@@ -175,7 +175,7 @@ END_TEST
 START_TEST(disk_missing_path)
 {
 	char		*dir = tu_tmpdir(), *file, *p;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	int		 i;
 
 	file = tu_write(dir, "f", "x", -1);
@@ -184,14 +184,14 @@ START_TEST(disk_missing_path)
 			ck_assert_int_ne(asprintf(&p, "%s/nope", dir), -1);
 		else
 			ck_assert_int_ne(asprintf(&p, "%s/sub", file), -1);
-		sysrun_init(&sr, i == 0 ? &probe_disk_ops : &probe_inodes_ops,
+		pu_init(&sr, i == 0 ? &probe_disk_ops : &probe_inodes_ops,
 		    NULL);
-		sysrun_set(&sr, "path", p);
-		sysrun_expect(&sr, PROBE_CRIT, "path does not exist");
+		pu_set(&sr, "path", p);
+		pu_expect(&sr, PROBE_CRIT, "path does not exist");
 		ck_assert(isnan(sr.out.value));
 		/* The probe keeps working run after run. */
-		sysrun_expect(&sr, PROBE_CRIT, "path does not exist");
-		sysrun_free(&sr);
+		pu_expect(&sr, PROBE_CRIT, "path does not exist");
+		pu_done(&sr);
 		free(p);
 	}
 	tu_rmtree(dir);
@@ -205,18 +205,18 @@ START_TEST(inodes_real_statvfs)
 	const char	*paths[] = { "/", "/proc", NULL };
 	char		*dir = tu_tmpdir();
 	struct statvfs	 st;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	int		 i;
 
 	paths[2] = dir;
 	for (i = 0; i < 3; i++) {
 		ck_assert_int_eq(statvfs(paths[i], &st), 0);
-		sysrun_init(&sr, &probe_inodes_ops, NULL);
-		sysrun_set(&sr, "path", paths[i]);
-		sysrun_set(&sr, "warn", "0%");
-		sysrun_set(&sr, "crit", "100%");
-		sysrun_check(&sr);
-		ck_assert(sysrun_once(&sr, 10000));
+		pu_init(&sr, &probe_inodes_ops, NULL);
+		pu_set(&sr, "path", paths[i]);
+		pu_set(&sr, "warn", "0%");
+		pu_set(&sr, "crit", "100%");
+		pu_check(&sr);
+		ck_assert(pu_once(&sr, 10000));
 		if (st.f_files == 0) {
 			ck_assert_int_eq(sr.out.result, PROBE_OK);
 			ck_assert_str_eq(sr.out.reason, "no inode limit");
@@ -230,7 +230,7 @@ START_TEST(inodes_real_statvfs)
 				    sr.out.reason);
 			}
 		}
-		sysrun_free(&sr);
+		pu_done(&sr);
 	}
 	tu_rmtree(dir);
 	free(dir);
@@ -240,18 +240,18 @@ END_TEST
 START_TEST(disk_no_blocks)
 {
 	struct statvfs	st;
-	struct sysrun	sr;
+	struct pu	sr;
 
 	/* /proc reports no blocks at all: nothing to measure, nothing wrong. */
 	ck_assert_int_eq(statvfs("/proc", &st), 0);
 	if (st.f_blocks != 0)
 		return;
-	sysrun_init(&sr, &probe_disk_ops, NULL);
-	sysrun_set(&sr, "path", "/proc");
-	sysrun_set(&sr, "crit", "1G");
-	sysrun_expect(&sr, PROBE_OK, "filesystem reports no blocks");
+	pu_init(&sr, &probe_disk_ops, NULL);
+	pu_set(&sr, "path", "/proc");
+	pu_set(&sr, "crit", "1G");
+	pu_expect(&sr, PROBE_OK, "filesystem reports no blocks");
 	ck_assert(isnan(sr.out.value));
-	sysrun_free(&sr);
+	pu_done(&sr);
 }
 END_TEST
 
@@ -278,20 +278,20 @@ thread_count(void)
 static void
 hung(const struct probe_ops *ops)
 {
-	char		*dir = tu_tmpdir(), *mnt = sys_mkdirs(dir, "mnt");
-	struct sysrun	 sr;
+	char		*dir = tu_tmpdir(), *mnt = pu_mkdirs(dir, "mnt");
+	struct pu	 sr;
 	int		 fd, i, threads;
 
 	if ((fd = hungfs_mount(mnt)) == -1)
 		goto out;
-	sysrun_init(&sr, ops, NULL);
-	sysrun_set(&sr, "path", mnt);
-	sysrun_set(&sr, "crit", "90%");
-	ck_assert_msg(!sysrun_once(&sr, 300), "reported: %s", sr.out.reason);
+	pu_init(&sr, ops, NULL);
+	pu_set(&sr, "path", mnt);
+	pu_set(&sr, "crit", "90%");
+	ck_assert_msg(!pu_once(&sr, 300), "reported: %s", sr.out.reason);
 	ck_assert_int_eq(sr.reports, 0);
 	threads = thread_count();
 	for (i = 0; i < 5; i++) {
-		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert(pu_once(&sr, 10000));
 		ck_assert_int_eq(sr.out.result, PROBE_CRIT);
 		ck_assert_msg(strncmp(sr.out.reason,
 		    "statfs still blocked since ", 27) == 0, "%s",
@@ -304,7 +304,7 @@ hung(const struct probe_ops *ops)
 	hungfs_abort(fd);
 	/* The blocked statvfs now fails; it never reports (it was cancelled). */
 	for (i = 0; i < 1000; i++) {
-		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert(pu_once(&sr, 10000));
 		if (strncmp(sr.out.reason, "statfs still blocked", 20) != 0)
 			break;
 		usleep(10000);
@@ -314,11 +314,11 @@ hung(const struct probe_ops *ops)
 	ck_assert_str_eq(sr.out.reason,
 	    "statfs: Transport endpoint is not connected");
 	hungfs_umount(mnt);
-	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert(pu_once(&sr, 10000));
 	ck_assert_msg(strstr(sr.out.reason, "used") != NULL ||
 	    strcmp(sr.out.reason, "no inode limit") == 0, "%s", sr.out.reason);
 	ck_assert_int_eq(sr.reports, 7 + i);
-	sysrun_free(&sr);
+	pu_done(&sr);
 out:
 	tu_rmtree(dir);
 	free(mnt);
@@ -340,17 +340,17 @@ END_TEST
 /* Stopping lbagent while statvfs hangs: keep_free lets the thread go. */
 START_TEST(disk_hung_then_freed)
 {
-	char		*dir = tu_tmpdir(), *mnt = sys_mkdirs(dir, "mnt");
-	struct sysrun	 sr;
+	char		*dir = tu_tmpdir(), *mnt = pu_mkdirs(dir, "mnt");
+	struct pu	 sr;
 	int		 fd, i, threads;
 
 	if ((fd = hungfs_mount(mnt)) == -1)
 		goto out;
-	sysrun_init(&sr, &probe_disk_ops, NULL);
-	sysrun_set(&sr, "path", mnt);
-	ck_assert(!sysrun_once(&sr, 200));
+	pu_init(&sr, &probe_disk_ops, NULL);
+	pu_set(&sr, "path", mnt);
+	ck_assert(!pu_once(&sr, 200));
 	threads = thread_count();	/* with the blocked one */
-	sysrun_free(&sr);
+	pu_done(&sr);
 	hungfs_abort(fd);
 	hungfs_umount(mnt);
 	/* The thread returns, frees its job and exits, calling nothing. */

@@ -16,7 +16,7 @@
 
 #include "lbagent/probe_kinds.h"
 #include "testhttpd.h"
-#include "testprobe.h"
+#include "probeutil.h"
 #include "testutil.h"
 
 #define DOCKER_HEADERS	"Api-Version: 1.43\r\n"				\
@@ -101,7 +101,7 @@ setup(void)
 	routes[n] = (struct th_route){ .path = NULL };
 
 	ck_assert_ptr_nonnull(f.base = event_base_new());
-	tp_env_init(&f.env, f.base);
+	pu_env_init(&f.env, f.base);
 	f.dir = tu_tmpdir();
 	ck_assert_int_ne(asprintf(&f.sock, "%s/docker.sock", f.dir), -1);
 	f.srv = th_start_unix(routes, f.sock);
@@ -112,7 +112,7 @@ teardown(void)
 {
 	size_t	i;
 
-	tp_env_free(&f.env);
+	pu_env_free(&f.env);
 	th_stop(f.srv);
 	event_base_free(f.base);
 	tu_rmtree(f.dir);
@@ -131,19 +131,19 @@ static void
 run_one(const char *container, const char *sock, int64_t timeout_ms,
     enum probe_result want, const char *reason)
 {
-	struct tp_runner	 r;
+	struct pu	 r;
 	void			*conf;
 
-	conf = tp_conf(&probe_docker_ops, KV("container", container, "socket",
+	conf = pu_conf(&probe_docker_ops, KV("container", container, "socket",
 	    sock));
-	tp_runner_init(&r, &probe_docker_ops, &f.env, conf, timeout_ms);
-	tp_run(&r);
+	pu_init_env(&r, &probe_docker_ops, &f.env, conf, timeout_ms);
+	pu_run(&r, 20000);
 	ck_assert_msg(r.out.result == want && strcmp(r.out.reason, reason) == 0,
 	    "%s: %s \"%s\", want %s \"%s\"", container,
 	    probe_result_name(r.out.result), r.out.reason,
 	    probe_result_name(want), reason);
 	ck_assert(isnan(r.out.value));
-	tp_runner_free(&r);
+	pu_done(&r);
 	probe_docker_ops.conf_free(conf);
 }
 
@@ -189,7 +189,7 @@ START_TEST(config_errors)
 	memset(longsock + 1, 's', 107);
 	longsock[108] = '\0';
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		why = tp_conf_error(&probe_docker_ops, cases[i].kv);
+		why = pu_conf_error(&probe_docker_ops, cases[i].kv);
 		ck_assert_msg(why != NULL, "case %zu accepted", i);
 		ck_assert_msg(strcmp(why, cases[i].why) == 0,
 		    "case %zu: \"%s\", want \"%s\"", i, why, cases[i].why);
@@ -211,7 +211,7 @@ START_TEST(config_accepted)
 	size_t				 i;
 
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		probe_docker_ops.conf_free(tp_conf(&probe_docker_ops, ok[i]));
+		probe_docker_ops.conf_free(pu_conf(&probe_docker_ops, ok[i]));
 	ck_assert_str_eq(probe_docker_ops.name, "docker");
 	ck_assert_str_eq(k[0].name, "container");
 	ck_assert_ptr_null(k[0].def);
@@ -321,23 +321,23 @@ END_TEST
 
 START_TEST(cancel_in_flight)
 {
-	struct tp_runner	 r;
+	struct pu	 r;
 	void			*conf;
 	unsigned		 i;
 
-	conf = tp_conf(&probe_docker_ops, KV("container", "slow", "socket",
+	conf = pu_conf(&probe_docker_ops, KV("container", "slow", "socket",
 	    f.sock));
-	tp_runner_init(&r, &probe_docker_ops, &f.env, conf, 10000);
-	tp_start(&r);
+	pu_init_env(&r, &probe_docker_ops, &f.env, conf, 10000);
+	pu_start(&r);
 	for (i = 0; i < 100 && th_requests(f.srv) == 0; i++)
-		tp_loop(f.base, NULL, 50);
+		pu_loop_pending(f.base, NULL, 50);
 	ck_assert_uint_eq(th_requests(f.srv), 1);
 	r.run.ops->cancel(&r.run);
 	r.run.in_flight = false;
 	ck_assert_ptr_null(r.run.data);
-	tp_loop(f.base, NULL, 300);
-	ck_assert_uint_eq(r.reported, 0);
-	tp_runner_free(&r);
+	pu_loop_pending(f.base, NULL, 300);
+	ck_assert_uint_eq(r.nreports, 0);
+	pu_done(&r);
 	probe_docker_ops.conf_free(conf);
 }
 END_TEST

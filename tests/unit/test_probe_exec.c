@@ -124,7 +124,7 @@ START_TEST(conf_errors)
 	struct pu	pu;
 	char		*dir, *path, *saved_path;
 
-	pu_init(&pu, &probe_exec_ops);
+	pu_init(&pu, &probe_exec_ops, NULL);
 	ck_assert_str_eq(pu_check_bad(&pu), "command is required");
 	ck_assert_ptr_nonnull(strstr(pu_set_bad(&pu, "command", "a | b"),
 	    "sh -c"));

@@ -22,7 +22,7 @@
 #include "lbagent/probe_kinds.h"
 #include "lbagent/redact.h"
 #include "testhttpd.h"
-#include "testprobe.h"
+#include "probeutil.h"
 #include "testutil.h"
 
 static const char json_obj[] =
@@ -75,14 +75,14 @@ setup(void)
 {
 	memset(&f, 0, sizeof(f));
 	ck_assert_ptr_nonnull(f.base = event_base_new());
-	tp_env_init(&f.env, f.base);
+	pu_env_init(&f.env, f.base);
 	f.srv = th_start_tcp(routes, &f.port);
 }
 
 static void
 teardown(void)
 {
-	tp_env_free(&f.env);
+	pu_env_free(&f.env);
 	th_stop(f.srv);
 	event_base_free(f.base);
 }
@@ -98,12 +98,12 @@ url(const char *path)
 static void
 run_conf(void *conf, int64_t timeout_ms, struct probe_outcome *out)
 {
-	struct tp_runner	r;
+	struct pu	r;
 
-	tp_runner_init(&r, &probe_http_ops, &f.env, conf, timeout_ms);
-	tp_run(&r);
+	pu_init_env(&r, &probe_http_ops, &f.env, conf, timeout_ms);
+	pu_run(&r, 20000);
 	*out = r.out;
-	tp_runner_free(&r);
+	pu_done(&r);
 	probe_http_ops.conf_free(conf);
 }
 
@@ -119,7 +119,7 @@ run_path(const char *path, const char *const *extra, enum probe_result want,
 	for (; extra != NULL && *extra != NULL; extra++)
 		kv[n++] = *extra;
 	kv[n] = NULL;
-	run_conf(tp_conf(&probe_http_ops, kv), 5000, &out);
+	run_conf(pu_conf(&probe_http_ops, kv), 5000, &out);
 	ck_assert_msg(out.result == want, "%s: %s, want %s (%s)", path,
 	    probe_result_name(out.result), probe_result_name(want), out.reason);
 	if (reason != NULL)
@@ -237,7 +237,7 @@ START_TEST(config_errors)
 	size_t		 i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		why = tp_conf_error(&probe_http_ops, cases[i].kv);
+		why = pu_conf_error(&probe_http_ops, cases[i].kv);
 		ck_assert_msg(why != NULL, "case %zu accepted", i);
 		ck_assert_msg(strcmp(why, cases[i].why) == 0,
 		    "case %zu: \"%s\", want \"%s\"", i, why, cases[i].why);
@@ -279,7 +279,7 @@ START_TEST(config_accepted)
 	size_t	i;
 
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		probe_http_ops.conf_free(tp_conf(&probe_http_ops, ok[i]));
+		probe_http_ops.conf_free(pu_conf(&probe_http_ops, ok[i]));
 	probe_http_ops.conf_free(NULL);
 }
 END_TEST
@@ -542,7 +542,7 @@ START_TEST(transport)
 	char			 u[64];
 
 	snprintf(u, sizeof(u), "http://127.0.0.1:%d/", th_closed_port());
-	run_conf(tp_conf(&probe_http_ops, KV("url", u)), 5000, &out);
+	run_conf(pu_conf(&probe_http_ops, KV("url", u)), 5000, &out);
 	ck_assert_int_eq(out.result, PROBE_CRIT);
 	ck_assert_str_eq(out.reason, "connection refused");
 	ck_assert(isnan(out.value));
@@ -551,7 +551,7 @@ START_TEST(transport)
 	run_path("/empty", NULL, PROBE_CRIT, "empty reply");
 	run_path("/garbage", NULL, PROBE_CRIT, "not an HTTP reply");
 	/* The run's timeout is libcurl's too. */
-	run_conf(tp_conf(&probe_http_ops, KV("url", url("/silent"))), 300,
+	run_conf(pu_conf(&probe_http_ops, KV("url", url("/silent"))), 300,
 	    &out);
 	ck_assert_int_eq(out.result, PROBE_CRIT);
 	ck_assert_str_eq(out.reason, "timed out");
@@ -568,8 +568,8 @@ START_TEST(out_of_descriptors)
 	struct probe_outcome	 out, named;
 	void			*by_addr, *by_name;
 
-	by_addr = tp_conf(&probe_http_ops, KV("url", url("/ok")));
-	by_name = tp_conf(&probe_http_ops,
+	by_addr = pu_conf(&probe_http_ops, KV("url", url("/ok")));
+	by_name = pu_conf(&probe_http_ops,
 	    KV("url", "http://lbagent-test.invalid/"));
 	tu_fds_exhaust(&fds, 0);
 	run_conf(by_addr, 5000, &out);
@@ -594,7 +594,7 @@ request_for(const char *const *kv)
 {
 	struct probe_outcome	out;
 
-	run_conf(tp_conf(&probe_http_ops, kv), 5000, &out);
+	run_conf(pu_conf(&probe_http_ops, kv), 5000, &out);
 	ck_assert_int_eq(out.result, PROBE_OK);
 	return th_last_request(f.srv);
 }
@@ -725,10 +725,10 @@ START_TEST(https)
 	dir = tu_tmpdir();
 	pid = tls_server(dir, &port);
 	snprintf(u, sizeof(u), "https://alice:hunter2@127.0.0.1:%d/", port);
-	run_conf(tp_conf(&probe_http_ops, KV("url", u)), 5000, &out);
+	run_conf(pu_conf(&probe_http_ops, KV("url", u)), 5000, &out);
 	ck_assert_int_eq(out.result, PROBE_CRIT);
 	ck_assert_str_eq(out.reason, "TLS: certificate verify failed");
-	run_conf(tp_conf(&probe_http_ops, KV("url", u, "tls_verify", "no",
+	run_conf(pu_conf(&probe_http_ops, KV("url", u, "tls_verify", "no",
 	    "expect_body", "s_server")), 5000, &out);
 	ck_assert_msg(out.result == PROBE_OK, "%s", out.reason);
 	kill(pid, SIGTERM);
@@ -745,7 +745,7 @@ START_TEST(no_secrets)
 	static const char *const secrets[] = { "alice", "hunter2", "s3cret",
 	    "YWxpY2U" };
 	struct probe_outcome	 out;
-	struct tp_runner	 r;
+	struct pu	 r;
 	char			*dir, *log, u[128], text[65536];
 	void			*conf;
 	FILE			*fp;
@@ -781,15 +781,15 @@ START_TEST(no_secrets)
 		} else
 			snprintf(u, sizeof(u), "http://alice:hunter2@127.0.0.1:"
 			    "%d%s", f.port, targets[i]);
-		conf = tp_conf(&probe_http_ops, KV("url", u, "header",
+		conf = pu_conf(&probe_http_ops, KV("url", u, "header",
 		    "X-Token: s3cret", "expect_body", "ok"));
-		tp_runner_init(&r, &probe_http_ops, &f.env, conf, 500);
-		tp_run(&r);
+		pu_init_env(&r, &probe_http_ops, &f.env, conf, 500);
+		pu_run(&r, 20000);
 		out = r.out;
 		strncat(reasons, out.reason, sizeof(reasons) -
 		    strlen(reasons) - 2);
 		strcat(reasons, "\n");
-		tp_runner_free(&r);
+		pu_done(&r);
 		probe_http_ops.conf_free(conf);
 	}
 
@@ -825,7 +825,7 @@ END_TEST
 /* A lasting failure logs libcurl's text once; a new one logs again. */
 START_TEST(libcurl_text_once)
 {
-	struct tp_runner	 r;
+	struct pu	 r;
 	char			*dir, *log, u[64], text[8192], *p;
 	void			*refused, *garbage;
 	FILE			*fp;
@@ -835,8 +835,8 @@ START_TEST(libcurl_text_once)
 	dir = tu_tmpdir();
 	ck_assert_int_ne(asprintf(&log, "%s/log", dir), -1);
 	snprintf(u, sizeof(u), "http://127.0.0.1:%d/", th_closed_port());
-	refused = tp_conf(&probe_http_ops, KV("url", u));
-	garbage = tp_conf(&probe_http_ops, KV("url", url("/garbage")));
+	refused = pu_conf(&probe_http_ops, KV("url", u));
+	garbage = pu_conf(&probe_http_ops, KV("url", url("/garbage")));
 	log_set_debug(1);
 	fflush(stderr);
 	ck_assert_int_ne(saved = dup(2), -1);
@@ -844,13 +844,13 @@ START_TEST(libcurl_text_once)
 	    -1);
 	dup2(fd, 2);
 	close(fd);
-	tp_runner_init(&r, &probe_http_ops, &f.env, refused, 5000);
+	pu_init_env(&r, &probe_http_ops, &f.env, refused, 5000);
 	for (i = 0; i < 3; i++)
-		tp_run(&r);
+		pu_run(&r, 20000);
 	r.run.conf = garbage;
-	tp_run(&r);
+	pu_run(&r, 20000);
 	r.run.conf = refused;
-	tp_run(&r);
+	pu_run(&r, 20000);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -863,7 +863,7 @@ START_TEST(libcurl_text_once)
 		lines++;
 	/* refused (once for three runs), garbage, refused again. */
 	ck_assert_msg(lines == 3, "%zu lines:\n%s", lines, text);
-	tp_runner_free(&r);
+	pu_done(&r);
 	probe_http_ops.conf_free(refused);
 	probe_http_ops.conf_free(garbage);
 	tu_rmtree(dir);
@@ -876,31 +876,31 @@ END_TEST
 
 START_TEST(cancel_in_flight)
 {
-	struct tp_runner	 r;
+	struct pu	 r;
 	void			*conf;
 	unsigned		 i;
 
-	conf = tp_conf(&probe_http_ops, KV("url", url("/silent")));
-	tp_runner_init(&r, &probe_http_ops, &f.env, conf, 10000);
-	tp_start(&r);
+	conf = pu_conf(&probe_http_ops, KV("url", url("/silent")));
+	pu_init_env(&r, &probe_http_ops, &f.env, conf, 10000);
+	pu_start(&r);
 	ck_assert_ptr_nonnull(r.run.data);
 	for (i = 0; i < 100 && th_requests(f.srv) == 0; i++)
-		tp_loop(f.base, NULL, 50);
+		pu_loop_pending(f.base, NULL, 50);
 	ck_assert_uint_eq(th_requests(f.srv), 1);
 	/* The owner's timeout: the kind drops the run and never reports. */
 	r.run.ops->cancel(&r.run);
 	r.run.in_flight = false;
 	ck_assert_ptr_null(r.run.data);
-	tp_loop(f.base, NULL, 300);
-	ck_assert_uint_eq(r.reported, 0);
+	pu_loop_pending(f.base, NULL, 300);
+	ck_assert_uint_eq(r.nreports, 0);
 	/* And the same probe runs again. */
 	conf = (void *)r.run.conf;
 	probe_http_ops.conf_free(conf);
-	conf = tp_conf(&probe_http_ops, KV("url", url("/ok")));
+	conf = pu_conf(&probe_http_ops, KV("url", url("/ok")));
 	r.run.conf = conf;
-	tp_run(&r);
+	pu_run(&r, 20000);
 	ck_assert_int_eq(r.out.result, PROBE_OK);
-	tp_runner_free(&r);
+	pu_done(&r);
 	probe_http_ops.conf_free(conf);
 }
 END_TEST
@@ -908,17 +908,17 @@ END_TEST
 START_TEST(no_curl_loop)
 {
 	struct probe_env	 env = { .base = f.base };
-	struct tp_runner	 r;
+	struct pu	 r;
 	void			*conf;
 
-	conf = tp_conf(&probe_http_ops, KV("url", url("/ok")));
-	tp_runner_init(&r, &probe_http_ops, &env, conf, 1000);
-	tp_start(&r);
-	ck_assert_uint_eq(r.reported, 1);
+	conf = pu_conf(&probe_http_ops, KV("url", url("/ok")));
+	pu_init_env(&r, &probe_http_ops, &env, conf, 1000);
+	pu_start(&r);
+	ck_assert_uint_eq(r.nreports, 1);
 	ck_assert_int_eq(r.out.result, PROBE_CRIT);
 	ck_assert_str_eq(r.out.reason, "cannot start the request");
 	ck_assert_ptr_null(r.run.data);
-	tp_runner_free(&r);
+	pu_done(&r);
 	probe_http_ops.conf_free(conf);
 }
 END_TEST
@@ -928,24 +928,24 @@ END_TEST
 /* A hundred HTTP probes in flight at once all report. */
 START_TEST(hundred_probes)
 {
-	static struct tp_runner	 r[NPROBES];
+	static struct pu	 r[NPROBES];
 	void			*conf;
 	unsigned		 pending = NPROBES;
 	size_t			 i;
 
-	conf = tp_conf(&probe_http_ops, KV("url", url("/slow"),
+	conf = pu_conf(&probe_http_ops, KV("url", url("/slow"),
 	    "expect_body", "late"));
 	for (i = 0; i < NPROBES; i++) {
-		tp_runner_init(&r[i], &probe_http_ops, &f.env, conf, 20000);
+		pu_init_env(&r[i], &probe_http_ops, &f.env, conf, 20000);
 		r[i].pending = &pending;
-		tp_start(&r[i]);
+		pu_start(&r[i]);
 	}
-	ck_assert(tp_loop(f.base, &pending, 25000));
+	ck_assert(pu_loop_pending(f.base, &pending, 25000));
 	for (i = 0; i < NPROBES; i++) {
-		ck_assert_uint_eq(r[i].reported, 1);
+		ck_assert_uint_eq(r[i].nreports, 1);
 		ck_assert_msg(r[i].out.result == PROBE_OK, "%s",
 		    r[i].out.reason);
-		tp_runner_free(&r[i]);
+		pu_done(&r[i]);
 	}
 	ck_assert_uint_eq(th_requests(f.srv), NPROBES);
 	probe_http_ops.conf_free(conf);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "lbagent/probe_kinds.h"
-#include "sysrun.h"
+#include "probeutil.h"
 
 /* A proc tree with loadavg and a stat of ncpu CPUs whose aggregate is cpu. */
 static char *
@@ -39,24 +39,24 @@ START_TEST(load_config_errors)
 {
 	const struct probe_ops	*l = &probe_load_ops, *c = &probe_cpu_ops;
 
-	sysconf_set_fails(l, "window", "2", "expected 1, 5 or 15 (minutes)");
-	sysconf_set_fails(l, "window", "5m", "expected 1, 5 or 15 (minutes)");
-	sysconf_set_fails(l, "window", "", "expected 1, 5 or 15 (minutes)");
-	sysconf_set_fails(l, "warn", "high",
+	pu_conf_set_fails(l, "window", "2", "expected 1, 5 or 15 (minutes)");
+	pu_conf_set_fails(l, "window", "5m", "expected 1, 5 or 15 (minutes)");
+	pu_conf_set_fails(l, "window", "", "expected 1, 5 or 15 (minutes)");
+	pu_conf_set_fails(l, "warn", "high",
 	    "expected a number of 0 or more, such as 1.5");
-	sysconf_set_fails(l, "warn", "-1",
+	pu_conf_set_fails(l, "warn", "-1",
 	    "expected a number of 0 or more, such as 1.5");
-	sysconf_set_fails(l, "crit", "150%",
+	pu_conf_set_fails(l, "crit", "150%",
 	    "expected a number of 0 or more, such as 1.5");
-	sysconf_check_fails(l, "crit must be above warn (a higher value is "
+	pu_conf_check_fails(l, "crit must be above warn (a higher value is "
 	    "worse)", "warn", "2", "crit", "1.5", NULL);
-	sysconf_check_fails(l, "crit must be above warn (a higher value is "
+	pu_conf_check_fails(l, "crit must be above warn (a higher value is "
 	    "worse)", "warn", "2", "crit", "2.0", NULL);
 
-	sysconf_set_fails(c, "warn", "90", "expected a percentage such as 85%");
-	sysconf_set_fails(c, "crit", "190%",
+	pu_conf_set_fails(c, "warn", "90", "expected a percentage such as 85%");
+	pu_conf_set_fails(c, "crit", "190%",
 	    "expected a percentage from 0% to 100%");
-	sysconf_check_fails(c, "crit must be above warn (a higher value is "
+	pu_conf_check_fails(c, "crit must be above warn (a higher value is "
 	    "worse)", "warn", "90%", "crit", "80%", NULL);
 }
 END_TEST
@@ -65,29 +65,29 @@ START_TEST(load_windows)
 {
 	char		*root = proc_tree("2.00 4.00 8.00 3/412 12345\n", 4,
 			    "40 0 40 280 40 0 0 0 0 0");
-	struct sysrun	 sr;
+	struct pu	 sr;
 
 	/* No thresholds: the value, ok. */
-	sysrun_init(&sr, &probe_load_ops, root);
-	sysrun_check(&sr);
-	sysrun_expect(&sr, PROBE_OK, "load 0.50 per CPU");
+	pu_init(&sr, &probe_load_ops, root);
+	pu_check(&sr);
+	pu_expect(&sr, PROBE_OK, "load 0.50 per CPU");
 	ck_assert_double_eq(sr.out.value, 0.5);
-	sysrun_free(&sr);
+	pu_done(&sr);
 
-	sysrun_init(&sr, &probe_load_ops, root);
-	sysrun_set(&sr, "window", "5");
-	sysrun_expect(&sr, PROBE_OK, "load5 1.00 per CPU");
+	pu_init(&sr, &probe_load_ops, root);
+	pu_set(&sr, "window", "5");
+	pu_expect(&sr, PROBE_OK, "load5 1.00 per CPU");
 	ck_assert_double_eq(sr.out.value, 1);
-	sysrun_free(&sr);
+	pu_done(&sr);
 
-	sysrun_init(&sr, &probe_load_ops, root);
-	sysrun_set(&sr, "window", "15");
-	sysrun_set(&sr, "warn", "1.5");
-	sysrun_set(&sr, "crit", "3");
-	sysrun_check(&sr);
-	sysrun_expect(&sr, PROBE_WARN, "load15 2.00 per CPU (warn 1.5)");
+	pu_init(&sr, &probe_load_ops, root);
+	pu_set(&sr, "window", "15");
+	pu_set(&sr, "warn", "1.5");
+	pu_set(&sr, "crit", "3");
+	pu_check(&sr);
+	pu_expect(&sr, PROBE_WARN, "load15 2.00 per CPU (warn 1.5)");
 	ck_assert_double_eq(sr.out.value, 2);
-	sysrun_free(&sr);
+	pu_done(&sr);
 	rm_tree(root);
 }
 END_TEST
@@ -99,17 +99,17 @@ load_case(int ncpu, const char *warn, const char *crit, enum probe_result r,
 {
 	char		*root = proc_tree("9.20 0.00 0.00 1/1 1\n", ncpu,
 			    "1 0 1 7 1 0 0 0 0 0");
-	struct sysrun	 sr;
+	struct pu	 sr;
 
-	sysrun_init(&sr, &probe_load_ops, root);
+	pu_init(&sr, &probe_load_ops, root);
 	if (warn != NULL)
-		sysrun_set(&sr, "warn", warn);
+		pu_set(&sr, "warn", warn);
 	if (crit != NULL)
-		sysrun_set(&sr, "crit", crit);
-	sysrun_check(&sr);
-	sysrun_expect(&sr, r, reason);
+		pu_set(&sr, "crit", crit);
+	pu_check(&sr);
+	pu_expect(&sr, r, reason);
 	ck_assert_double_eq_tol(sr.out.value, 9.2 / ncpu, 1e-9);
-	sysrun_free(&sr);
+	pu_done(&sr);
 	rm_tree(root);
 }
 
@@ -129,7 +129,7 @@ START_TEST(load_bad_files)
 {
 	const char	*bad[] = { "", "\n", "abc", "1.0 2.0", "1.0 2.0 x 1/1 1",
 			    "-1.0 2.0 3.0 1/1 1", "1.0, 2.0, 3.0", "nan 1 1 1/1 1" };
-	struct sysrun	 sr;
+	struct pu	 sr;
 	char		*root, *why;
 	size_t		 i;
 
@@ -137,10 +137,10 @@ START_TEST(load_bad_files)
 		root = proc_tree(bad[i], 2, "1 0 1 7 1 0 0 0 0 0");
 		ck_assert_int_ne(asprintf(&why, "%s/loadavg: malformed", root),
 		    -1);
-		sysrun_init(&sr, &probe_load_ops, root);
-		sysrun_expect(&sr, PROBE_CRIT, why);
+		pu_init(&sr, &probe_load_ops, root);
+		pu_expect(&sr, PROBE_CRIT, why);
 		ck_assert(isnan(sr.out.value));
-		sysrun_free(&sr);
+		pu_done(&sr);
 		free(why);
 		rm_tree(root);
 	}
@@ -149,18 +149,18 @@ START_TEST(load_bad_files)
 	root = proc_tree(NULL, 2, "1 0 1 7 1 0 0 0 0 0");
 	ck_assert_int_ne(asprintf(&why, "%s/loadavg: No such file or "
 	    "directory", root), -1);
-	sysrun_init(&sr, &probe_load_ops, root);
-	sysrun_expect(&sr, PROBE_CRIT, why);
-	sysrun_free(&sr);
+	pu_init(&sr, &probe_load_ops, root);
+	pu_expect(&sr, PROBE_CRIT, why);
+	pu_done(&sr);
 	free(why);
 
 	/* A stat without cpuN lines: no CPU count. */
 	free(tu_write(root, "loadavg", "1 1 1 1/1 1\n", -1));
 	free(tu_write(root, "stat", "cpu  1 2 3 4\nintr 1\n", -1));
 	ck_assert_int_ne(asprintf(&why, "%s/stat: no cpuN lines", root), -1);
-	sysrun_init(&sr, &probe_load_ops, root);
-	sysrun_expect(&sr, PROBE_CRIT, why);
-	sysrun_free(&sr);
+	pu_init(&sr, &probe_load_ops, root);
+	pu_expect(&sr, PROBE_CRIT, why);
+	pu_done(&sr);
 	free(why);
 	rm_tree(root);
 }
@@ -171,60 +171,60 @@ START_TEST(load_too_many_cpus)
 	/* More cpu lines than the bounded read holds: said, not miscounted. */
 	char		*root = proc_tree("1 1 1 1/1 1\n", 9000,
 			    "1 0 1 7 1 0 0 0 0 0"), *why;
-	struct sysrun	 sr;
+	struct pu	 sr;
 
 	ck_assert_int_ne(asprintf(&why, "%s/stat: too many cpu lines", root),
 	    -1);
-	sysrun_init(&sr, &probe_load_ops, root);
-	sysrun_expect(&sr, PROBE_CRIT, why);
-	sysrun_free(&sr);
+	pu_init(&sr, &probe_load_ops, root);
+	pu_expect(&sr, PROBE_CRIT, why);
+	pu_done(&sr);
 	free(why);
 	rm_tree(root);
 
 	/* Many, but within the bound. */
 	root = proc_tree("1024 1 1 1/1 1\n", 2048, "1 0 1 7 1 0 0 0 0 0");
-	sysrun_init(&sr, &probe_load_ops, root);
-	sysrun_expect(&sr, PROBE_OK, "load 0.50 per CPU");
-	sysrun_free(&sr);
+	pu_init(&sr, &probe_load_ops, root);
+	pu_expect(&sr, PROBE_OK, "load 0.50 per CPU");
+	pu_done(&sr);
 	rm_tree(root);
 }
 END_TEST
 
 START_TEST(load_real_proc)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 
-	sysrun_init(&sr, &probe_load_ops, NULL);
-	ck_assert(sysrun_once(&sr, 10000));
+	pu_init(&sr, &probe_load_ops, NULL);
+	ck_assert(pu_once(&sr, 10000));
 	ck_assert_int_eq(sr.out.result, PROBE_OK);
 	ck_assert(sr.out.value >= 0 && isfinite(sr.out.value));
 	ck_assert_msg(strncmp(sr.out.reason, "load ", 5) == 0 &&
 	    strstr(sr.out.reason, " per CPU") != NULL, "%s", sr.out.reason);
-	sysrun_free(&sr);
+	pu_done(&sr);
 }
 END_TEST
 
 /* lbagent out of descriptors: unknown, for load and cpu alike. */
 START_TEST(load_out_of_descriptors)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 	struct tu_fds	fds;
 
-	sysrun_init(&sr, &probe_load_ops, NULL);
+	pu_init(&sr, &probe_load_ops, NULL);
 	tu_fds_exhaust(&fds, 0);
-	sysrun_expect(&sr, PROBE_UNKNOWN, "/proc/loadavg: Too many open "
+	pu_expect(&sr, PROBE_UNKNOWN, "/proc/loadavg: Too many open "
 	    "files (lbagent out of descriptors)");
 	tu_fds_release(&fds);
-	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert(pu_once(&sr, 10000));
 	ck_assert_int_ne(sr.out.result, PROBE_UNKNOWN);
-	sysrun_free(&sr);
-	sysrun_init(&sr, &probe_cpu_ops, NULL);
+	pu_done(&sr);
+	pu_init(&sr, &probe_cpu_ops, NULL);
 	tu_fds_exhaust(&fds, 0);
-	sysrun_expect(&sr, PROBE_UNKNOWN, "/proc/stat: Too many open files "
+	pu_expect(&sr, PROBE_UNKNOWN, "/proc/stat: Too many open files "
 	    "(lbagent out of descriptors)");
 	tu_fds_release(&fds);
-	sysrun_expect(&sr, PROBE_OK, "first sample");
-	sysrun_free(&sr);
+	pu_expect(&sr, PROBE_OK, "first sample");
+	pu_done(&sr);
 }
 END_TEST
 
@@ -243,50 +243,50 @@ cpu_sample(const char *root, const char *cpu)
 START_TEST(cpu_samples)
 {
 	char		*root = proc_tree(NULL, 2, "100 0 100 700 100 0 0 0 0 0");
-	struct sysrun	 sr;
+	struct pu	 sr;
 
-	sysrun_init(&sr, &probe_cpu_ops, root);
-	sysrun_set(&sr, "warn", "70%");
-	sysrun_set(&sr, "crit", "90%");
-	sysrun_check(&sr);
+	pu_init(&sr, &probe_cpu_ops, root);
+	pu_set(&sr, "warn", "70%");
+	pu_set(&sr, "crit", "90%");
+	pu_check(&sr);
 	/* One sample cannot tell busy time: ok, no value. */
-	sysrun_expect(&sr, PROBE_OK, "first sample");
+	pu_expect(&sr, PROBE_OK, "first sample");
 	ck_assert(isnan(sr.out.value));
 	ck_assert_ptr_nonnull(sr.run.keep);
 
 	/* +300 user, +100 idle: 75% busy. */
 	cpu_sample(root, "400 0 100 800 100 0 0 0 0 0");
-	sysrun_expect(&sr, PROBE_WARN, "cpu 75% busy (warn 70%)");
+	pu_expect(&sr, PROBE_WARN, "cpu 75% busy (warn 70%)");
 	ck_assert_double_eq(sr.out.value, 75);
 
 	/* +95 system, +5 iowait (idle): 95% busy. */
 	cpu_sample(root, "400 0 195 800 105 0 0 0 0 0");
-	sysrun_expect(&sr, PROBE_CRIT, "cpu 95% busy (crit 90%)");
+	pu_expect(&sr, PROBE_CRIT, "cpu 95% busy (crit 90%)");
 
 	/* Steal and irq are busy; guest is already inside user. */
 	cpu_sample(root, "400 0 195 1100 105 50 0 50 999 999");
-	sysrun_expect(&sr, PROBE_OK, "cpu 25% busy");
+	pu_expect(&sr, PROBE_OK, "cpu 25% busy");
 	ck_assert_double_eq(sr.out.value, 25);
 
 	/* Nothing moved (a fixed tree, or two runs in one tick). */
-	sysrun_expect(&sr, PROBE_OK, "no cpu time passed since the last sample");
+	pu_expect(&sr, PROBE_OK, "no cpu time passed since the last sample");
 	ck_assert(isnan(sr.out.value));
 
 	/* One third busy: a decimal in the reason. */
 	cpu_sample(root, "401 0 195 1102 105 50 0 50 999 999");
-	sysrun_expect(&sr, PROBE_OK, "cpu 33.3% busy");
+	pu_expect(&sr, PROBE_OK, "cpu 33.3% busy");
 
 	/* Counters went back (another proc_root, a wrap): start over. */
 	cpu_sample(root, "1 0 1 1 1 0 0 0 0 0");
-	sysrun_expect(&sr, PROBE_OK, "cpu counters went back; first sample "
+	pu_expect(&sr, PROBE_OK, "cpu counters went back; first sample "
 	    "again");
 	cpu_sample(root, "1 0 1 11 1 0 0 0 0 0");
-	sysrun_expect(&sr, PROBE_OK, "cpu 0% busy");
+	pu_expect(&sr, PROBE_OK, "cpu 0% busy");
 
 	/* Old kernels: only user nice system idle. */
 	cpu_sample(root, "11 0 1 12");
-	sysrun_expect(&sr, PROBE_CRIT, "cpu 100% busy (crit 90%)");
-	sysrun_free(&sr);
+	pu_expect(&sr, PROBE_CRIT, "cpu 100% busy (crit 90%)");
+	pu_done(&sr);
 	rm_tree(root);
 }
 END_TEST
@@ -299,18 +299,18 @@ START_TEST(cpu_bad_files)
 			    "cpu  99999999999999999999999 1 1 1\n",
 			    "cpu  18446744073709551615 1 1 1\n" };
 	char		*root = proc_tree(NULL, 1, "1 1 1 1"), *why;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	size_t		 i;
 
 	ck_assert_int_ne(asprintf(&why, "%s/stat: malformed cpu line", root),
 	    -1);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		free(tu_write(root, "stat", bad[i], -1));
-		sysrun_init(&sr, &probe_cpu_ops, root);
-		sysrun_expect(&sr, PROBE_CRIT, why);
+		pu_init(&sr, &probe_cpu_ops, root);
+		pu_expect(&sr, PROBE_CRIT, why);
 		ck_assert(isnan(sr.out.value));
 		ck_assert_ptr_null(sr.run.keep);
-		sysrun_free(&sr);
+		pu_done(&sr);
 	}
 	free(why);
 	ck_assert_int_ne(asprintf(&why, "%s/nowhere/stat: No such file or "
@@ -319,9 +319,9 @@ START_TEST(cpu_bad_files)
 		char	*nowhere;
 
 		ck_assert_int_ne(asprintf(&nowhere, "%s/nowhere", root), -1);
-		sysrun_init(&sr, &probe_cpu_ops, nowhere);
-		sysrun_expect(&sr, PROBE_CRIT, why);
-		sysrun_free(&sr);
+		pu_init(&sr, &probe_cpu_ops, nowhere);
+		pu_expect(&sr, PROBE_CRIT, why);
+		pu_done(&sr);
 		free(nowhere);
 	}
 	free(why);
@@ -333,18 +333,18 @@ static volatile unsigned long burn;
 
 START_TEST(cpu_real_proc)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 	int		i;
 
-	sysrun_init(&sr, &probe_cpu_ops, NULL);
-	sysrun_expect(&sr, PROBE_OK, "first sample");
+	pu_init(&sr, &probe_cpu_ops, NULL);
+	pu_expect(&sr, PROBE_OK, "first sample");
 	/* Burn a little CPU so some time passes. */
 	for (i = 0; i < 20; i++) {
 		unsigned long	n;
 
 		for (n = 0; n < 5000000; n++)
 			burn += n;
-		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert(pu_once(&sr, 10000));
 		if (!isnan(sr.out.value))
 			break;
 	}
@@ -352,7 +352,7 @@ START_TEST(cpu_real_proc)
 	ck_assert(sr.out.value >= 0 && sr.out.value <= 100);
 	ck_assert_msg(strncmp(sr.out.reason, "cpu ", 4) == 0 &&
 	    strstr(sr.out.reason, "% busy") != NULL, "%s", sr.out.reason);
-	sysrun_free(&sr);
+	pu_done(&sr);
 }
 END_TEST
 
@@ -361,7 +361,7 @@ START_TEST(load_junk)
 {
 	char		*root = tu_tmpdir(), buf[700];
 	unsigned	 seed = 7;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	size_t		 n;
 	int		 i;
 
@@ -369,22 +369,22 @@ START_TEST(load_junk)
 		if (i % 2 == 0)
 			free(tu_write(root, "loadavg", "1 1 1 1/1 1\n", -1));
 		else {
-			n = sys_junk(buf, sizeof(buf), &seed);
+			n = pu_junk(buf, sizeof(buf), &seed);
 			free(tu_write(root, "loadavg", buf, (long)n));
 		}
-		n = sys_junk(buf, sizeof(buf), &seed);
+		n = pu_junk(buf, sizeof(buf), &seed);
 		free(tu_write(root, "stat", buf, (long)n));
-		sysrun_init(&sr, i % 3 == 0 ? &probe_cpu_ops : &probe_load_ops,
+		pu_init(&sr, i % 3 == 0 ? &probe_cpu_ops : &probe_load_ops,
 		    root);
-		sysrun_set(&sr, "warn", i % 3 == 0 ? "50%" : "1");
-		ck_assert(sysrun_once(&sr, 10000));
+		pu_set(&sr, "warn", i % 3 == 0 ? "50%" : "1");
+		ck_assert(pu_once(&sr, 10000));
 		/* cpu: a second sample, compared with the first. */
-		n = sys_junk(buf, sizeof(buf), &seed);
+		n = pu_junk(buf, sizeof(buf), &seed);
 		free(tu_write(root, "stat", buf, (long)n));
-		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert(pu_once(&sr, 10000));
 		ck_assert_int_eq(sr.reports, 2);
 		ck_assert(isnan(sr.out.value) || sr.out.value >= 0);
-		sysrun_free(&sr);
+		pu_done(&sr);
 	}
 	tu_rmtree(root);
 	free(root);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "lbagent/probe_kinds.h"
-#include "sysrun.h"
+#include "probeutil.h"
 
 /* A meminfo as Linux 6 writes it, with the given values (kB). */
 static char *
@@ -44,16 +44,16 @@ static void
 mem_case(const struct probe_ops *ops, const char *root, const char *warn,
     const char *crit, enum probe_result r, const char *reason)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 
-	sysrun_init(&sr, ops, root);
+	pu_init(&sr, ops, root);
 	if (warn != NULL)
-		sysrun_set(&sr, "warn", warn);
+		pu_set(&sr, "warn", warn);
 	if (crit != NULL)
-		sysrun_set(&sr, "crit", crit);
-	sysrun_check(&sr);
-	sysrun_expect(&sr, r, reason);
-	sysrun_free(&sr);
+		pu_set(&sr, "crit", crit);
+	pu_check(&sr);
+	pu_expect(&sr, r, reason);
+	pu_done(&sr);
 }
 
 START_TEST(memory_config_errors)
@@ -62,13 +62,13 @@ START_TEST(memory_config_errors)
 	int			 i;
 
 	for (i = 0; i < 2; i++) {
-		sysconf_set_fails(ops[i], "warn", "85",
+		pu_conf_set_fails(ops[i], "warn", "85",
 		    "expected a percentage such as 85%");
-		sysconf_set_fails(ops[i], "warn", "5G",
+		pu_conf_set_fails(ops[i], "warn", "5G",
 		    "expected a percentage such as 85%");
-		sysconf_set_fails(ops[i], "crit", "-1%",
+		pu_conf_set_fails(ops[i], "crit", "-1%",
 		    "expected a percentage from 0% to 100%");
-		sysconf_check_fails(ops[i], "crit must be above warn (a higher "
+		pu_conf_check_fails(ops[i], "crit must be above warn (a higher "
 		    "value is worse)", "warn", "90%", "crit", "85%", NULL);
 	}
 	ck_assert_str_eq(probe_memory_ops.unit, "%");
@@ -79,12 +79,12 @@ END_TEST
 START_TEST(memory_used)
 {
 	char		*root = meminfo_tree("1000", "250", "2000", "1500");
-	struct sysrun	 sr;
+	struct pu	 sr;
 
-	sysrun_init(&sr, &probe_memory_ops, root);
-	sysrun_expect(&sr, PROBE_OK, "75% used");
+	pu_init(&sr, &probe_memory_ops, root);
+	pu_expect(&sr, PROBE_OK, "75% used");
 	ck_assert_double_eq(sr.out.value, 75);
-	sysrun_free(&sr);
+	pu_done(&sr);
 
 	mem_case(&probe_memory_ops, root, "70%", NULL, PROBE_WARN,
 	    "75% used (warn 70%)");
@@ -112,12 +112,12 @@ END_TEST
 START_TEST(swap_used)
 {
 	char		*root = meminfo_tree("1000", "250", "2000", "1500");
-	struct sysrun	 sr;
+	struct pu	 sr;
 
-	sysrun_init(&sr, &probe_swap_ops, root);
-	sysrun_expect(&sr, PROBE_OK, "25% used");
+	pu_init(&sr, &probe_swap_ops, root);
+	pu_expect(&sr, PROBE_OK, "25% used");
 	ck_assert_double_eq(sr.out.value, 25);
-	sysrun_free(&sr);
+	pu_done(&sr);
 	mem_case(&probe_swap_ops, root, "20%", "50%", PROBE_WARN,
 	    "25% used (warn 20%)");
 	mem_case(&probe_swap_ops, root, "10%", "20%", PROBE_CRIT,
@@ -126,12 +126,12 @@ START_TEST(swap_used)
 
 	/* No swap at all is fine whatever the limits. */
 	root = meminfo_tree("1000", "250", "0", "0");
-	sysrun_init(&sr, &probe_swap_ops, root);
-	sysrun_set(&sr, "warn", "0%");
-	sysrun_set(&sr, "crit", "1%");
-	sysrun_expect(&sr, PROBE_OK, "no swap");
+	pu_init(&sr, &probe_swap_ops, root);
+	pu_set(&sr, "warn", "0%");
+	pu_set(&sr, "crit", "1%");
+	pu_expect(&sr, PROBE_OK, "no swap");
 	ck_assert(isnan(sr.out.value));
-	sysrun_free(&sr);
+	pu_done(&sr);
 	rm_tree(root);
 
 	/* Swap present, all of it used. */
@@ -146,15 +146,15 @@ END_TEST
 static void
 mem_bad(const struct probe_ops *ops, const char *root, const char *tail)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 	char		*why;
 
 	ck_assert_int_ne(asprintf(&why, "%s/meminfo: %s", root, tail), -1);
-	sysrun_init(&sr, ops, root);
-	sysrun_set(&sr, "warn", "50%");
-	sysrun_expect(&sr, PROBE_CRIT, why);
+	pu_init(&sr, ops, root);
+	pu_set(&sr, "warn", "50%");
+	pu_expect(&sr, PROBE_CRIT, why);
 	ck_assert(isnan(sr.out.value));
-	sysrun_free(&sr);
+	pu_done(&sr);
 	free(why);
 }
 
@@ -215,20 +215,20 @@ END_TEST
 START_TEST(memory_real_proc)
 {
 	const struct probe_ops	*ops[] = { &probe_memory_ops, &probe_swap_ops };
-	struct sysrun		 sr;
+	struct pu		 sr;
 	int			 i;
 
 	for (i = 0; i < 2; i++) {
-		sysrun_init(&sr, ops[i], NULL);
-		sysrun_set(&sr, "crit", "100%");
-		ck_assert(sysrun_once(&sr, 10000));
+		pu_init(&sr, ops[i], NULL);
+		pu_set(&sr, "crit", "100%");
+		ck_assert(pu_once(&sr, 10000));
 		ck_assert_int_eq(sr.out.result, PROBE_OK);
 		if (strcmp(sr.out.reason, "no swap") != 0) {
 			ck_assert(sr.out.value >= 0 && sr.out.value <= 100);
 			ck_assert_msg(strstr(sr.out.reason, "% used") != NULL,
 			    "%s", sr.out.reason);
 		}
-		sysrun_free(&sr);
+		pu_done(&sr);
 	}
 }
 END_TEST
@@ -237,19 +237,19 @@ END_TEST
 START_TEST(memory_out_of_descriptors)
 {
 	const struct probe_ops	*ops[] = { &probe_memory_ops, &probe_swap_ops };
-	struct sysrun		 sr;
+	struct pu		 sr;
 	struct tu_fds		 fds;
 	int			 i;
 
 	for (i = 0; i < 2; i++) {
-		sysrun_init(&sr, ops[i], NULL);
+		pu_init(&sr, ops[i], NULL);
 		tu_fds_exhaust(&fds, 0);
-		sysrun_expect(&sr, PROBE_UNKNOWN, "/proc/meminfo: Too many "
+		pu_expect(&sr, PROBE_UNKNOWN, "/proc/meminfo: Too many "
 		    "open files (lbagent out of descriptors)");
 		tu_fds_release(&fds);
-		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert(pu_once(&sr, 10000));
 		ck_assert_int_ne(sr.out.result, PROBE_UNKNOWN);
-		sysrun_free(&sr);
+		pu_done(&sr);
 	}
 }
 END_TEST
@@ -259,20 +259,20 @@ START_TEST(memory_junk)
 {
 	char		*root = tu_tmpdir(), buf[2000];
 	unsigned	 seed = 11;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	size_t		 n;
 	int		 i;
 
 	for (i = 0; i < 400; i++) {
-		n = sys_junk(buf, sizeof(buf), &seed);
+		n = pu_junk(buf, sizeof(buf), &seed);
 		free(tu_write(root, "meminfo", buf, (long)n));
-		sysrun_init(&sr, i % 2 ? &probe_swap_ops : &probe_memory_ops,
+		pu_init(&sr, i % 2 ? &probe_swap_ops : &probe_memory_ops,
 		    root);
-		ck_assert(sysrun_once(&sr, 10000));
+		ck_assert(pu_once(&sr, 10000));
 		ck_assert_int_eq(sr.reports, 1);
 		ck_assert(isnan(sr.out.value) ||
 		    (sr.out.value >= 0 && sr.out.value <= 100));
-		sysrun_free(&sr);
+		pu_done(&sr);
 	}
 	tu_rmtree(root);
 	free(root);

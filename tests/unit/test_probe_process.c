@@ -7,14 +7,14 @@
 #include <unistd.h>
 
 #include "lbagent/probe_kinds.h"
-#include "sysrun.h"
+#include "probeutil.h"
 
 /* Adds <root>/<pid> with comm and stat (either may be NULL: absent). */
 static void
 add_pid(const char *root, const char *pid, const char *comm,
     const char *stat)
 {
-	char	*dir = sys_mkdirs(root, pid);
+	char	*dir = pu_mkdirs(root, pid);
 
 	if (comm != NULL)
 		free(tu_write(dir, "comm", comm, -1));
@@ -62,14 +62,14 @@ START_TEST(process_config_errors)
 	const struct probe_ops	*p = &probe_process_ops;
 	char			 name[300];
 
-	sysconf_set_fails(p, "pidfile", "run/nginx.pid",
+	pu_conf_set_fails(p, "pidfile", "run/nginx.pid",
 	    "expected an absolute path");
-	sysconf_set_fails(p, "name", "", "expected a command name");
+	pu_conf_set_fails(p, "name", "", "expected a command name");
 	memset(name, 'x', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
-	sysconf_set_fails(p, "name", name, "name too long");
-	sysconf_check_fails(p, "pidfile or name is required", NULL);
-	sysconf_check_fails(p, "give pidfile or name, not both",
+	pu_conf_set_fails(p, "name", name, "name too long");
+	pu_conf_check_fails(p, "pidfile or name is required", NULL);
+	pu_conf_check_fails(p, "give pidfile or name, not both",
 	    "pidfile", "/run/x.pid", "name", "x", NULL);
 	ck_assert_str_eq(p->unit, "");
 }
@@ -80,14 +80,14 @@ static void
 by_name(const char *root, const char *name, enum probe_result r,
     const char *reason, double count)
 {
-	struct sysrun	sr;
+	struct pu	sr;
 
-	sysrun_init(&sr, &probe_process_ops, root);
-	sysrun_set(&sr, "name", name);
-	sysrun_check(&sr);
-	sysrun_expect(&sr, r, reason);
+	pu_init(&sr, &probe_process_ops, root);
+	pu_set(&sr, "name", name);
+	pu_check(&sr);
+	pu_expect(&sr, r, reason);
 	ck_assert_double_eq(sr.out.value, count);
-	sysrun_free(&sr);
+	pu_done(&sr);
 }
 
 START_TEST(process_by_name)
@@ -120,16 +120,16 @@ by_pidfile(const char *root, const char *text, long len, enum probe_result r,
     const char *reason)
 {
 	char		*dir = tu_tmpdir(), *pidfile;
-	struct sysrun	 sr;
+	struct pu	 sr;
 
 	pidfile = tu_write(dir, "x.pid", text, len);
-	sysrun_init(&sr, &probe_process_ops, root);
-	sysrun_set(&sr, "pidfile", pidfile);
-	sysrun_check(&sr);
-	sysrun_expect(&sr, r, reason);
+	pu_init(&sr, &probe_process_ops, root);
+	pu_set(&sr, "pidfile", pidfile);
+	pu_check(&sr);
+	pu_expect(&sr, r, reason);
 	if (r == PROBE_OK)
 		ck_assert_double_eq(sr.out.value, 1);
-	sysrun_free(&sr);
+	pu_done(&sr);
 	tu_rmtree(dir);
 	free(dir);
 	free(pidfile);
@@ -138,7 +138,7 @@ by_pidfile(const char *root, const char *text, long len, enum probe_result r,
 START_TEST(process_by_pidfile)
 {
 	char		*root = proc_tree(), *why, junk[200];
-	struct sysrun	 sr;
+	struct pu	 sr;
 
 	by_pidfile(root, "100\n", -1, PROBE_OK, "pid 100 running");
 	by_pidfile(root, "100", -1, PROBE_OK, "pid 100 running");
@@ -180,19 +180,19 @@ START_TEST(process_by_pidfile)
 	free(why);
 
 	/* No pidfile (the daemon is not started, or removed it). */
-	sysrun_init(&sr, &probe_process_ops, root);
-	sysrun_set(&sr, "pidfile", "/nonexistent/x.pid");
-	sysrun_expect(&sr, PROBE_CRIT, "pidfile does not exist");
+	pu_init(&sr, &probe_process_ops, root);
+	pu_set(&sr, "pidfile", "/nonexistent/x.pid");
+	pu_expect(&sr, PROBE_CRIT, "pidfile does not exist");
 	ck_assert(isnan(sr.out.value));
-	sysrun_free(&sr);
+	pu_done(&sr);
 	/* A pidfile that is a directory. */
-	sysrun_init(&sr, &probe_process_ops, root);
-	sysrun_set(&sr, "pidfile", root);
-	sysrun_once(&sr, 10000);
+	pu_init(&sr, &probe_process_ops, root);
+	pu_set(&sr, "pidfile", root);
+	pu_once(&sr, 10000);
 	ck_assert_int_eq(sr.out.result, PROBE_CRIT);
 	ck_assert_msg(strstr(sr.out.reason, "Is a directory") != NULL, "%s",
 	    sr.out.reason);
-	sysrun_free(&sr);
+	pu_done(&sr);
 	rm_tree(root);
 }
 END_TEST
@@ -205,13 +205,13 @@ START_TEST(process_no_proc)
 	    "directory", root), -1);
 	{
 		char		*nowhere;
-		struct sysrun	 sr;
+		struct pu	 sr;
 
 		ck_assert_int_ne(asprintf(&nowhere, "%s/nowhere", root), -1);
-		sysrun_init(&sr, &probe_process_ops, nowhere);
-		sysrun_set(&sr, "name", "x");
-		sysrun_expect(&sr, PROBE_CRIT, why);
-		sysrun_free(&sr);
+		pu_init(&sr, &probe_process_ops, nowhere);
+		pu_set(&sr, "name", "x");
+		pu_expect(&sr, PROBE_CRIT, why);
+		pu_done(&sr);
 		free(nowhere);
 	}
 	/* An empty proc: nothing runs. */
@@ -224,7 +224,7 @@ END_TEST
 START_TEST(process_real_proc)
 {
 	char		 comm[64], *dir = tu_tmpdir(), *pidfile, pid[32];
-	struct sysrun	 sr;
+	struct pu	 sr;
 	FILE		*fp;
 	size_t		 n;
 
@@ -233,26 +233,26 @@ START_TEST(process_real_proc)
 	fclose(fp);
 	ck_assert_uint_gt(n, 1);
 	comm[n - 1] = '\0';
-	sysrun_init(&sr, &probe_process_ops, NULL);
-	sysrun_set(&sr, "name", comm);
-	ck_assert(sysrun_once(&sr, 10000));
+	pu_init(&sr, &probe_process_ops, NULL);
+	pu_set(&sr, "name", comm);
+	ck_assert(pu_once(&sr, 10000));
 	ck_assert_int_eq(sr.out.result, PROBE_OK);
 	ck_assert(sr.out.value >= 1);
-	sysrun_free(&sr);
+	pu_done(&sr);
 
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	pidfile = tu_write(dir, "self.pid", pid, -1);
-	sysrun_init(&sr, &probe_process_ops, NULL);
-	sysrun_set(&sr, "pidfile", pidfile);
+	pu_init(&sr, &probe_process_ops, NULL);
+	pu_set(&sr, "pidfile", pidfile);
 	pid[strlen(pid) - 1] = '\0';
 	{
 		char	*reason;
 
 		ck_assert_int_ne(asprintf(&reason, "pid %s running", pid), -1);
-		sysrun_expect(&sr, PROBE_OK, reason);
+		pu_expect(&sr, PROBE_OK, reason);
 		free(reason);
 	}
-	sysrun_free(&sr);
+	pu_done(&sr);
 	tu_rmtree(dir);
 	free(dir);
 	free(pidfile);
@@ -266,7 +266,7 @@ END_TEST
 START_TEST(process_out_of_descriptors)
 {
 	char		 comm[64], *dir = tu_tmpdir(), *pidfile, *want;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	struct tu_fds	 fds;
 	FILE		*fp;
 	size_t		 n;
@@ -278,15 +278,15 @@ START_TEST(process_out_of_descriptors)
 	fclose(fp);
 	ck_assert_uint_gt(n, 1);
 	comm[n - 1] = '\0';
-	sysrun_init(&sr, &probe_process_ops, NULL);
-	sysrun_set(&sr, "name", comm);
+	pu_init(&sr, &probe_process_ops, NULL);
+	pu_set(&sr, "name", comm);
 	tu_fds_exhaust(&fds, 0);
-	sysrun_expect(&sr, PROBE_UNKNOWN, "/proc: Too many open files "
+	pu_expect(&sr, PROBE_UNKNOWN, "/proc: Too many open files "
 	    "(lbagent out of descriptors)");
 	tu_fds_release(&fds);
 	/* /proc opens; the processes' comm files do not. */
 	tu_fds_exhaust(&fds, 1);
-	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert(pu_once(&sr, 10000));
 	tu_fds_release(&fds);
 	ck_assert_msg(sr.out.result == PROBE_UNKNOWN, "%s: %s",
 	    probe_result_name(sr.out.result), sr.out.reason);
@@ -294,20 +294,20 @@ START_TEST(process_out_of_descriptors)
 	    strlen(sr.out.reason) > strlen(tail) && strcmp(sr.out.reason +
 	    strlen(sr.out.reason) - strlen(tail), tail) == 0, "%s",
 	    sr.out.reason);
-	ck_assert(sysrun_once(&sr, 10000));
+	ck_assert(pu_once(&sr, 10000));
 	ck_assert_int_eq(sr.out.result, PROBE_OK);
-	sysrun_free(&sr);
+	pu_done(&sr);
 
 	pidfile = tu_write(dir, "self.pid", "1\n", -1);
-	sysrun_init(&sr, &probe_process_ops, NULL);
-	sysrun_set(&sr, "pidfile", pidfile);
+	pu_init(&sr, &probe_process_ops, NULL);
+	pu_set(&sr, "pidfile", pidfile);
 	ck_assert_int_ne(asprintf(&want, "%s: Too many open files (lbagent "
 	    "out of descriptors)", pidfile), -1);
 	tu_fds_exhaust(&fds, 0);
-	sysrun_expect(&sr, PROBE_UNKNOWN, want);
+	pu_expect(&sr, PROBE_UNKNOWN, want);
 	tu_fds_release(&fds);
-	sysrun_expect(&sr, PROBE_OK, "pid 1 running");
-	sysrun_free(&sr);
+	pu_expect(&sr, PROBE_OK, "pid 1 running");
+	pu_done(&sr);
 	free(want);
 	free(pidfile);
 	tu_rmtree(dir);
@@ -321,30 +321,30 @@ START_TEST(process_junk)
 	char		*root = tu_tmpdir(), *dir = tu_tmpdir(), *pidfile;
 	char		 buf[300];
 	unsigned	 seed = 5;
-	struct sysrun	 sr;
+	struct pu	 sr;
 	size_t		 n;
 	int		 i;
 
 	add_pid(root, "42", "x\n", "42 (x) S 1\n");
 	for (i = 0; i < 400; i++) {
-		n = sys_junk(buf, sizeof(buf), &seed);
+		n = pu_junk(buf, sizeof(buf), &seed);
 		free(tu_write(root, "42/stat", buf, (long)n));
-		n = sys_junk(buf, 20, &seed);
+		n = pu_junk(buf, 20, &seed);
 		free(tu_write(root, "42/comm", buf, (long)n));
 		if (i % 2 == 0)
 			pidfile = tu_write(dir, "p", "42\n", -1);
 		else {
-			n = sys_junk(buf, 40, &seed);
+			n = pu_junk(buf, 40, &seed);
 			pidfile = tu_write(dir, "p", buf, (long)n);
 		}
-		sysrun_init(&sr, &probe_process_ops, root);
+		pu_init(&sr, &probe_process_ops, root);
 		if (i % 4 == 3)
-			sysrun_set(&sr, "name", "x");
+			pu_set(&sr, "name", "x");
 		else
-			sysrun_set(&sr, "pidfile", pidfile);
-		ck_assert(sysrun_once(&sr, 10000));
+			pu_set(&sr, "pidfile", pidfile);
+		ck_assert(pu_once(&sr, 10000));
 		ck_assert_int_eq(sr.reports, 1);
-		sysrun_free(&sr);
+		pu_done(&sr);
 		free(pidfile);
 	}
 	tu_rmtree(root);

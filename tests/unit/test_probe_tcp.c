@@ -277,7 +277,7 @@ START_TEST(conf_errors)
 	const char	*portrange = "the port must be a number from 1 to 65535";
 	char		 longline[5000];
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	ck_assert_str_eq(pu_check_bad(&pu), "address is required");
 	ck_assert_str_eq(pu_set_bad(&pu, "address", "localhost"), hostport);
 	ck_assert_str_eq(pu_set_bad(&pu, "address", ":80"),
@@ -332,7 +332,7 @@ START_TEST(accepting)
 	struct pu	pu;
 	int		fd, port;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	ck_assert_int_ne(fd = listening(AF_INET, &port), -1);
 	set_address(&pu, "127.0.0.1", port);
 	expect_connected(pu_run(&pu, RUN_LIMIT_MS), "");
@@ -349,7 +349,7 @@ START_TEST(accepting_ipv6)
 
 	if ((fd = listening(AF_INET6, &port)) == -1)
 		return;		/* no ::1 here */
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	set_address(&pu, "[::1]", port);
 	expect_connected(pu_run(&pu, RUN_LIMIT_MS), "");
 	close(fd);
@@ -363,7 +363,7 @@ START_TEST(refused)
 	const struct probe_outcome	*out;
 	int				 fd, port;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	/* A port that was free a moment ago, and nobody listens on. */
 	ck_assert_int_ne(fd = bound(AF_INET, SOCK_STREAM, &port), -1);
 	close(fd);
@@ -385,7 +385,7 @@ START_TEST(out_of_descriptors)
 	struct tu_fds	fds;
 	int		fd, port, base_fds;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	ck_assert_int_ne(fd = listening(AF_INET, &port), -1);
 	set_address(&pu, "127.0.0.1", port);
 	base_fds = pu_count_fds();
@@ -406,7 +406,7 @@ START_TEST(accepting_and_silent)
 	struct pu	pu;
 	int		fd, port, fds;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	ck_assert_int_ne(fd = listening(AF_INET, &port), -1);
 	set_address(&pu, "127.0.0.1", port);
 	pu_set(&pu, "expect", "+OK");
@@ -428,7 +428,7 @@ START_TEST(ping_pong)
 	struct pu	pu;
 	struct server	sv;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	pu_set(&pu, "send", "PING\\r\\n");
 	pu_set(&pu, "expect", "+PONG");
 	server_start(&sv, true, "+PONG\r\n", -1);
@@ -454,7 +454,7 @@ START_TEST(long_and_odd_lines)
 	struct server	sv;
 	char		big[5000];
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	pu_set(&pu, "expect", "+PONG");
 	/* 5000 bytes, no newline: the first 4 KiB are the line, cut. */
 	memset(big, 'A', sizeof(big));
@@ -484,7 +484,7 @@ START_TEST(banner)
 	struct pu	pu;
 	struct server	sv;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	pu_set(&pu, "expect", "SSH-2.0-");
 	server_start(&sv, false, "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", -1);
 	set_address(&pu, "127.0.0.1", sv.port);
@@ -499,7 +499,7 @@ START_TEST(closes_at_once)
 	struct pu	pu;
 	struct server	sv;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	pu_set(&pu, "expect", "+OK");
 	server_start(&sv, false, NULL, 0);
 	set_address(&pu, "127.0.0.1", sv.port);
@@ -515,7 +515,7 @@ START_TEST(send_only)
 	struct pu	pu;
 	struct server	sv;
 
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	pu_set(&pu, "send", "QUIT\\tnow\\\\\\n");
 	server_start(&sv, true, NULL, 0);
 	set_address(&pu, "127.0.0.1", sv.port);
@@ -534,7 +534,7 @@ START_TEST(names)
 	int		 fd, port;
 
 	dns_start(&d, dir, true);
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	ck_assert_int_ne(fd = listening(AF_INET, &port), -1);
 	/* From the hosts file: no query at all. */
 	set_address(&pu, "localhost", port);
@@ -565,7 +565,7 @@ START_TEST(silent_resolver)
 	int		 fds;
 
 	dns_start(&d, dir, false);
-	pu_init(&pu, &probe_tcp_ops);
+	pu_init(&pu, &probe_tcp_ops, NULL);
 	set_address(&pu, "db.test", 80);
 	pu_start(&pu);		/* makes the resolver: its socket stays */
 	fds = pu_count_fds();
@@ -601,7 +601,7 @@ START_TEST(no_leaks)
 	struct server	sv;
 	int		lfd, port, dead, fds, i;
 
-	pu_init(&pu_ok, &probe_tcp_ops);
+	pu_init(&pu_ok, &probe_tcp_ops, NULL);
 	pu_init_on(&pu_refused, &probe_tcp_ops, pu_ok.base);
 	pu_init_on(&pu_silent, &probe_tcp_ops, pu_ok.base);
 	ck_assert_int_ne(lfd = listening(AF_INET, &port), -1);
