@@ -478,7 +478,7 @@ START_TEST(off_over_a_node_down_by_its_rules)
 	run(&t, 1 * S + TICK);
 	ck_assert_str_eq(fx.line, "down #dep: gone");
 	ck_assert_uint_eq(logged("W down: failing on every evaluation for "
-	    "1.0s (dep: gone)\n"), 1);
+	    "1s (dep: gone)\n"), 1);
 	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "down #dep: gone\n");
 
 	marker(&node, MARKER_OFF, "");
