@@ -267,7 +267,7 @@ service_set_decision(struct service *s, const struct decision *d,
 		    CLAIM_WEIGHT;
 	held = lbkeys_claims(s->keys);
 	released = held & ~claims;
-	lbkeys_claim(s->keys, claims, clock_now_ms());
+	lbkeys_claim(s->keys, claims);
 	what = s->has_decision ? node_state_name(s->decision.state) : "claim";
 	if (released & CLAIM_ADMIN)
 		log_release(s, what, "'ready'");
@@ -326,7 +326,7 @@ log_switched_off(struct service *s, const char *why)
 	struct decision	d;
 	char		p[96], since[32], held[160];
 
-	transition_current(&s->tr, clock_now_ms(), &d);
+	transition_current(&s->tr, &d);
 	if (d.state == NODE_DOWN)
 		snprintf(held, sizeof(held), "down since %s, held by HAProxy "
 		    "until an operator or lbagent says otherwise",

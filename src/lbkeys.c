@@ -233,7 +233,7 @@ lbkeys_window_ms(const struct lbkey *k)
 }
 
 bool
-lbkeys_claim(struct lbkeys *lbk, unsigned claims, int64_t now_ms)
+lbkeys_claim(struct lbkeys *lbk, unsigned claims)
 {
 	unsigned	released = lbk->claims & ~claims;
 	unsigned	renewed = claims & ~lbk->claims;
@@ -241,7 +241,6 @@ lbkeys_claim(struct lbkeys *lbk, unsigned claims, int64_t now_ms)
 	unsigned	b;
 	size_t		i;
 
-	(void)now_ms;
 	for (i = 0; i < lbk->count; i++) {
 		struct lbkey *k = &lbk->keys[i];
 

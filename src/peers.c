@@ -778,9 +778,3 @@ peers_lb(const struct peers *ps, size_t i)
 {
 	return &ps->lbs[i];
 }
-
-int64_t
-peers_round_ms(const struct peers *ps)
-{
-	return ps->done_ms;
-}

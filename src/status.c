@@ -54,7 +54,7 @@ effective(const struct agent_service_view *v, struct decision *d)
 {
 	*d = *v->decision;
 	if (d->automation_off && d->state == NODE_UP)
-		transition_current(v->tr, 0, d);
+		transition_current(v->tr, d);
 }
 
 static bool
@@ -193,7 +193,7 @@ transition_json(const struct transition *t, const struct status_clock *c)
 	char				 text[160], lb[16];
 	size_t				 outs = 0, i;
 
-	transition_current(t, c->now_ms, &d);
+	transition_current(t, &d);
 	if (transition_pending(t, c->now_ms, &p)) {
 		transition_pending_text(t, &p, text, sizeof(text));
 		pending = json_pack("{s:s, s:o, s:f, s:s}", "towards",

@@ -420,10 +420,8 @@ ramp_advance(struct transition *t, int64_t now_ms,
 }
 
 void
-transition_current(const struct transition *t, int64_t now_ms,
-    struct decision *out)
+transition_current(const struct transition *t, struct decision *out)
 {
-	(void)now_ms;
 	decision_up(out);
 	if (t->level <= LEVEL_DOWN) {
 		out->state = NODE_DOWN;
@@ -698,7 +696,7 @@ transition_evaluate(struct transition *t, const struct decision *target,
 	if (pv != NULL && t->level <= 0 && t->guard != GUARD_LATCHED)
 		guard_while_out(t, pv, target, now_ms, notes);
 	ramp_advance(t, now_ms, notes);
-	transition_current(t, now_ms, out);
+	transition_current(t, out);
 	return target_changed || t->level != was_level ||
 	    (t->ramping ? t->ramp_weight : 0) != was_ramp ||
 	    t->damping != was_damping;

@@ -62,7 +62,7 @@ void		 lbkeys_reset(struct lbkeys *);
  * again turns an unpaid debt back into "saw". Returns true when anything
  * worth persisting changed.
  */
-bool		 lbkeys_claim(struct lbkeys *, unsigned claims, int64_t now_ms);
+bool		 lbkeys_claim(struct lbkeys *, unsigned claims);
 unsigned	 lbkeys_claims(const struct lbkeys *);
 
 /*

@@ -170,6 +170,5 @@ const struct peer_verdict	*peers_verdict(const struct peers *, size_t i,
 				    size_t j);
 size_t				 peers_nlbs(const struct peers *);
 const struct lb_source		*peers_lb(const struct peers *, size_t i);
-int64_t				 peers_round_ms(const struct peers *);
 
 #endif

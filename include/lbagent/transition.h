@@ -135,8 +135,7 @@ bool	transition_evaluate(struct transition *, const struct decision *target,
 void	transition_restart_counts(struct transition *);
 
 /* The decision for the current state, without evaluating. */
-void	transition_current(const struct transition *, int64_t now_ms,
-	    struct decision *out);
+void	transition_current(const struct transition *, struct decision *out);
 
 /* A change a window is holding back. */
 struct transition_pending {

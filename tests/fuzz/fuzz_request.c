@@ -93,7 +93,7 @@ load(const struct lbkeys *k, const json_t *j, int64_t now_ms, int64_t wall_ms)
 	const char	*why = NULL;
 
 	FZ_ASSERT(back != NULL);
-	lbkeys_claim(back, lbkeys_claims(k), now_ms);
+	lbkeys_claim(back, lbkeys_claims(k));
 	if (lbkeys_from_json(back, j, now_ms, wall_ms, &why) != 0) {
 		char	*dump = json_dumps(j, JSON_COMPACT);
 
@@ -199,7 +199,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    now_ms);
 			break;
 		case 2:
-			(void)lbkeys_claim(k, byte(&s) & CLAIM_ALL, now_ms);
+			(void)lbkeys_claim(k, byte(&s) & CLAIM_ALL);
 			break;
 		case 3:
 			now_ms += (int64_t)byte(&s) * 1000;

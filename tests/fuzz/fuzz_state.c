@@ -107,7 +107,7 @@ run_on(struct two *t, const struct state_clock *c, unsigned bits)
 	for (i = 0; i < 2; i++) {
 		if (t->ss[i].has_decision)
 			decision_ok(&t->ss[i].decision);
-		transition_current(&t->tr[i], c->now_ms, &out);
+		transition_current(&t->tr[i], &out);
 		decision_ok(&out);
 		for (k = 0, now = c->now_ms; k < 4; k++, now += 1000) {
 			decision_up(&target);

@@ -83,14 +83,14 @@ START_TEST(none_then_round_trip)
 	ss[0].decision.state = NODE_DRAIN;
 	ss[0].decision.weight = 100;
 	strcpy(ss[0].decision.reason, "kernel \"upgrade\"");
-	lbkeys_claim(ss[0].keys, CLAIM_ADMIN, 1000);
+	lbkeys_claim(ss[0].keys, CLAIM_ADMIN);
 	lbkeys_check(ss[0].keys, "127.0.0.2", "web", 3, 1000, &created, &changed);
 	lbkeys_check(ss[0].keys, "::1", "", 0, 1000, &created, &changed);
 	ss[1].has_decision = true;
 	ss[1].decision.state = NODE_UP;
 	ss[1].decision.weight = 50;
 	strcpy(ss[1].decision.reason, "preview: refused");
-	lbkeys_claim(ss[1].keys, CLAIM_WEIGHT, 1000);
+	lbkeys_claim(ss[1].keys, CLAIM_WEIGHT);
 	lbkeys_check(ss[1].keys, "127.0.0.3", "web", 3, 1000, &created, &changed);
 	ck_assert_int_eq(state_save(dir, 7, ss, 2, clk(1000, 1700000000000, 0,
 	    "b")), 0);
@@ -112,9 +112,9 @@ START_TEST(none_then_round_trip)
 	ck_assert_uint_eq(lbkeys_claims(back[1].keys), CLAIM_WEIGHT);
 	ck_assert_uint_eq(lbkeys_count(back[1].keys), 1);
 	/* Released after the restart: every key that saw the claim is owed. */
-	lbkeys_claim(back[0].keys, 0, 10);
+	lbkeys_claim(back[0].keys, 0);
 	ck_assert_uint_eq(lbkeys_owing(back[0].keys), 2);
-	lbkeys_claim(back[1].keys, 0, 10);
+	lbkeys_claim(back[1].keys, 0);
 	ck_assert_uint_eq(lbkeys_owing(back[1].keys), 1);
 	two_free(ss);
 	two_free(back);

@@ -485,7 +485,7 @@ START_TEST(restart_in_each_window)
 	hold(&up, 40 * S);
 	t = reload(5 * S, true);
 	ck_level(NODE_DOWN, 0);
-	transition_current(&t, now, &out);
+	transition_current(&t, &out);
 	ck_level(NODE_DOWN, 0);
 	ck_assert_str_eq(out.reason, "api: 503");
 	/* The 45 s so far count: 15 more and it is back. */
@@ -518,7 +518,7 @@ START_TEST(restart_in_each_window)
 		unsigned was = out.weight;
 
 		t = reload(120 * S, true);
-		transition_current(&t, now, &out);
+		transition_current(&t, &out);
 		ck_assert(out.ramping);
 		ck_assert_uint_eq(out.weight, was);
 		/* The 120 s gap did not count: 30 s of ramp are left. */
