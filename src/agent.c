@@ -16,6 +16,7 @@
 #include "lbagent/agent.h"
 #include "lbagent/clock.h"
 #include "lbagent/decision.h"
+#include "lbagent/history.h"
 #include "lbagent/lbkeys.h"
 #include "lbagent/log.h"
 #include "lbagent/markers.h"
@@ -45,7 +46,7 @@ struct service {
 	char			 lines[CLAIM_ALL + 1][REPLY_MAX];
 	size_t			 lens[CLAIM_ALL + 1];
 	struct lbkeys		*keys;
-	struct transition	 tr;
+	struct transition	*tr;
 	struct history		 history;
 	bool			 off;		/* automation off, as last seen */
 	char			 off_by[PATH_MAX + 32];
@@ -133,7 +134,7 @@ state_services(const struct agent *a)
 		ss[i].has_decision = a->svcs[i].has_decision;
 		ss[i].decision = a->svcs[i].decision;
 		ss[i].keys = a->svcs[i].keys;
-		ss[i].tr = &a->svcs[i].tr;
+		ss[i].tr = a->svcs[i].tr;
 		ss[i].history = &a->svcs[i].history;
 	}
 	return ss;
@@ -326,15 +327,15 @@ log_switched_off(struct service *s, const char *why)
 	struct decision	d;
 	char		p[96], since[32], held[160];
 
-	transition_current(&s->tr, &d);
+	transition_current(s->tr, &d);
 	if (d.state == NODE_DOWN)
 		snprintf(held, sizeof(held), "down since %s, held by HAProxy "
 		    "until an operator or lbagent says otherwise",
-		    clock_text(s->tr.since_ms, since));
+		    clock_text(transition_since_ms(s->tr), since));
 	else if (d.weight < 100)
 		snprintf(held, sizeof(held), "weight %u%% since %s, held by "
 		    "HAProxy until an operator or lbagent says otherwise",
-		    d.weight, clock_text(s->tr.since_ms, since));
+		    d.weight, clock_text(transition_since_ms(s->tr), since));
 	else
 		snprintf(held, sizeof(held), "nothing: lbagent last said up at "
 		    "full weight");
@@ -495,19 +496,20 @@ service_evaluate(struct service *s, bool at_start)
 	} else {
 		if (s->off) {
 			/* Like a start: no going out sooner than down_after. */
-			transition_restart_counts(&s->tr);
-			units_format_ms(s->tr.conf->down_after_ms, da, sizeof(da));
+			transition_restart_counts(s->tr);
+			units_format_ms(transition_conf(s->tr)->down_after_ms, da,
+			    sizeof(da));
 			log_warnx("%sautomation on again: counting starts now "
 			    "(no going out within down_after %s)", prefix(s, p),
 			    da);
 		}
 		s->off = false;
-		if (transition_evaluate(&s->tr, &target, probes_settled(s),
+		if (transition_evaluate(s->tr, &target, probes_settled(s),
 		    s->a->peers != NULL ? &pv : NULL, clock_now_ms(), &auto_d,
 		    &notes))
 			schedule_save_soon(s->a);
-		if (s->tr.guard_need_ms != INT64_MIN &&
-		    pv.round_ms < s->tr.guard_need_ms)
+		if (guard_need_ms(s->tr) != INT64_MIN &&
+		    pv.round_ms < guard_need_ms(s->tr))
 			peers_ask(s->a->peers);
 		for (i = 0; i < notes.count; i++) {
 			if (notes.n[i].warning)
@@ -679,8 +681,9 @@ create_services(struct agent *a)
 		s = &a->svcs[i];
 		s->a = a;
 		s->marker_out_ms = INT64_MIN;
-		transition_init(&s->tr, i == 0 ? &cfg->transitions :
-		    &cfg->services[i - 1].transitions, clock_now_ms());
+		if ((s->tr = transition_new(i == 0 ? &cfg->transitions :
+		    &cfg->services[i - 1].transitions, clock_now_ms())) == NULL)
+			return -1;
 		if ((s->keys = lbkeys_new((int64_t)cfg->lb_forget_after_ms)) == NULL)
 			return -1;
 		s->probes = calloc(a->nprobes ? a->nprobes : 1, sizeof(*s->probes));
@@ -718,6 +721,7 @@ free_services(struct service *svcs, size_t n)
 
 	for (i = 0; svcs != NULL && i < n; i++) {
 		lbkeys_free(svcs[i].keys);
+		transition_free(svcs[i].tr);
 		free(svcs[i].probes);
 		free(svcs[i].marker_dir);
 	}
@@ -745,13 +749,10 @@ same_probe(struct probe **old, size_t n, const bool *taken,
 static void
 carry_over(struct service *to, struct service *from)
 {
-	const struct transition_conf *tc = to->tr.conf;
-
 	lbkeys_free(to->keys);
 	to->keys = from->keys;
 	from->keys = NULL;
-	to->tr = from->tr;
-	to->tr.conf = tc;
+	transition_carry(to->tr, from->tr);
 	to->history = from->history;
 	to->own = from->own;
 	to->off = from->off;
@@ -1104,7 +1105,7 @@ agent_service_view(const struct agent *a, size_t i,
 	v->reply = s->lines[0];
 	v->decision = &s->decision;
 	v->target = &s->target;
-	v->tr = &s->tr;
+	v->tr = s->tr;
 	v->history = &s->history;
 	v->node = &a->node;
 	v->own = s->marker_dir != NULL ? &s->own : NULL;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lbagent/clock.h"
+#include "lbagent/history.h"
 #include "lbagent/log.h"
 #include "lbagent/state.h"
 
@@ -209,7 +210,7 @@ reset(struct state_service *svcs, size_t n, int64_t now_ms)
 		lbkeys_reset(svcs[i].keys);
 		lbkeys_claim(svcs[i].keys, 0);
 		if (svcs[i].tr != NULL)
-			transition_init(svcs[i].tr, svcs[i].tr->conf, now_ms);
+			transition_reset(svcs[i].tr, now_ms);
 		if (svcs[i].history != NULL)
 			memset(svcs[i].history, 0, sizeof(*svcs[i].history));
 	}
