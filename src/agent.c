@@ -200,6 +200,27 @@ notify_status(const struct agent *a)
 	systemd_status(buf);
 }
 
+/* What the load-balancer keys had to say, as they said it. */
+static void
+log_lbkeys_note(const struct lbkeys_note *n)
+{
+	if (n->level == LBKEYS_WARNING)
+		log_warnx("%s", n->text);
+	else if (n->level == LBKEYS_NOTICE)
+		log_notice("%s", n->text);
+	else
+		log_info("%s", n->text);
+}
+
+static void
+log_lbkeys_notes(const struct lbkeys_notes *ns)
+{
+	size_t	i;
+
+	for (i = 0; i < ns->count; i++)
+		log_lbkeys_note(&ns->n[i]);
+}
+
 /* Says who a claim's end is owed to, or that nobody saw it. */
 static void
 log_release(struct service *s, const char *what, const char *word)
@@ -497,8 +518,8 @@ service_evaluate(struct service *s, bool at_start)
 		if (s->off) {
 			/* Like a start: no going out sooner than down_after. */
 			transition_restart_counts(s->tr);
-			units_format_ms(transition_conf(s->tr)->down_after_ms, da,
-			    sizeof(da));
+			units_format_ms(transition_conf(s->tr)->down_after_ms,
+			    da, sizeof(da));
 			log_warnx("%sautomation on again: counting starts now "
 			    "(no going out within down_after %s)", prefix(s, p),
 			    da);
@@ -582,14 +603,18 @@ marker_cb(evutil_socket_t fd, short what, void *arg)
 static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent	*a = arg;
-	size_t		 i;
-	bool		 changed = false;
+	struct agent		*a = arg;
+	struct lbkeys_note	 gone;
+	size_t			 i;
+	int64_t			 now;
+	bool			 changed = false;
 
 	(void)fd;
 	(void)what;
 	for (i = 0; i < a->nsvcs; i++)
-		changed |= lbkeys_expire(a->svcs[i].keys, clock_now_ms());
+		for (now = clock_now_ms(); lbkeys_expire(a->svcs[i].keys, now,
+		    &gone); changed = true)
+			log_lbkeys_note(&gone);
 	if (changed)
 		schedule_save_soon(a);
 }
@@ -1060,12 +1085,14 @@ size_t
 agent_reply(struct agent *a, int service, const char *addr, const char *text,
     size_t len, char buf[REPLY_MAX], struct agent_check *ck)
 {
-	struct service	*s = &a->svcs[service];
-	bool		 changed;
-	unsigned	 restore;
+	struct service		*s = &a->svcs[service];
+	struct lbkeys_notes	 notes;
+	bool			 changed;
+	unsigned		 restore;
 
 	restore = lbkeys_check(s->keys, addr, text, len, clock_now_ms(),
-	    &ck->created, &changed);
+	    &ck->created, &changed, &notes);
+	log_lbkeys_notes(&notes);
 	ck->carried = reply_claims(&s->decision);
 	ck->restore = restore;
 	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
@@ -1135,8 +1162,13 @@ void
 agent_late_text(struct agent *a, int service, const char *addr,
     const char *text, size_t len, const struct agent_check *ck)
 {
-	if (lbkeys_late_text(a->svcs[service].keys, addr, text, len,
-	    ck->carried, ck->created, clock_now_ms()))
+	struct lbkeys_notes	notes;
+	bool			changed;
+
+	changed = lbkeys_late_text(a->svcs[service].keys, addr, text, len,
+	    ck->carried, ck->created, clock_now_ms(), &notes);
+	log_lbkeys_notes(&notes);
+	if (changed)
 		schedule_save_soon(a);
 }
 

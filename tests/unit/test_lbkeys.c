@@ -15,7 +15,7 @@ check(struct lbkeys *lbk, const char *addr, const char *text)
 	bool	created, changed;
 
 	return lbkeys_check(lbk, addr, text, strlen(text), now, &created,
-	    &changed);
+	    &changed, NULL);
 }
 
 /* Two HAProxy instances; drain; released; each gets ready, then no more. */
@@ -129,9 +129,9 @@ START_TEST(forgotten_after_silence)
 	check(lbk, "10.0.0.2", "web");
 	now += FORGET_MS - 1;
 	check(lbk, "10.0.0.2", "web");
-	ck_assert(!lbkeys_expire(lbk, now));
+	ck_assert(!lbkeys_expire(lbk, now, NULL));
 	now += 1;
-	ck_assert(lbkeys_expire(lbk, now));
+	ck_assert(lbkeys_expire(lbk, now, NULL));
 	ck_assert_uint_eq(lbkeys_count(lbk), 1);
 	ck_assert_str_eq(lbkeys_get(lbk, 0)->addr, "10.0.0.2");
 	lbkeys_free(lbk);
@@ -182,10 +182,10 @@ START_TEST(late_text_moves_the_claim)
 	lbkeys_claim(lbk, CLAIM_ADMIN);
 	ck_assert(!lbkeys_addr_sends_text(lbk, "10.0.0.1"));
 	/* Replied before the text came: filed under (addr, ""). */
-	lbkeys_check(lbk, "10.0.0.1", "", 0, now, &created, &changed);
+	lbkeys_check(lbk, "10.0.0.1", "", 0, now, &created, &changed, NULL);
 	ck_assert(created);
 	ck_assert(lbkeys_late_text(lbk, "10.0.0.1", "web", 3, CLAIM_ADMIN,
-	    created, now));
+	    created, now, NULL));
 	ck_assert_uint_eq(lbkeys_count(lbk), 1);
 	ck_assert_uint_eq(lbkeys_get(lbk, 0)->textlen, 3);
 	ck_assert(lbkeys_addr_sends_text(lbk, "10.0.0.1"));
@@ -278,9 +278,109 @@ START_TEST(flood_never_evicts_what_is_owed)
 		check(lbk, lbkeys_get(lbk, (size_t)i)->addr,
 		    lbkeys_get(lbk, (size_t)i)->text);
 	ck_assert_uint_eq(lbkeys_check(lbk, "10.7.7.7", "new", 3, now,
-	    &created, &changed), 0);
+	    &created, &changed, NULL), 0);
 	ck_assert(!created);
 	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+/*
+ * lbkeys logs nothing itself: a restore word started and done, crowding
+ * (at most once every LBKEYS_WARN_EVERY_MS) and a key forgotten come back
+ * as notes with the text the caller logs.
+ */
+START_TEST(notes_say_what_to_log)
+{
+	struct lbkeys		*lbk = lbkeys_new(FORGET_MS);
+	struct lbkeys_notes	 ns;
+	struct lbkeys_note	 gone;
+	bool			 created, changed;
+	char			 addr[32], text[32];
+	int			 i;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN);
+	check(lbk, "10.0.0.1", "web");
+	lbkeys_claim(lbk, 0);
+	now += 2000;
+	ck_assert_uint_eq(lbkeys_check(lbk, "10.0.0.1", "web", 3, now,
+	    &created, &changed, &ns), CLAIM_ADMIN);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_int_eq(ns.n[0].level, LBKEYS_NOTICE);
+	ck_assert_str_eq(ns.n[0].text, "10.0.0.1 \"web\": sending 'ready' for "
+	    "4000 ms");
+	now += 2000;
+	ck_assert_uint_eq(lbkeys_check(lbk, "10.0.0.1", "web", 3, now,
+	    &created, &changed, &ns), CLAIM_ADMIN);
+	ck_assert_uint_eq(ns.count, 0);
+	now += 2000;
+	ck_assert_uint_eq(lbkeys_check(lbk, "10.0.0.1", "web", 3, now,
+	    &created, &changed, &ns), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_int_eq(ns.n[0].level, LBKEYS_INFO);
+	ck_assert_str_eq(ns.n[0].text, "10.0.0.1 \"web\": restore word "
+	    "'ready' delivered 2 times in 4000 ms; done");
+
+	/* Every key protected: newcomers are refused, said once in 10 s. */
+	lbkeys_claim(lbk, CLAIM_ADMIN);
+	for (i = 1; i < LBKEYS_MAX; i++) {
+		snprintf(addr, sizeof(addr), "10.8.%d.%d", i / 100, i % 100);
+		snprintf(text, sizeof(text), "k%d", i);
+		check(lbk, addr, text);
+	}
+	check(lbk, "10.0.0.1", "web");
+	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
+	lbkeys_check(lbk, "10.7.7.7", "new", 3, now, &created, &changed, &ns);
+	ck_assert(!created);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_int_eq(ns.n[0].level, LBKEYS_WARNING);
+	ck_assert_str_eq(ns.n[0].text, "load-balancer keys: every key matters: "
+	    "a new key is not remembered (latest from 10.7.7.7; 1 such in the "
+	    "last 10 s); keys that saw a claim or are owed a restore word are "
+	    "kept");
+	now += LBKEYS_WARN_EVERY_MS - 1;
+	lbkeys_check(lbk, "10.7.7.8", "new", 3, now, &created, &changed, &ns);
+	ck_assert_uint_eq(ns.count, 0);
+	ck_assert(!lbkeys_late_text(lbk, "10.7.7.8", "late", 4, 0, false, now,
+	    &ns));
+	ck_assert_uint_eq(ns.count, 0);
+	now += 1;
+	ck_assert(!lbkeys_late_text(lbk, "10.7.7.9", "late", 4, 0, false, now,
+	    &ns));
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_str_eq(ns.n[0].text, "load-balancer keys: every key matters: "
+	    "a new key is not remembered (latest from 10.7.7.9; 3 such in the "
+	    "last 10 s); keys that saw a claim or are owed a restore word are "
+	    "kept");
+
+	/* Forgotten, one key a call, each with its line. */
+	lbkeys_claim(lbk, 0);
+	check(lbk, "10.0.0.1", "web");
+	now += FORGET_MS;
+	check(lbk, "10.8.0.1", "k1");
+	ck_assert(lbkeys_expire(lbk, now, &gone));
+	ck_assert_int_eq(gone.level, LBKEYS_WARNING);
+	ck_assert_str_eq(gone.text, "10.0.0.1 \"web\": not seen for 600 s; "
+	    "forgetting it with a restore word still owed");
+	for (i = 1; lbkeys_expire(lbk, now, &gone); i++)
+		ck_assert_ptr_nonnull(strstr(gone.text, ": not seen for 610 s; "
+		    "forgetting it with a restore word still owed"));
+	ck_assert_int_eq(i, LBKEYS_MAX - 1);
+	ck_assert(!lbkeys_expire(lbk, now, &gone));
+	ck_assert_uint_eq(lbkeys_count(lbk), 1);
+	ck_assert_str_eq(lbkeys_get(lbk, 0)->addr, "10.8.0.1");
+	lbkeys_free(lbk);
+
+	/* Owing nothing, a key is just forgotten. */
+	lbk = lbkeys_new(FORGET_MS);
+	check(lbk, "10.0.0.3", "");
+	now += FORGET_MS + 999;
+	ck_assert(lbkeys_expire(lbk, now, &gone));
+	ck_assert_int_eq(gone.level, LBKEYS_INFO);
+	ck_assert_str_eq(gone.text, "10.0.0.3 \"\": not seen for 600 s; "
+	    "forgotten");
+	ck_assert(!lbkeys_expire(lbk, now, &gone));
 	lbkeys_free(lbk);
 }
 END_TEST
@@ -471,6 +571,7 @@ main(void)
 	tcase_add_test(tc, restart_in_the_middle);
 	tcase_add_test(tc, wall_clock_backwards_is_age_zero);
 	tcase_add_test(tc, malformed_json_rejected);
+	tcase_add_test(tc, notes_say_what_to_log);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

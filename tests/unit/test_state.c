@@ -85,14 +85,16 @@ START_TEST(none_then_round_trip)
 	ss[0].decision.weight = 100;
 	strcpy(ss[0].decision.reason, "kernel \"upgrade\"");
 	lbkeys_claim(ss[0].keys, CLAIM_ADMIN);
-	lbkeys_check(ss[0].keys, "127.0.0.2", "web", 3, 1000, &created, &changed);
-	lbkeys_check(ss[0].keys, "::1", "", 0, 1000, &created, &changed);
+	lbkeys_check(ss[0].keys, "127.0.0.2", "web", 3, 1000, &created, &changed,
+	    NULL);
+	lbkeys_check(ss[0].keys, "::1", "", 0, 1000, &created, &changed, NULL);
 	ss[1].has_decision = true;
 	ss[1].decision.state = NODE_UP;
 	ss[1].decision.weight = 50;
 	strcpy(ss[1].decision.reason, "preview: refused");
 	lbkeys_claim(ss[1].keys, CLAIM_WEIGHT);
-	lbkeys_check(ss[1].keys, "127.0.0.3", "web", 3, 1000, &created, &changed);
+	lbkeys_check(ss[1].keys, "127.0.0.3", "web", 3, 1000, &created, &changed,
+	    NULL);
 	ck_assert_int_eq(state_save(dir, 7, ss, 2, clk(1000, 1700000000000, 0,
 	    "b")), 0);
 	ck_assert(exists("state.json"));
