@@ -302,7 +302,7 @@ peers_json(const struct agent *a, const struct status_clock *c)
 	for (j = 0; j < peers_npeers(ps); j++) {
 		const struct peer_source *p = peers_peer(ps, j);
 		const struct peer_verdict *d0 = peers_verdict(ps, 0, j);
-		const char *id = peer_source_ok(p) ? p->ans.node_id : p->pinned;
+		const char *id = peer_source_node_id(p);
 
 		if ((svcs = json_array()) != NULL)
 			for (i = 0; i < agent_nservices(a); i++) {
@@ -316,10 +316,11 @@ peers_json(const struct agent *a, const struct status_clock *c)
 				    "why_not", why_not_json(d)));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:o, s:b, s:b, s:o, "
-		    "s:o, s:o}", "agent", p->src.text, "node_id", text_or_null(id),
-		    "self", d0->self, "serving", d0->serving, "why_not",
-		    d0->self ? json_null() : why_not_json(d0),
-		    "last_seen_s", age_json(p->seen_ms, c), "services", svcs));
+		    "s:o, s:o}", "agent", peer_source_text(p), "node_id",
+		    text_or_null(id), "self", d0->self, "serving", d0->serving,
+		    "why_not", d0->self ? json_null() : why_not_json(d0),
+		    "last_seen_s", age_json(peer_source_seen_ms(p), c),
+		    "services", svcs));
 	}
 	return arr;
 }
@@ -371,10 +372,10 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				    warns));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o, s:o}",
-		    "source", lb->src.text, "ok", lb_source_ok(lb), "error",
-		    lb_source_ok(lb) ? json_null() : json_string(lb->error[0] ?
-		    lb->error : "no answer yet"), "last_seen_s",
-		    age_json(lb->seen_ms, c), "this_node", mine));
+		    "source", lb_source_text(lb), "ok", lb_source_ok(lb),
+		    "error", lb_source_ok(lb) ? json_null() :
+		    json_string(lb_source_error(lb)), "last_seen_s",
+		    age_json(lb_source_seen_ms(lb), c), "this_node", mine));
 	}
 	return arr;
 }

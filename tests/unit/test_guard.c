@@ -154,13 +154,13 @@ start(void)
 	for (i = 0; i < NPEERS; i++) {
 		peer_answer_free(&peers[i].ans);
 		memset(&peers[i], 0, sizeof(peers[i]));
-		snprintf(peers[i].src.text, sizeof(peers[i].src.text),
+		snprintf(peers[i].text, sizeof(peers[i].text),
 		    "http://10.0.0.%zu:9506/status", i + 11);
 	}
 	for (i = 0; i < NLBS; i++) {
 		free(lbs[i].csv);
 		memset(&lbs[i], 0, sizeof(lbs[i]));
-		snprintf(lbs[i].src.text, sizeof(lbs[i].src.text), "lb%zu",
+		snprintf(lbs[i].text, sizeof(lbs[i].text), "lb%zu",
 		    i + 1);
 	}
 	npeers = 1;
