@@ -1,6 +1,6 @@
 /*
  * Fuzz target: a peer's public /status answer (peer_answer_parse in
- * src/peers.c), then judged as the peer guard judges it (peers_judge and
+ * src/peer_view.c), then judged as the peer guard judges it (peers_judge and
  * peers_aggregate) for the services the seeds name, with and without a
  * load balancer that shows node1 and node2 up. Names must come out as
  * the config allows them, every text NUL-terminated.

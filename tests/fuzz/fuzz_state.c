@@ -1,14 +1,14 @@
 /*
  * Fuzz target: the state file (src/state.c, and the parts in
- * src/lbkeys.c and src/transition.c that read their own objects). The
- * input is written as state.json in a temp dir and loaded for two
- * services, the default ("") and "web", each with keys, a transition
- * engine and a history, at fixed clocks. What loads must save, and the
- * saved file must load back and save again to the same bytes; a file
- * refused must leave everything empty. Then the loaded engines run on,
- * as after a restart: the last byte of the input picks the targets (up,
- * down, 50%) of a few evaluations a second apart; every decision must be
- * one a reply can say.
+ * src/lbkeys.c, src/transition_json.c and src/history.c that read their
+ * own objects). The input is written as state.json in a temp dir and
+ * loaded for two services, the default ("") and "web", each with keys,
+ * a transition engine and a history, at fixed clocks. What loads must
+ * save, and the saved file must load back and save again to the same
+ * bytes; a file refused must leave everything empty. Then the loaded
+ * engines run on, as after a restart: the last byte of the input picks
+ * the targets (up, down, 50%) of a few evaluations a second apart; every
+ * decision must be one a reply can say.
  */
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * The peer guard over a fake clock: scripted peer answers (and load
- * balancer stats) judged by peers.c, the verdicts fed to the transition
+ * balancer stats) judged by peer_view.c, the verdicts fed to the transition
  * engine every 250 ms, rounds every second and whenever the engine asks
  * for a fresh one, as the agent does.
  */
