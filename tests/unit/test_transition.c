@@ -639,6 +639,40 @@ START_TEST(negative_and_huge_ages_are_clamped)
 }
 END_TEST
 
+/* A reload: the new engine goes on from the old one, under its own settings. */
+START_TEST(carry_goes_on_under_new_settings)
+{
+	struct decision		 down = target(-1, "api: 503");
+	struct transition_conf	 c = defaults;
+	struct transition	*n;
+	int64_t			 since;
+
+	start(&defaults);
+	hold(&down, 30 * S);
+	ck_level(NODE_DOWN, 0);
+	since = transition_since_ms(t);
+	now += TICK;
+	hold(&up, 10 * S);
+	c.up_after_ms = 20 * S;
+	c.ramp_ms = 0;
+	n = transition_new(&c, now);
+	ck_assert_ptr_nonnull(n);
+	transition_carry(n, t);
+	transition_free(t);
+	t = n;
+	ck_assert_ptr_eq(transition_conf(t), &c);
+	ck_assert_int_eq(transition_at(t), LEVEL_DOWN);
+	ck_assert_int_eq(transition_since_ms(t), since);
+	ck_assert_str_eq(transition_reason(t), "api: 503");
+	/* The 10 s passing so far count towards the new up_after of 20 s. */
+	hold(&up, 10 * S - TICK);
+	ck_level(NODE_DOWN, 0);
+	now += TICK;
+	eval(&up);
+	ck_level(NODE_UP, 100);
+}
+END_TEST
+
 START_TEST(history_keeps_the_last_100)
 {
 	struct history		h, back;
@@ -690,6 +724,7 @@ main(void)
 	tcase_add_test(tc, bad_json_leaves_it_alone);
 	tcase_add_test(tc, negative_and_huge_ages_are_clamped);
 	tcase_add_test(tc, history_keeps_the_last_100);
+	tcase_add_test(tc, carry_goes_on_under_new_settings);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
