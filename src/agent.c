@@ -45,6 +45,27 @@ notify_status(const struct agent *a)
 	systemd_status(buf);
 }
 
+/* What the load-balancer keys had to say, as they said it. */
+static void
+log_lbkeys_note(const struct lbkeys_note *n)
+{
+	if (n->level == LBKEYS_WARNING)
+		log_warnx("%s", n->text);
+	else if (n->level == LBKEYS_NOTICE)
+		log_notice("%s", n->text);
+	else
+		log_info("%s", n->text);
+}
+
+static void
+log_lbkeys_notes(const struct lbkeys_notes *ns)
+{
+	size_t	i;
+
+	for (i = 0; i < ns->count; i++)
+		log_lbkeys_note(&ns->n[i]);
+}
+
 /* What a step asks for, in the order it happened. */
 static void
 apply(struct agent *a, const struct service_effects *fx)
@@ -184,14 +205,18 @@ marker_cb(evutil_socket_t fd, short what, void *arg)
 static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent	*a = arg;
-	size_t		 i;
-	bool		 changed = false;
+	struct agent		*a = arg;
+	struct lbkeys_note	 gone;
+	size_t			 i;
+	int64_t			 now;
+	bool			 changed = false;
 
 	(void)fd;
 	(void)what;
 	for (i = 0; i < a->nsvcs; i++)
-		changed |= lbkeys_expire(a->svcs[i].s.keys, clock_now_ms());
+		for (now = clock_now_ms(); lbkeys_expire(a->svcs[i].s.keys, now,
+		    &gone); changed = true)
+			log_lbkeys_note(&gone);
 	if (changed)
 		agent_schedule_save_soon(a);
 }
@@ -448,11 +473,13 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
     size_t len, char buf[REPLY_MAX], struct agent_check *ck)
 {
 	struct service_check	sc;
+	struct lbkeys_notes	notes;
 	size_t			n;
 	bool			changed;
 
 	n = service_reply(&a->svcs[service].s, addr, text, len, clock_now_ms(),
-	    buf, &sc, &changed);
+	    buf, &sc, &changed, &notes);
+	log_lbkeys_notes(&notes);
 	ck->carried = sc.carried;
 	ck->restore = sc.restore;
 	ck->created = sc.created;
@@ -491,7 +518,7 @@ agent_service_view(const struct agent *a, size_t i,
 	v->reply = s->lines[0];
 	v->decision = &s->decision;
 	v->target = &s->target;
-	v->tr = &s->tr;
+	v->tr = s->tr;
 	v->history = &s->history;
 	v->node = &a->node;
 	v->own = s->marker_dir != NULL ? &w->own : NULL;
@@ -522,9 +549,13 @@ agent_late_text(struct agent *a, int service, const char *addr,
     const char *text, size_t len, const struct agent_check *ck)
 {
 	struct service_check	sc = { ck->carried, ck->restore, ck->created };
+	struct lbkeys_notes	notes;
+	bool			changed;
 
-	if (service_late_text(&a->svcs[service].s, addr, text, len, &sc,
-	    clock_now_ms()))
+	changed = service_late_text(&a->svcs[service].s, addr, text, len, &sc,
+	    clock_now_ms(), &notes);
+	log_lbkeys_notes(&notes);
+	if (changed)
 		agent_schedule_save_soon(a);
 }
 

@@ -50,7 +50,7 @@ state_services(const struct agent *a)
 		ss[i].has_decision = s->has_decision;
 		ss[i].decision = s->decision;
 		ss[i].keys = s->keys;
-		ss[i].tr = &s->tr;
+		ss[i].tr = s->tr;
 		ss[i].history = &s->history;
 	}
 	return ss;

@@ -1,9 +1,10 @@
-/* Load-balancer keys and the restore words owed to them. */
+/* Load-balancer keys and the restore words owed to them. Pure. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lbagent/lbkeys.h"
-#include "lbagent/log.h"
 #include "lbagent/text.h"
 
 struct lbkeys {
@@ -52,6 +53,48 @@ lbkeys_reset(struct lbkeys *lbk)
 {
 	lbk->count = 0;
 	lbk->last = NULL;
+}
+
+static void	vnote(struct lbkeys_note *, enum lbkeys_level, const char *,
+		    va_list) __attribute__((format(printf, 3, 0)));
+static void	note(struct lbkeys_notes *, enum lbkeys_level, const char *,
+		    ...) __attribute__((format(printf, 3, 4)));
+static void	note1(struct lbkeys_note *, enum lbkeys_level, const char *,
+		    ...) __attribute__((format(printf, 3, 4)));
+
+static void
+vnote(struct lbkeys_note *n, enum lbkeys_level level, const char *fmt,
+    va_list ap)
+{
+	n->level = level;
+	vsnprintf(n->text, sizeof(n->text), fmt, ap);
+}
+
+/* One more line for the caller's log; none when notes is NULL or full. */
+static void
+note(struct lbkeys_notes *notes, enum lbkeys_level level, const char *fmt,
+    ...)
+{
+	va_list	ap;
+
+	if (notes == NULL || notes->count == LBKEYS_NOTES_MAX)
+		return;
+	va_start(ap, fmt);
+	vnote(&notes->n[notes->count++], level, fmt, ap);
+	va_end(ap);
+}
+
+/* The one line of a call that has one; none when n is NULL. */
+static void
+note1(struct lbkeys_note *n, enum lbkeys_level level, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (n == NULL)
+		return;
+	va_start(ap, fmt);
+	vnote(n, level, fmt, ap);
+	va_end(ap);
 }
 
 /* "127.0.0.2 \"web\"" for logs. */
@@ -138,15 +181,16 @@ oldest_unprotected(const struct lbkeys *lbk)
 /* At most one warning per LBKEYS_WARN_EVERY_MS about newcomers crowding. */
 static void
 note_crowded(struct lbkeys *lbk, const char *addr, const char *what,
-    int64_t now_ms)
+    int64_t now_ms, struct lbkeys_notes *notes)
 {
 	lbk->crowded++;
 	if (lbk->crowded_warned_ms != INT64_MIN &&
 	    now_ms - lbk->crowded_warned_ms < LBKEYS_WARN_EVERY_MS)
 		return;
-	log_warnx("load-balancer keys: %s (latest from %s; %u such in the "
-	    "last %d s); keys that saw a claim or are owed a restore word are "
-	    "kept", what, addr, lbk->crowded, LBKEYS_WARN_EVERY_MS / 1000);
+	note(notes, LBKEYS_WARNING, "load-balancer keys: %s (latest from %s; "
+	    "%u such in the last %d s); keys that saw a claim or are owed a "
+	    "restore word are kept", what, addr, lbk->crowded,
+	    LBKEYS_WARN_EVERY_MS / 1000);
 	lbk->crowded = 0;
 	lbk->crowded_warned_ms = now_ms;
 }
@@ -158,7 +202,8 @@ note_crowded(struct lbkeys *lbk, const char *addr, const char *what,
  * every key that could go is protected.
  */
 static bool
-make_room(struct lbkeys *lbk, const char *addr, int64_t now_ms)
+make_room(struct lbkeys *lbk, const char *addr, int64_t now_ms,
+    struct lbkeys_notes *notes)
 {
 	ssize_t	victim;
 
@@ -167,18 +212,18 @@ make_room(struct lbkeys *lbk, const char *addr, int64_t now_ms)
 			return true;
 		if ((victim = oldest_unprotected(lbk)) == -1) {
 			note_crowded(lbk, addr, "every key matters: a new key "
-			    "is not remembered", now_ms);
+			    "is not remembered", now_ms, notes);
 			return false;
 		}
 		note_crowded(lbk, addr, "full: forgetting the key seen "
-		    "longest ago", now_ms);
+		    "longest ago", now_ms, notes);
 	} else if (victim == -1) {
 		note_crowded(lbk, addr, "every key of one address matters: a "
-		    "new key from it is not remembered", now_ms);
+		    "new key from it is not remembered", now_ms, notes);
 		return false;
 	} else
 		note_crowded(lbk, addr, "an address has its share: forgetting "
-		    "its key seen longest ago", now_ms);
+		    "its key seen longest ago", now_ms, notes);
 	remove_at(lbk, (size_t)victim);
 	return true;
 }
@@ -213,9 +258,9 @@ append(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
 /* A key for a newcomer, if there is room for it (make_room). */
 static struct lbkey *
 add(struct lbkeys *lbk, const char *addr, const char *text, size_t len,
-    int64_t now_ms)
+    int64_t now_ms, struct lbkeys_notes *notes)
 {
-	if (!make_room(lbk, addr, now_ms))
+	if (!make_room(lbk, addr, now_ms, notes))
 		return NULL;
 	return append(lbk, addr, text, len, now_ms);
 }
@@ -233,7 +278,7 @@ lbkeys_window_ms(const struct lbkey *k)
 }
 
 bool
-lbkeys_claim(struct lbkeys *lbk, unsigned claims, int64_t now_ms)
+lbkeys_claim(struct lbkeys *lbk, unsigned claims)
 {
 	unsigned	released = lbk->claims & ~claims;
 	unsigned	renewed = claims & ~lbk->claims;
@@ -241,7 +286,6 @@ lbkeys_claim(struct lbkeys *lbk, unsigned claims, int64_t now_ms)
 	unsigned	b;
 	size_t		i;
 
-	(void)now_ms;
 	for (i = 0; i < lbk->count; i++) {
 		struct lbkey *k = &lbk->keys[i];
 
@@ -280,7 +324,8 @@ lbkeys_claims(const struct lbkeys *lbk)
 
 /* The restore words this check carries; settles debts whose window ended. */
 static unsigned
-collect_restore(struct lbkey *k, int64_t now_ms, bool *changed)
+collect_restore(struct lbkey *k, int64_t now_ms, bool *changed,
+    struct lbkeys_notes *notes)
 {
 	char		label[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4];
 	unsigned	restore = 0, b;
@@ -294,8 +339,9 @@ collect_restore(struct lbkey *k, int64_t now_ms, bool *changed)
 		    now_ms - k->restore_since_ms[b] >= lbkeys_window_ms(k)) {
 			k->owes &= ~bit;
 			*changed = true;
-			log_info("%s: restore word '%s' delivered %u times in "
-			    "%lld ms; done", key_label(k, label),
+			note(notes, LBKEYS_INFO, "%s: restore word '%s' "
+			    "delivered %u times in %lld ms; done",
+			    key_label(k, label),
 			    reply_restore_word(bit), k->restore_sent[b],
 			    (long long)(now_ms - k->restore_since_ms[b]));
 			continue;
@@ -304,8 +350,9 @@ collect_restore(struct lbkey *k, int64_t now_ms, bool *changed)
 			k->restore_started[b] = true;
 			k->restore_since_ms[b] = now_ms;
 			*changed = true;
-			log_notice("%s: sending '%s' for %lld ms",
-			    key_label(k, label), reply_restore_word(bit),
+			note(notes, LBKEYS_NOTICE, "%s: sending '%s' for "
+			    "%lld ms", key_label(k, label),
+			    reply_restore_word(bit),
 			    (long long)lbkeys_window_ms(k));
 		}
 		k->restore_sent[b]++;
@@ -349,17 +396,20 @@ note_gap(struct lbkeys *lbk, struct lbkey *k, int64_t now_ms)
 
 unsigned
 lbkeys_check(struct lbkeys *lbk, const char *addr, const char *text,
-    size_t len, int64_t now_ms, bool *created, bool *changed)
+    size_t len, int64_t now_ms, bool *created, bool *changed,
+    struct lbkeys_notes *notes)
 {
 	struct lbkey	*k;
 	unsigned	 restore;
 
 	*created = false;
 	*changed = false;
+	if (notes != NULL)
+		notes->count = 0;
 	if (len > LBKEY_TEXT_MAX)
 		len = LBKEY_TEXT_MAX;
 	if ((k = find(lbk, addr, text, len)) == NULL) {
-		if ((k = add(lbk, addr, text, len, now_ms)) == NULL) {
+		if ((k = add(lbk, addr, text, len, now_ms, notes)) == NULL) {
 			lbk->last = NULL;
 			return 0;
 		}
@@ -371,7 +421,7 @@ lbkeys_check(struct lbkeys *lbk, const char *addr, const char *text,
 	k->last_seen_ms = now_ms;
 	k->checks++;
 	lbk->last = k;
-	restore = collect_restore(k, now_ms, changed);
+	restore = collect_restore(k, now_ms, changed, notes);
 	if (lbk->claims & ~k->saw) {
 		k->saw |= lbk->claims;
 		*changed = true;
@@ -381,11 +431,14 @@ lbkeys_check(struct lbkeys *lbk, const char *addr, const char *text,
 
 bool
 lbkeys_late_text(struct lbkeys *lbk, const char *addr, const char *text,
-    size_t len, unsigned carried, bool provisional_created, int64_t now_ms)
+    size_t len, unsigned carried, bool provisional_created, int64_t now_ms,
+    struct lbkeys_notes *notes)
 {
 	struct lbkey	*k;
 	bool		 changed = false;
 
+	if (notes != NULL)
+		notes->count = 0;
 	if (len > LBKEY_TEXT_MAX)
 		len = LBKEY_TEXT_MAX;
 	if (provisional_created && (k = find(lbk, addr, "", 0)) != NULL &&
@@ -394,7 +447,7 @@ lbkeys_late_text(struct lbkeys *lbk, const char *addr, const char *text,
 		changed = true;
 	}
 	if ((k = find(lbk, addr, text, len)) == NULL) {
-		if ((k = add(lbk, addr, text, len, now_ms)) == NULL)
+		if ((k = add(lbk, addr, text, len, now_ms, notes)) == NULL)
 			return changed;
 		k->checks = 1;
 		changed = true;
@@ -419,32 +472,35 @@ lbkeys_addr_sends_text(const struct lbkeys *lbk, const char *addr)
 	return false;
 }
 
+/*
+ * The first key in the table not seen for forget_after goes: called
+ * until false, keys go in the order one pass over the table would take
+ * them (a removal moves the last key into the gap, looked at next).
+ */
 bool
-lbkeys_expire(struct lbkeys *lbk, int64_t now_ms)
+lbkeys_expire(struct lbkeys *lbk, int64_t now_ms, struct lbkeys_note *gone)
 {
 	char	label[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4];
-	bool	changed = false;
-	size_t	i = 0;
+	size_t	i;
 
-	while (i < lbk->count) {
+	for (i = 0; i < lbk->count; i++) {
 		struct lbkey *k = &lbk->keys[i];
 
-		if (now_ms - k->last_seen_ms < lbk->forget_after_ms) {
-			i++;
+		if (now_ms - k->last_seen_ms < lbk->forget_after_ms)
 			continue;
-		}
 		if (k->owes)
-			log_warnx("%s: not seen for %lld s; forgetting it with "
-			    "a restore word still owed", key_label(k, label),
-			    (long long)((now_ms - k->last_seen_ms) / 1000));
-		else
-			log_info("%s: not seen for %lld s; forgotten",
+			note1(gone, LBKEYS_WARNING, "%s: not seen for %lld s; "
+			    "forgetting it with a restore word still owed",
 			    key_label(k, label),
 			    (long long)((now_ms - k->last_seen_ms) / 1000));
+		else
+			note1(gone, LBKEYS_INFO, "%s: not seen for %lld s; "
+			    "forgotten", key_label(k, label),
+			    (long long)((now_ms - k->last_seen_ms) / 1000));
 		remove_at(lbk, i);
-		changed = true;
+		return true;
 	}
-	return changed;
+	return false;
 }
 
 size_t

@@ -230,14 +230,3 @@ log_limited(struct log_limit *lim, int prio, const char *fmt, ...)
 	errno = saved;
 	return true;
 }
-
-void
-fatalx(const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	log_vemit(LOG_ERR, NULL, fmt, ap);
-	va_end(ap);
-	exit(1);
-}

@@ -61,7 +61,8 @@ service_init(struct service *s, const char *name, const char *state_dir,
 	s->name = name;
 	s->reasons = reasons;
 	s->marker_out_ms = INT64_MIN;
-	transition_init(&s->tr, tc, now_ms);
+	if ((s->tr = transition_new(tc, now_ms)) == NULL)
+		return -1;
 	if ((s->keys = lbkeys_new((int64_t)forget_after_ms)) == NULL)
 		return -1;
 	if (name[0] != '\0' && asprintf(&s->marker_dir, "%s/%s", state_dir,
@@ -77,6 +78,8 @@ service_free(struct service *s)
 {
 	lbkeys_free(s->keys);
 	s->keys = NULL;
+	transition_free(s->tr);
+	s->tr = NULL;
 	free(s->marker_dir);
 	s->marker_dir = NULL;
 }
@@ -161,7 +164,7 @@ set_decision(struct service *s, const struct decision *d,
 		    CLAIM_WEIGHT;
 	held = lbkeys_claims(s->keys);
 	released = held & ~claims;
-	lbkeys_claim(s->keys, claims, in->now_ms);
+	lbkeys_claim(s->keys, claims);
 	what = s->has_decision ? node_state_name(s->decision.state) : "claim";
 	if (released & CLAIM_ADMIN)
 		release_note(s, fx, what, "'ready'");
@@ -225,15 +228,15 @@ switched_off(const struct service *s, const char *why,
 	struct decision	d;
 	char		p[96], since[32], held[160];
 
-	transition_current(&s->tr, in->now_ms, &d);
+	transition_current(s->tr, &d);
 	if (d.state == NODE_DOWN)
 		snprintf(held, sizeof(held), "down since %s, held by HAProxy "
 		    "until an operator or lbagent says otherwise",
-		    clock_text(s->tr.since_ms, in, since));
+		    clock_text(transition_since_ms(s->tr), in, since));
 	else if (d.weight < 100)
 		snprintf(held, sizeof(held), "weight %u%% since %s, held by "
 		    "HAProxy until an operator or lbagent says otherwise",
-		    d.weight, clock_text(s->tr.since_ms, in, since));
+		    d.weight, clock_text(transition_since_ms(s->tr), in, since));
 	else
 		snprintf(held, sizeof(held), "nothing: lbagent last said up at "
 		    "full weight");
@@ -309,8 +312,9 @@ service_step(struct service *s, const struct service_input *in,
 	} else {
 		if (s->off) {
 			/* Like a start: no going out sooner than down_after. */
-			transition_restart_counts(&s->tr);
-			units_format_ms(s->tr.conf->down_after_ms, da, sizeof(da));
+			transition_restart_counts(s->tr);
+			units_format_ms(transition_conf(s->tr)->down_after_ms, da,
+			    sizeof(da));
 			note(fx, true, "%sautomation on again: counting starts "
 			    "now (no going out within down_after %s)",
 			    prefix(s, p), da);
@@ -318,11 +322,11 @@ service_step(struct service *s, const struct service_input *in,
 		s->off = false;
 		for (i = 0; i < in->nprobes; i++)
 			settled = settled && in->settled[i];
-		if (transition_evaluate(&s->tr, &target, settled, in->peers,
+		if (transition_evaluate(s->tr, &target, settled, in->peers,
 		    in->now_ms, &auto_d, &tn))
 			fx->save_soon = true;
-		if (in->peers != NULL && s->tr.guard_need_ms != INT64_MIN &&
-		    in->peers->round_ms < s->tr.guard_need_ms)
+		if (in->peers != NULL && guard_need_ms(s->tr) != INT64_MIN &&
+		    in->peers->round_ms < guard_need_ms(s->tr))
 			fx->ask_peers = true;
 		for (i = 0; i < tn.count; i++)
 			note(fx, tn.n[i].warning, "%s%s", prefix(s, p),
@@ -339,13 +343,10 @@ service_step(struct service *s, const struct service_input *in,
 void
 service_carry_over(struct service *to, struct service *from)
 {
-	const struct transition_conf *tc = to->tr.conf;
-
 	lbkeys_free(to->keys);
 	to->keys = from->keys;
 	from->keys = NULL;
-	to->tr = from->tr;
-	to->tr.conf = tc;
+	transition_carry(to->tr, from->tr);
 	to->history = from->history;
 	to->off = from->off;
 	memcpy(to->off_by, from->off_by, sizeof(to->off_by));
@@ -365,12 +366,12 @@ service_carry_over(struct service *to, struct service *from)
 size_t
 service_reply(struct service *s, const char *addr, const char *text,
     size_t len, int64_t now_ms, char buf[REPLY_MAX], struct service_check *ck,
-    bool *save_soon)
+    bool *save_soon, struct lbkeys_notes *notes)
 {
 	unsigned	restore;
 
 	restore = lbkeys_check(s->keys, addr, text, len, now_ms, &ck->created,
-	    save_soon);
+	    save_soon, notes);
 	ck->carried = reply_claims(&s->decision);
 	ck->restore = restore;
 	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
@@ -381,8 +382,9 @@ service_reply(struct service *s, const char *addr, const char *text,
 
 bool
 service_late_text(struct service *s, const char *addr, const char *text,
-    size_t len, const struct service_check *ck, int64_t now_ms)
+    size_t len, const struct service_check *ck, int64_t now_ms,
+    struct lbkeys_notes *notes)
 {
 	return lbkeys_late_text(s->keys, addr, text, len, ck->carried,
-	    ck->created, now_ms);
+	    ck->created, now_ms, notes);
 }

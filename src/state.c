@@ -10,6 +10,7 @@
 
 #include "lbagent/atomic_file.h"
 #include "lbagent/clock.h"
+#include "lbagent/history.h"
 #include "lbagent/log.h"
 #include "lbagent/state.h"
 
@@ -129,7 +130,7 @@ parse_service(const json_t *o, struct state_service *svc,
 			*why = "claims is not a list of claims";
 			return -1;
 		}
-		lbkeys_claim(svc->keys, bits, now_ms);
+		lbkeys_claim(svc->keys, bits);
 	}
 	return lbkeys_from_json(svc->keys, lbs, now_ms, wall_ms, why);
 }
@@ -208,9 +209,9 @@ reset(struct state_service *svcs, size_t n, int64_t now_ms)
 		svcs[i].has_decision = false;
 		memset(&svcs[i].decision, 0, sizeof(svcs[i].decision));
 		lbkeys_reset(svcs[i].keys);
-		lbkeys_claim(svcs[i].keys, 0, now_ms);
+		lbkeys_claim(svcs[i].keys, 0);
 		if (svcs[i].tr != NULL)
-			transition_init(svcs[i].tr, svcs[i].tr->conf, now_ms);
+			transition_reset(svcs[i].tr, now_ms);
 		if (svcs[i].history != NULL)
 			memset(svcs[i].history, 0, sizeof(*svcs[i].history));
 	}

@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lbagent/guard.h"
+#include "lbagent/history.h"
 #include "lbagent/lbkeys.h"
 #include "lbagent/markers.h"
 #include "lbagent/peers.h"
@@ -54,7 +56,7 @@ effective(const struct agent_service_view *v, struct decision *d)
 {
 	*d = *v->decision;
 	if (d->automation_off && d->state == NODE_UP)
-		transition_current(v->tr, 0, d);
+		transition_current(v->tr, d);
 }
 
 static bool
@@ -166,7 +168,7 @@ history_json(const struct history *h)
 	char	 at[32];
 	size_t	 i;
 
-	for (i = 0; a != NULL && i < h->count; i++) {
+	for (i = 0; a != NULL && i < history_count(h); i++) {
 		const struct history_entry *e = history_get(h, i);
 
 		status_iso_time(e->wall_ms, at);
@@ -187,13 +189,15 @@ decision_json(const struct decision *d)
 static json_t *
 transition_json(const struct transition *t, const struct status_clock *c)
 {
+	const struct transition_conf	*tc = transition_conf(t);
 	struct transition_pending	 p;
 	struct decision			 d;
 	json_t				*pending = json_null(), *ramp = json_null();
 	char				 text[160], lb[16];
 	size_t				 outs = 0, i;
+	int64_t				 ramp_ms;
 
-	transition_current(t, c->now_ms, &d);
+	transition_current(t, &d);
 	if (transition_pending(t, c->now_ms, &p)) {
 		transition_pending_text(t, &p, text, sizeof(text));
 		pending = json_pack("{s:s, s:o, s:f, s:s}", "towards",
@@ -201,19 +205,21 @@ transition_json(const struct transition *t, const struct status_clock *c)
 		    json_null() : json_real(seconds(p.for_ms)), "after_s",
 		    seconds(p.after_ms), "text", text);
 	}
-	if (t->ramping && t->level >= 1)
+	if (transition_ramp(t, &ramp_ms) && transition_at(t) >= 1)
 		ramp = json_pack("{s:i, s:i, s:f, s:f}", "weight", (int)d.weight,
-		    "to", t->level, "started_s", seconds(c->now_ms - t->ramp_ms),
-		    "ends_in_s", seconds((int64_t)t->conf->ramp_ms -
-		    (c->now_ms - t->ramp_ms)));
-	for (i = 0; i < t->nouts; i++)
-		if (c->now_ms - t->outs_ms[i] < (int64_t)t->conf->flap_window_ms)
+		    "to", transition_at(t), "started_s", seconds(c->now_ms -
+		    ramp_ms), "ends_in_s", seconds((int64_t)tc->ramp_ms -
+		    (c->now_ms - ramp_ms)));
+	for (i = 0; i < transition_nouts(t); i++)
+		if (c->now_ms - transition_out_ms(t, i) <
+		    (int64_t)tc->flap_window_ms)
 			outs++;
 	return json_pack("{s:s, s:i, s:o, s:f, s:o, s:o, s:{s:i, s:I, s:f}}",
 	    "state", node_state_name(d.state), "weight",
-	    d.state == NODE_UP ? (int)d.weight : 0, "since", iso_of(t->since_ms, c),
-	    "since_s", seconds(c->now_ms - t->since_ms), "pending", pending,
-	    "ramp", ramp, "damping", "factor", (int)t->damping,
+	    d.state == NODE_UP ? (int)d.weight : 0, "since",
+	    iso_of(transition_since_ms(t), c), "since_s", seconds(c->now_ms -
+	    transition_since_ms(t)), "pending", pending, "ramp", ramp,
+	    "damping", "factor", (int)transition_damping(t),
 	    "outs_in_window", (json_int_t)outs, "up_after_s",
 	    seconds((int64_t)transition_up_after_ms(t)));
 }
@@ -243,10 +249,10 @@ static json_t *
 guard_json(const struct agent *a, size_t i,
     const struct agent_service_view *v, const struct status_clock *c)
 {
-	const struct transition	*t = v->tr;
 	const struct peer_view	*pv = &v->peers;
 	const struct peers	*ps;
 	struct agent_info	 info;
+	struct guard_view	 gv;
 	json_t			*o, *peers;
 	bool			 asked;
 	size_t			 j;
@@ -266,10 +272,11 @@ guard_json(const struct agent *a, size_t i,
 			    "node_id", text_or_null(pd->node_id), "serving",
 			    pd->serving, "why_not", why_not_json(pd)));
 		}
+	guard_view(v->tr, &gv);
 	o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-	    "state", guard_state_name(t->guard), "since",
-	    iso_of(t->guard_since_ms, c), "reason",
-	    text_or_null(t->guard_reason), "other_serving", asked ?
+	    "state", guard_state_name(gv.state), "since",
+	    iso_of(gv.since_ms, c), "reason",
+	    text_or_null(gv.reason), "other_serving", asked ?
 	    json_boolean(pv->other_serving) : json_null(), "serving_peers",
 	    asked && pv->other_serving ? json_string(pv->who) : json_null(),
 	    "why", asked && !pv->other_serving ? json_string(pv->why) :
@@ -295,7 +302,7 @@ peers_json(const struct agent *a, const struct status_clock *c)
 	for (j = 0; j < peers_npeers(ps); j++) {
 		const struct peer_source *p = peers_peer(ps, j);
 		const struct peer_verdict *d0 = peers_verdict(ps, 0, j);
-		const char *id = peer_source_ok(p) ? p->ans.node_id : p->pinned;
+		const char *id = peer_source_node_id(p);
 
 		if ((svcs = json_array()) != NULL)
 			for (i = 0; i < agent_nservices(a); i++) {
@@ -309,10 +316,11 @@ peers_json(const struct agent *a, const struct status_clock *c)
 				    "why_not", why_not_json(d)));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:o, s:b, s:b, s:o, "
-		    "s:o, s:o}", "agent", p->src.text, "node_id", text_or_null(id),
-		    "self", d0->self, "serving", d0->serving, "why_not",
-		    d0->self ? json_null() : why_not_json(d0),
-		    "last_seen_s", age_json(p->seen_ms, c), "services", svcs));
+		    "s:o, s:o}", "agent", peer_source_text(p), "node_id",
+		    text_or_null(id), "self", d0->self, "serving", d0->serving,
+		    "why_not", d0->self ? json_null() : why_not_json(d0),
+		    "last_seen_s", age_json(peer_source_seen_ms(p), c),
+		    "services", svcs));
 	}
 	return arr;
 }
@@ -340,7 +348,7 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				const char *server;
 
 				agent_service_view(a, i, &v);
-				tc = v.tr->conf;
+				tc = transition_conf(v.tr);
 				server = config_server(info.cfg, tc);
 				peers_lb_view(lb, tc->backend, server, v.decision,
 				    &lv);
@@ -364,10 +372,10 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				    warns));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o, s:o}",
-		    "source", lb->src.text, "ok", lb_source_ok(lb), "error",
-		    lb_source_ok(lb) ? json_null() : json_string(lb->error[0] ?
-		    lb->error : "no answer yet"), "last_seen_s",
-		    age_json(lb->seen_ms, c), "this_node", mine));
+		    "source", lb_source_text(lb), "ok", lb_source_ok(lb),
+		    "error", lb_source_ok(lb) ? json_null() :
+		    json_string(lb_source_error(lb)), "last_seen_s",
+		    age_json(lb_source_seen_ms(lb), c), "this_node", mine));
 	}
 	return arr;
 }
@@ -388,7 +396,7 @@ service_json(const struct agent *a, size_t i, bool detail,
 	    node_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", serving(&d), "automation",
 	    v.off_by ? "off" : "auto", "server",
-	    config_server(info.cfg, v.tr->conf));
+	    config_server(info.cfg, transition_conf(v.tr)));
 	if (o == NULL || !detail)
 		return o;
 	json_object_set_new(o, "reply", line_json(v.reply));
@@ -559,6 +567,7 @@ status_metrics(const struct agent *a, size_t *lenp)
 {
 	struct agent_service_view	 v;
 	struct decision			 d;
+	struct guard_view		 gv;
 	struct buf			 b = { NULL, 0, 4096, false };
 	char				 sv[160], pr[160];
 	size_t				 i, j, n = agent_nservices(a);
@@ -600,11 +609,12 @@ status_metrics(const struct agent *a, size_t *lenp)
 	    "latched), 0 for the others.");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
+		guard_view(v.tr, &gv);
 		for (k = GUARD_OFF; k <= GUARD_LATCHED; k++)
 			put(&b, "lbagent_peer_guard{service=\"%s\",state=\"%s\"} "
 			    "%d\n", label(v.name, sv, sizeof(sv)),
 			    guard_state_name((enum guard_state)k),
-			    (int)v.tr->guard == k);
+			    (int)gv.state == k);
 	}
 	head(&b, "lbagent_other_nodes_serving", "gauge", "1 when the last "
 	    "round of the peer guard found another node serving a service, 0 "

@@ -12,7 +12,10 @@
  * a key that saw a claim or is owed a restore word: when only such keys
  * are left, the newcomer is answered and not remembered. So a flood of
  * texts, from one address or many, cannot make lbagent forget what it owes
- * a load balancer. Crowding is logged at most every LBKEYS_WARN_EVERY_MS.
+ * a load balancer. Crowding is noted at most every LBKEYS_WARN_EVERY_MS.
+ *
+ * Nothing here logs: what is worth a log line comes back as notes, which
+ * the caller logs as they are.
  */
 #ifndef LBAGENT_LBKEYS_H
 #define LBAGENT_LBKEYS_H
@@ -49,6 +52,27 @@ struct lbkey {
 	char		last_reply[REPLY_MAX];	/* for status; not persisted */
 };
 
+/* A line for the log, and how loud. */
+enum lbkeys_level {
+	LBKEYS_INFO,
+	LBKEYS_NOTICE,
+	LBKEYS_WARNING,
+};
+
+#define LBKEYS_NOTE_MAX		1024	/* a log line's length */
+#define LBKEYS_NOTES_MAX	(1 + CLAIM_COUNT)	/* of one check */
+
+struct lbkeys_note {
+	enum lbkeys_level	level;
+	char			text[LBKEYS_NOTE_MAX];
+};
+
+/* What one call had to say, in order; a NULL notes drops it. */
+struct lbkeys_notes {
+	struct lbkeys_note	n[LBKEYS_NOTES_MAX];
+	size_t			count;
+};
+
 struct lbkeys;
 
 struct lbkeys	*lbkeys_new(int64_t forget_after_ms);
@@ -62,16 +86,18 @@ void		 lbkeys_reset(struct lbkeys *);
  * again turns an unpaid debt back into "saw". Returns true when anything
  * worth persisting changed.
  */
-bool		 lbkeys_claim(struct lbkeys *, unsigned claims, int64_t now_ms);
+bool		 lbkeys_claim(struct lbkeys *, unsigned claims);
 unsigned	 lbkeys_claims(const struct lbkeys *);
 
 /*
  * One check from (addr, text): returns the restore words (CLAIM_* bits) to
  * add to this reply and records that the key saw the current claims.
- * *created tells whether the key is new; *changed whether to persist.
+ * *created tells whether the key is new; *changed whether to persist;
+ * *notes what to log (a restore word started or done, crowding).
  */
 unsigned	 lbkeys_check(struct lbkeys *, const char *addr, const char *text,
-		    size_t len, int64_t now_ms, bool *created, bool *changed);
+		    size_t len, int64_t now_ms, bool *created, bool *changed,
+		    struct lbkeys_notes *notes);
 
 /*
  * The request text arrived after a reply was sent under (addr, ""): moves
@@ -80,7 +106,8 @@ unsigned	 lbkeys_check(struct lbkeys *, const char *addr, const char *text,
  */
 bool		 lbkeys_late_text(struct lbkeys *, const char *addr,
 		    const char *text, size_t len, unsigned carried,
-		    bool provisional_created, int64_t now_ms);
+		    bool provisional_created, int64_t now_ms,
+		    struct lbkeys_notes *notes);
 
 /* Records the line the latest lbkeys_check's key was sent (for status). */
 void		 lbkeys_note_reply(struct lbkeys *, const char *line, size_t len);
@@ -88,8 +115,12 @@ void		 lbkeys_note_reply(struct lbkeys *, const char *line, size_t len);
 /* True when any check from addr has sent text: worth waiting for it. */
 bool		 lbkeys_addr_sends_text(const struct lbkeys *, const char *addr);
 
-/* Forgets keys not seen for forget_after; true when any was. */
-bool		 lbkeys_expire(struct lbkeys *, int64_t now_ms);
+/*
+ * Forgets a key not seen for forget_after: true, with *gone (which may
+ * be NULL) what to log, when there was one. Call until false.
+ */
+bool		 lbkeys_expire(struct lbkeys *, int64_t now_ms,
+		    struct lbkeys_note *gone);
 
 /* The restore window of a key: twice its longest recent gap. */
 int64_t		 lbkeys_window_ms(const struct lbkey *);

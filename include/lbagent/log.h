@@ -20,7 +20,6 @@ void	log_warnx(const char *, ...) LOG_PRINTF(1, 2);
 void	log_notice(const char *, ...) LOG_PRINTF(1, 2);
 void	log_info(const char *, ...) LOG_PRINTF(1, 2);
 void	log_debug(const char *, ...) LOG_PRINTF(1, 2);
-_Noreturn void	fatalx(const char *, ...) LOG_PRINTF(1, 2);
 
 /*
  * A rate limit for one kind of message that can repeat without end (a

@@ -14,25 +14,10 @@
 #include <event2/event.h>
 
 #include "lbagent/log.h"
+#include "lbagent/probe_result.h"
 
 /* A probe's own reason; the reply joins "name: reason" within 100 bytes. */
 #define PROBE_REASON_MAX	200
-
-/*
- * PROBE_UNKNOWN: lbagent itself could not run the check (out of
- * descriptors, memory, processes or threads). Such a run is shown and
- * counted apart, but says nothing about the service: it never counts
- * towards fall or rise, nor as what the probe counts as.
- */
-enum probe_result {
-	PROBE_OK,
-	PROBE_WARN,
-	PROBE_CRIT,
-	PROBE_UNKNOWN,
-	PROBE_RESULT_COUNT
-};
-
-const char	*probe_result_name(enum probe_result);
 
 /*
  * err, from acquiring something of lbagent's own (socket(), pipe(), open()

@@ -6,7 +6,7 @@
 
 #include "lbagent/config.h"
 #include "lbagent/decision.h"
-#include "lbagent/probe.h"
+#include "lbagent/probe_result.h"
 
 /* One probe as the rules see it: what it counts as after fall/rise. */
 struct rules_input {

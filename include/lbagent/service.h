@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "lbagent/decision.h"
+#include "lbagent/history.h"
 #include "lbagent/lbkeys.h"
 #include "lbagent/markers.h"
 #include "lbagent/reply.h"
@@ -41,7 +42,7 @@ struct service {
 	char			 lines[CLAIM_ALL + 1][REPLY_MAX];
 	size_t			 lens[CLAIM_ALL + 1];
 	struct lbkeys		*keys;
-	struct transition	 tr;
+	struct transition	*tr;
 	struct history		 history;
 	bool			 off;		/* automation off, as last seen */
 	char			 off_by[SERVICE_OFF_BY_MAX];
@@ -142,15 +143,16 @@ struct service_check {
 /*
  * The reply to a check from (addr, text) at now_ms, copied into buf with
  * its newline; returns its length. *save_soon: the keys changed, to be
- * saved within a second (never in a reply's turn).
+ * saved within a second (never in a reply's turn); notes: what the keys
+ * had to say, for the log.
  */
 size_t	service_reply(struct service *, const char *addr, const char *text,
 	    size_t len, int64_t now_ms, char buf[REPLY_MAX],
-	    struct service_check *, bool *save_soon);
+	    struct service_check *, bool *save_soon, struct lbkeys_notes *);
 /* The check's text came after its reply; true: save within a second. */
 bool	service_late_text(struct service *, const char *addr,
 	    const char *text, size_t len, const struct service_check *,
-	    int64_t now_ms);
+	    int64_t now_ms, struct lbkeys_notes *);
 
 /* The line for checks that are owed nothing, without its newline. */
 const char *service_line(const struct service *, char buf[REPLY_MAX]);

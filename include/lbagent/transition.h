@@ -19,6 +19,7 @@
 
 #include "lbagent/config.h"
 #include "lbagent/decision.h"
+#include "lbagent/guard.h"
 
 #define LEVEL_DOWN		(-1)
 #define LEVEL_MAX		100
@@ -41,73 +42,22 @@ struct transition_notes {
 };
 
 /*
- * What the peer guard knows for a service (peers.h fills it): NULL when
- * no peers are configured.
+ * One service's engine, opaque: its state is read through the accessors
+ * below (transition.c, guard.c and transition_json.c share its layout).
  */
-struct peer_view {
-	int64_t	round_ms;	/* start of the last round answered; INT64_MIN: none */
-	bool	other_serving;	/* in that round, another node served */
-	int64_t	served_ms;	/* start of the last round where one did (or
-				   the guard's start, when none has yet) */
-	char	who[96];	/* those serving: "n2, n3" */
-	char	why[256];	/* why the others are not: "n2: timeout; ..." */
-};
+struct transition;
 
 /*
- * The peer guard's hold on automated going-out (transition_evaluate with
- * a peer_view). Not persisted: a restart clears it, the latch included.
+ * Starts up at 100% (or as loaded); counts start at the first
+ * evaluation. conf outlives the engine. NULL when out of memory.
  */
-enum guard_state {
-	GUARD_OFF,		/* no peers configured */
-	GUARD_WATCHING,		/* nothing held */
-	GUARD_ASKING,		/* going out is due: waiting for a fresh round */
-	GUARD_HOLDING,		/* staying in: no other node serving */
-	GUARD_BACK_ALONE,	/* back in: no other node served for alone_grace */
-	GUARD_LATCHED,		/* back right after going out: no going out
-				   until lbagent restarts */
-};
-
-const char	*guard_state_name(enum guard_state);
-
-struct transition {
-	const struct transition_conf *conf;
-	int		level;		/* where the node is, before the ramp */
-	int64_t		since_ms;	/* ... since then */
-	char		reason[REASON_MAX + 1];	/* why it is there */
-	/*
-	 * The start of the current run of evaluations whose target was at or
-	 * below (le) / at or above (ge) each level; INT64_MIN: no run. A
-	 * "worse" run towards a weight must have seen a weight target (a down
-	 * target alone only ever leads to down, after down_after).
-	 */
-	int64_t		le_ms[LEVEL_COUNT], ge_ms[LEVEL_COUNT];
-	bool		le_weight[LEVEL_COUNT];
-	int		last_target;	/* of the last known evaluation */
-	int		pending;	/* -1 held back from worse, +1 from better */
-	int64_t		pending_ms;
-	/* The recovery ramp: active after coming back from out. */
-	bool		ramping;
-	int64_t		ramp_ms;	/* its start */
-	unsigned	ramp_weight;	/* the step replied now */
-	int64_t		ramp_step_ms;	/* when that step was taken */
-	/* Flap damping. */
-	int64_t		outs_ms[TRANSITION_OUTS_MAX];	/* oldest first */
-	size_t		nouts;
-	unsigned	damping;	/* 1, 2, 4, 8, 10: up_after's factor */
-	/* The peer guard. */
-	enum guard_state guard;
-	int64_t		guard_since_ms;	/* in that state since */
-	int64_t		guard_want_ms;	/* going out due since; INT64_MIN: not */
-	int64_t		guard_out_ms;	/* went out by the rules; INT64_MIN: not */
-	int64_t		guard_need_ms;	/* wants a round started at or after
-					   this; INT64_MIN: none (see below) */
-	bool		guard_warned;	/* this episode's hold was logged */
-	char		guard_reason[REASON_MAX + 1];	/* "" when nothing held */
-};
-
-/* Starts up at 100% (or as loaded); counts start at the first evaluation. */
-void	transition_init(struct transition *, const struct transition_conf *,
+struct transition *transition_new(const struct transition_conf *,
 	    int64_t now_ms);
+void	transition_free(struct transition *);
+/* As new, under the same settings (a state file found corrupt). */
+void	transition_reset(struct transition *, int64_t now_ms);
+/* A reload: to, under its own (new) settings, goes on from where from is. */
+void	transition_carry(struct transition *to, const struct transition *from);
 
 /* The level a target from the rules stands for. */
 int	transition_level(const struct decision *target);
@@ -121,7 +71,7 @@ int	transition_level(const struct decision *target);
  * another node serving; while out, no other node serving for
  * alone_grace brings the node back, and none serving at a look within
  * just_out of going out (from recheck_after on) brings it back latched.
- * Afterwards, guard_need_ms says whether a fresh round is wanted. Fills
+ * Afterwards, guard_need_ms() says whether a fresh round is wanted. Fills
  * *out with the decision to reply and *notes with what to log. Returns
  * true when something worth saving changed (the target, a move, a ramp
  * step, damping).
@@ -135,8 +85,7 @@ bool	transition_evaluate(struct transition *, const struct decision *target,
 void	transition_restart_counts(struct transition *);
 
 /* The decision for the current state, without evaluating. */
-void	transition_current(const struct transition *, int64_t now_ms,
-	    struct decision *out);
+void	transition_current(const struct transition *, struct decision *out);
 
 /* A change a window is holding back. */
 struct transition_pending {
@@ -155,6 +104,26 @@ void	transition_pending_text(const struct transition *,
 /* up_after with flap damping applied. */
 uint64_t transition_up_after_ms(const struct transition *);
 
+/* --- what the engine is at, for the status and the agent --- */
+
+const struct transition_conf *transition_conf(const struct transition *);
+/* The level the node is at (before the ramp), since when, and why. */
+int	 transition_at(const struct transition *);
+int64_t	 transition_since_ms(const struct transition *);
+const char *transition_reason(const struct transition *);
+/* True while the recovery ramp runs, with *start_ms its start. */
+bool	 transition_ramp(const struct transition *, int64_t *start_ms);
+/* The flap damping factor: 1, 2, 4, 8, 10. */
+unsigned transition_damping(const struct transition *);
+/* The goings-out kept (flap damping), oldest first. */
+size_t	 transition_nouts(const struct transition *);
+int64_t	 transition_out_ms(const struct transition *, size_t i);
+/*
+ * The start of the current run of evaluations whose target was at or
+ * above level (each with every probe's word); INT64_MIN: no run.
+ */
+int64_t	 transition_passing_since_ms(const struct transition *, int level);
+
 /* "down", "up", "up 50%": a level in words. */
 const char *transition_level_text(int level, char buf[16]);
 
@@ -165,30 +134,10 @@ const char *transition_level_text(int level, char buf[16]);
  * the gap only then (a reboot restarted whatever was passing). The ramp
  * resumes from the step HAProxy was last told; the flap history ages by
  * the gap. Returns -1 with *why on a malformed object (t left as it was).
+ * In transition_json.c.
  */
 json_t	*transition_to_json(const struct transition *, int64_t now_ms);
 int	 transition_from_json(struct transition *, const json_t *,
 	    int64_t now_ms, int64_t gap_ms, bool same_boot, const char **why);
-
-/* The last transitions of a service: time, from, to, reason. */
-#define HISTORY_MAX	100
-
-struct history_entry {
-	int64_t	wall_ms;
-	char	from[24], to[24];
-	char	reason[REASON_MAX + 1];
-};
-
-struct history {
-	struct history_entry	e[HISTORY_MAX];
-	size_t			first, count;
-};
-
-void	history_add(struct history *, int64_t wall_ms, const char *from,
-	    const char *to, const char *reason);
-/* The i-th entry, oldest first. */
-const struct history_entry *history_get(const struct history *, size_t i);
-json_t	*history_to_json(const struct history *);
-int	 history_from_json(struct history *, const json_t *, const char **why);
 
 #endif

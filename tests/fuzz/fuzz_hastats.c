@@ -1,7 +1,7 @@
 /*
  * Fuzz target: HAProxy's CSV and servers state (src/hastats.c), and how
  * the peer guard reads this node's row from it (peers_lb_view in
- * src/peers.c). The input is a load balancer's answer, "show stat" CSV
+ * src/peer_view.c). The input is a load balancer's answer, "show stat" CSV
  * with its servers state after it as the Runtime API sends both; the
  * rows looked for are the seeds' (be/s1, be/n1) and missing ones. No NUL
  * is needed: the parsers are handed an exact-size copy.

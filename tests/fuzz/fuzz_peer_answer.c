@@ -1,6 +1,6 @@
 /*
  * Fuzz target: a peer's public /status answer (peer_answer_parse in
- * src/peers.c), then judged as the peer guard judges it (peers_judge and
+ * src/peer_view.c), then judged as the peer guard judges it (peers_judge and
  * peers_aggregate) for the services the seeds name, with and without a
  * load balancer that shows node1 and node2 up. Names must come out as
  * the config allows them, every text NUL-terminated.
@@ -59,7 +59,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ps[0].answered = true;
 	ps[0].took_ms = 5;
-	snprintf(ps[0].src.text, sizeof(ps[0].src.text), "http://n:9506");
+	snprintf(ps[0].text, sizeof(ps[0].text), "http://n:9506");
 	ps[1].answered = false;
 	snprintf(ps[1].error, sizeof(ps[1].error), "connection refused");
 	memset(&lb, 0, sizeof(lb));

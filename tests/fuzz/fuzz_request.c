@@ -93,7 +93,7 @@ load(const struct lbkeys *k, const json_t *j, int64_t now_ms, int64_t wall_ms)
 	const char	*why = NULL;
 
 	FZ_ASSERT(back != NULL);
-	lbkeys_claim(back, lbkeys_claims(k), now_ms);
+	lbkeys_claim(back, lbkeys_claims(k));
 	if (lbkeys_from_json(back, j, now_ms, wall_ms, &why) != 0) {
 		char	*dump = json_dumps(j, JSON_COMPACT);
 
@@ -163,17 +163,39 @@ select_service(struct script *s)
 		FZ_ASSERT(i == 0);
 }
 
+/* A line for the log: a known level, a NUL-terminated text. */
+static void
+note_ok(const struct lbkeys_note *n)
+{
+	FZ_ASSERT(n->level == LBKEYS_INFO || n->level == LBKEYS_NOTICE ||
+	    n->level == LBKEYS_WARNING);
+	FZ_ASSERT(memchr(n->text, '\0', sizeof(n->text)) != NULL);
+	FZ_ASSERT(n->text[0] != '\0');
+}
+
+static void
+notes_ok(const struct lbkeys_notes *ns)
+{
+	size_t	i;
+
+	FZ_ASSERT(ns->count <= LBKEYS_NOTES_MAX);
+	for (i = 0; i < ns->count; i++)
+		note_ok(&ns->n[i]);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct script	 s = { data, data + size };
-	struct lbkeys	*k = lbkeys_new(60000);
-	char		 a[LBKEY_ADDR_MAX], t[LISTENER_REQUEST_MAX];
-	char		 line[REPLY_MAX];
-	int64_t		 now_ms = 1000, wall_ms = 1700000000000;
-	unsigned	 restore, carried;
-	size_t		 n, i;
-	bool		 created, changed;
+	struct script		 s = { data, data + size };
+	struct lbkeys		*k = lbkeys_new(60000);
+	struct lbkeys_notes	 notes;
+	struct lbkeys_note	 gone;
+	char			 a[LBKEY_ADDR_MAX], t[LISTENER_REQUEST_MAX];
+	char			 line[REPLY_MAX];
+	int64_t			 now_ms = 1000, wall_ms = 1700000000000;
+	unsigned		 restore, carried;
+	size_t			 n, i;
+	bool			 created, changed;
 
 	FZ_ASSERT(k != NULL);
 	while (s.p < s.end) {
@@ -182,7 +204,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			addr(&s, a);
 			n = text(&s, t);
 			restore = lbkeys_check(k, a, t, n, now_ms, &created,
-			    &changed);
+			    &changed, &notes);
+			notes_ok(&notes);
 			FZ_ASSERT((restore & ~CLAIM_ALL) == 0);
 			snprintf(line, sizeof(line), "up %.*s\n", (int)(n % 40),
 			    t);
@@ -192,18 +215,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			addr(&s, a);
 			carried = lbkeys_claims(k);
 			(void)lbkeys_check(k, a, "", 0, now_ms, &created,
-			    &changed);
+			    &changed, &notes);
+			notes_ok(&notes);
 			n = text(&s, t);
 			now_ms += byte(&s);
 			(void)lbkeys_late_text(k, a, t, n, carried, created,
-			    now_ms);
+			    now_ms, &notes);
+			notes_ok(&notes);
 			break;
 		case 2:
-			(void)lbkeys_claim(k, byte(&s) & CLAIM_ALL, now_ms);
+			(void)lbkeys_claim(k, byte(&s) & CLAIM_ALL);
 			break;
 		case 3:
 			now_ms += (int64_t)byte(&s) * 1000;
-			(void)lbkeys_expire(k, now_ms);
+			while (lbkeys_expire(k, now_ms, &gone))
+				note_ok(&gone);
 			break;
 		case 4:
 			now_ms += (int64_t)byte(&s) * 100;

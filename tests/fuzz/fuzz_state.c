@@ -1,20 +1,21 @@
 /*
  * Fuzz target: the state file (src/state.c, and the parts in
- * src/lbkeys.c and src/transition.c that read their own objects). The
- * input is written as state.json in a temp dir and loaded for two
- * services, the default ("") and "web", each with keys, a transition
- * engine and a history, at fixed clocks. What loads must save, and the
- * saved file must load back and save again to the same bytes; a file
- * refused must leave everything empty. Then the loaded engines run on,
- * as after a restart: the last byte of the input picks the targets (up,
- * down, 50%) of a few evaluations a second apart; every decision must be
- * one a reply can say.
+ * src/lbkeys.c, src/transition_json.c and src/history.c that read their
+ * own objects). The input is written as state.json in a temp dir and
+ * loaded for two services, the default ("") and "web", each with keys,
+ * a transition engine and a history, at fixed clocks. What loads must
+ * save, and the saved file must load back and save again to the same
+ * bytes; a file refused must leave everything empty. Then the loaded
+ * engines run on, as after a restart: the last byte of the input picks
+ * the targets (up, down, 50%) of a few evaluations a second apart; every
+ * decision must be one a reply can say.
  */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lbagent/history.h"
 #include "lbagent/state.h"
 #include "fuzzutil.h"
 
@@ -26,7 +27,7 @@ static const struct transition_conf tconf = {
 
 struct two {
 	struct state_service	ss[2];
-	struct transition	tr[2];
+	struct transition	*tr[2];
 	struct history		h[2];
 };
 
@@ -47,8 +48,9 @@ two_init(struct two *t, const struct state_clock *c)
 	t->ss[1].name = "web";
 	for (i = 0; i < 2; i++) {
 		FZ_ASSERT((t->ss[i].keys = lbkeys_new(600000)) != NULL);
-		transition_init(&t->tr[i], &tconf, c->now_ms);
-		t->ss[i].tr = &t->tr[i];
+		FZ_ASSERT((t->tr[i] = transition_new(&tconf, c->now_ms)) !=
+		    NULL);
+		t->ss[i].tr = t->tr[i];
 		t->ss[i].history = &t->h[i];
 	}
 }
@@ -58,6 +60,8 @@ two_free(struct two *t)
 {
 	lbkeys_free(t->ss[0].keys);
 	lbkeys_free(t->ss[1].keys);
+	transition_free(t->tr[0]);
+	transition_free(t->tr[1]);
 }
 
 /* The saved file, malloc'd, and its length. */
@@ -107,7 +111,7 @@ run_on(struct two *t, const struct state_clock *c, unsigned bits)
 	for (i = 0; i < 2; i++) {
 		if (t->ss[i].has_decision)
 			decision_ok(&t->ss[i].decision);
-		transition_current(&t->tr[i], c->now_ms, &out);
+		transition_current(t->tr[i], &out);
 		decision_ok(&out);
 		for (k = 0, now = c->now_ms; k < 4; k++, now += 1000) {
 			decision_up(&target);
@@ -121,11 +125,11 @@ run_on(struct two *t, const struct state_clock *c, unsigned bits)
 				target.weight = 50;
 				break;
 			}
-			(void)transition_evaluate(&t->tr[i], &target, true,
+			(void)transition_evaluate(t->tr[i], &target, true,
 			    NULL, now, &out, NULL);
 			decision_ok(&out);
-			if (transition_pending(&t->tr[i], now, &p))
-				transition_pending_text(&t->tr[i], &p, buf,
+			if (transition_pending(t->tr[i], now, &p))
+				transition_pending_text(t->tr[i], &p, buf,
 				    sizeof(buf));
 		}
 	}

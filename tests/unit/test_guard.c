@@ -1,6 +1,6 @@
 /*
  * The peer guard over a fake clock: scripted peer answers (and load
- * balancer stats) judged by peers.c, the verdicts fed to the transition
+ * balancer stats) judged by peer_view.c, the verdicts fed to the transition
  * engine every 250 ms, rounds every second and whenever the engine asks
  * for a fresh one, as the agent does.
  */
@@ -35,7 +35,7 @@ static struct transition_conf conf = {
 #define NPEERS	3
 #define NLBS	2
 
-static struct transition	t;
+static struct transition	*t;
 static struct decision		out, up, down;
 static struct transition_notes	notes;
 static int64_t			now, last_round;
@@ -51,6 +51,16 @@ static bool			answers_late;	/* rounds take 3 s to answer */
 
 static const char *const CSV_HEAD = "# pxname,svname,qcur,status,weight,"
     "iweight,agent_status,agent_desc,\n";
+
+/* The guard's state in engine e. */
+static enum guard_state
+gstate(const struct transition *e)
+{
+	struct guard_view	v;
+
+	guard_view(e, &v);
+	return v.state;
+}
 
 static void
 set_answer(size_t i, const char *json)
@@ -144,13 +154,13 @@ start(void)
 	for (i = 0; i < NPEERS; i++) {
 		peer_answer_free(&peers[i].ans);
 		memset(&peers[i], 0, sizeof(peers[i]));
-		snprintf(peers[i].src.text, sizeof(peers[i].src.text),
+		snprintf(peers[i].text, sizeof(peers[i].text),
 		    "http://10.0.0.%zu:9506/status", i + 11);
 	}
 	for (i = 0; i < NLBS; i++) {
 		free(lbs[i].csv);
 		memset(&lbs[i], 0, sizeof(lbs[i]));
-		snprintf(lbs[i].src.text, sizeof(lbs[i].src.text), "lb%zu",
+		snprintf(lbs[i].text, sizeof(lbs[i].text), "lb%zu",
 		    i + 1);
 	}
 	npeers = 1;
@@ -166,7 +176,9 @@ start(void)
 	decision_up(&down);
 	down.state = NODE_DOWN;
 	snprintf(down.reason, sizeof(down.reason), "client-api: HTTP 503");
-	transition_init(&t, &conf, now);
+	transition_free(t);
+	t = transition_new(&conf, now);
+	ck_assert_ptr_nonnull(t);
 	all_notes[0] = '\0';
 }
 
@@ -178,14 +190,14 @@ eval(const struct decision *d)
 
 	if (last_round == NO_TIME || now - last_round >= S)
 		do_round();
-	transition_evaluate(&t, d, true, &view, now, &out, &notes);
+	transition_evaluate(t, d, true, &view, now, &out, &notes);
 	for (i = 0; i < notes.count; i++) {
 		strncat(all_notes, notes.n[i].text,
 		    sizeof(all_notes) - strlen(all_notes) - 2);
 		strcat(all_notes, "\n");
 	}
 	/* Asked: a round now (its answer seen at the next evaluation). */
-	if (t.guard_need_ms != NO_TIME && view.round_ms < t.guard_need_ms &&
+	if (guard_need_ms(t) != NO_TIME && view.round_ms < guard_need_ms(t) &&
 	    !answers_late)
 		do_round();
 }
@@ -224,7 +236,7 @@ START_TEST(goes_out_while_another_serves)
 	ck_assert_int_eq(out.state, NODE_DOWN);
 	ck_assert_ptr_nonnull(strstr(all_notes, "peer-guard: going out: "
 	    "serving: n2"));
-	ck_assert_int_eq(t.guard, GUARD_WATCHING);
+	ck_assert_int_eq(gstate(t), GUARD_WATCHING);
 	/* The others keep serving through just_out: it stays out. */
 	now += TICK;
 	hold(&down, 20 * S);
@@ -240,15 +252,15 @@ START_TEST(going_out_waits_for_a_round_asked_then)
 	hold(&down, 30 * S);
 	/* Due at 30 s; the last round began before: it asks, and waits. */
 	if (out.state == NODE_UP) {
-		ck_assert_int_eq(t.guard, GUARD_ASKING);
-		ck_assert(t.guard_need_ms != NO_TIME);
-		ck_assert(view.round_ms < t.guard_need_ms);
+		ck_assert_int_eq(gstate(t), GUARD_ASKING);
+		ck_assert(guard_need_ms(t) != NO_TIME);
+		ck_assert(view.round_ms < guard_need_ms(t));
 	}
 	now += TICK;
 	hold(&down, S);
 	ck_assert_int_eq(out.state, NODE_DOWN);
 	/* The round it went out on started after it was due. */
-	ck_assert(view.round_ms >= t.since_ms - S);
+	ck_assert(view.round_ms >= transition_since_ms(t) - S);
 }
 END_TEST
 
@@ -261,13 +273,13 @@ START_TEST(stays_in_when_no_other_node_serves)
 	ck_assert_uint_eq(out.weight, 100);
 	ck_assert_str_eq(out.reason, "peer-guard: client-api failing but no "
 	    "other node serving");
-	ck_assert_int_eq(t.guard, GUARD_HOLDING);
+	ck_assert_int_eq(gstate(t), GUARD_HOLDING);
 	{
 		struct transition_pending	pd;
 		char				text[160];
 
-		ck_assert(transition_pending(&t, now, &pd));
-		transition_pending_text(&t, &pd, text, sizeof(text));
+		ck_assert(transition_pending(t, now, &pd));
+		transition_pending_text(t, &pd, text, sizeof(text));
 		ck_assert_str_eq(text, "failing for 1m30s; held in by the peer "
 		    "guard: no other node serving");
 	}
@@ -311,7 +323,7 @@ START_TEST(held_in_at_its_weight_never_at_zero)
 	set_serving(0, "n2", false);
 	hold(&half, 15 * S);
 	ck_assert_uint_eq(out.weight, 50);
-	ck_assert_int_eq(t.guard, GUARD_WATCHING);
+	ck_assert_int_eq(gstate(t), GUARD_WATCHING);
 }
 END_TEST
 
@@ -334,8 +346,8 @@ START_TEST(back_after_alone_grace_and_out_again)
 	hold(&down, 3 * S);
 	ck_assert_int_eq(out.state, NODE_UP);
 	ck_assert_uint_eq(out.weight, 100);
-	ck_assert_int_eq(t.guard, GUARD_BACK_ALONE);
-	ck_assert(t.since_ms - gone >= 30 * S - S);
+	ck_assert_int_eq(gstate(t), GUARD_BACK_ALONE);
+	ck_assert(transition_since_ms(t) - gone >= 30 * S - S);
 	ck_assert_ptr_nonnull(strstr(out.reason, "peer-guard: no other node "
 	    "served for 3"));
 	ck_assert_ptr_nonnull(strstr(out.reason, "; client-api failing"));
@@ -363,7 +375,7 @@ START_TEST(look_again_brings_it_back_and_latches)
 	set_serving(0, "n2", true);
 	hold(&down, 30 * S);
 	ck_assert_int_eq(out.state, NODE_DOWN);
-	went = t.since_ms;
+	went = transition_since_ms(t);
 	/* n2 went out at the same moment: the look again sees nobody. */
 	set_serving(0, "n2", false);
 	now += TICK;
@@ -373,7 +385,7 @@ START_TEST(look_again_brings_it_back_and_latches)
 	hold(&down, S);
 	ck_assert_int_eq(out.state, NODE_UP);
 	ck_assert(now - went <= 3 * S);
-	ck_assert_int_eq(t.guard, GUARD_LATCHED);
+	ck_assert_int_eq(gstate(t), GUARD_LATCHED);
 	ck_assert_ptr_nonnull(strstr(all_notes, "right after going out: no "
 	    "other node serving (n2: not serving); latched: no automated going "
 	    "out until lbagent restarts"));
@@ -384,7 +396,7 @@ START_TEST(look_again_brings_it_back_and_latches)
 	now += TICK;
 	hold(&down, 120 * S);
 	ck_assert_int_eq(out.state, NODE_UP);
-	ck_assert_int_eq(t.guard, GUARD_LATCHED);
+	ck_assert_int_eq(gstate(t), GUARD_LATCHED);
 	/* Passing, then failing again: still latched, said again once. */
 	hold(&up, 5 * S);
 	ck_assert_str_eq(out.reason, "");
@@ -393,14 +405,15 @@ START_TEST(look_again_brings_it_back_and_latches)
 	ck_assert_uint_eq(count(all_notes, "latched since coming back"), 1);
 	/* Not persisted: a restart forgets the latch. */
 	{
-		struct transition	 n;
-		json_t			*j = transition_to_json(&t, now);
+		struct transition	*n = transition_new(&conf, now);
+		json_t			*j = transition_to_json(t, now);
 		const char		*why;
 
-		transition_init(&n, &conf, now);
-		ck_assert_int_eq(transition_from_json(&n, j, now, 1000, true,
+		ck_assert_ptr_nonnull(n);
+		ck_assert_int_eq(transition_from_json(n, j, now, 1000, true,
 		    &why), 0);
-		ck_assert_int_ne(n.guard, GUARD_LATCHED);
+		ck_assert_int_ne(gstate(n), GUARD_LATCHED);
+		transition_free(n);
 		json_decref(j);
 	}
 }
@@ -419,7 +432,7 @@ START_TEST(the_look_again_is_only_within_just_out)
 	now += TICK;
 	hold(&down, 5 * S);
 	ck_assert_int_eq(out.state, NODE_DOWN);
-	ck_assert_int_eq(t.guard, GUARD_WATCHING);
+	ck_assert_int_eq(gstate(t), GUARD_WATCHING);
 }
 END_TEST
 
@@ -707,7 +720,9 @@ START_TEST(zero_alone_grace)
 	c.alone_grace_ms = 0;
 	c.just_out_ms = 0;
 	c.recheck_after_ms = 0;
-	t.conf = &c;
+	transition_free(t);
+	t = transition_new(&c, now);
+	ck_assert_ptr_nonnull(t);
 	set_serving(0, "n2", true);
 	hold(&down, 40 * S);
 	ck_assert_int_eq(out.state, NODE_DOWN);
@@ -715,7 +730,7 @@ START_TEST(zero_alone_grace)
 	now += TICK;
 	hold(&down, 2 * S);
 	ck_assert_int_eq(out.state, NODE_UP);
-	ck_assert_int_eq(t.guard, GUARD_BACK_ALONE);
+	ck_assert_int_eq(gstate(t), GUARD_BACK_ALONE);
 }
 END_TEST
 
@@ -749,7 +764,7 @@ START_TEST(reasons_fit)
 	set_serving(0, "n2", false);
 	now += TICK;
 	hold(&down, 3 * S);
-	ck_assert_int_eq(t.guard, GUARD_LATCHED);
+	ck_assert_int_eq(gstate(t), GUARD_LATCHED);
 	i = strlen(out.reason);
 	ck_assert_uint_le(i, REASON_MAX);
 	ck_assert_msg(i > strlen(tails[1]) && strcmp(out.reason + i -
@@ -760,12 +775,12 @@ END_TEST
 START_TEST(no_guard_without_peers)
 {
 	start();
-	transition_evaluate(&t, &down, true, NULL, now, &out, &notes);
-	ck_assert_int_eq(t.guard, GUARD_OFF);
+	transition_evaluate(t, &down, true, NULL, now, &out, &notes);
+	ck_assert_int_eq(gstate(t), GUARD_OFF);
 	now += 30 * S;
-	transition_evaluate(&t, &down, true, NULL, now, &out, &notes);
+	transition_evaluate(t, &down, true, NULL, now, &out, &notes);
 	ck_assert_int_eq(out.state, NODE_DOWN);
-	ck_assert(t.guard_need_ms == NO_TIME);
+	ck_assert(guard_need_ms(t) == NO_TIME);
 }
 END_TEST
 

@@ -15,7 +15,7 @@ check(struct lbkeys *lbk, const char *addr, const char *text)
 	bool	created, changed;
 
 	return lbkeys_check(lbk, addr, text, strlen(text), now, &created,
-	    &changed);
+	    &changed, NULL);
 }
 
 /* Two HAProxy instances; drain; released; each gets ready, then no more. */
@@ -27,14 +27,14 @@ START_TEST(two_lbs_each_get_ready_once_window_ends)
 	now = 1000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), 0);
 	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), 0);
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	/* Checks every 2 s: both see the drain. */
 	for (i = 0; i < 3; i++) {
 		now += 2000;
 		ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), 0);
 		ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), 0);
 	}
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	ck_assert_uint_eq(lbkeys_owing(lbk), 2);
 
 	/* A newcomer never saw the drain: no ready for it. */
@@ -72,7 +72,7 @@ START_TEST(shared_key_covers_both_checks)
 	int		 i;
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	/* Backend A at t, backend B at t+300, each every 2 s. */
 	for (i = 0; i < 4; i++) {
 		check(lbk, "10.0.0.1", "");
@@ -80,7 +80,7 @@ START_TEST(shared_key_covers_both_checks)
 		check(lbk, "10.0.0.1", "");
 		now += 1700;
 	}
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	ck_assert_uint_eq(lbkeys_window_ms(lbkeys_get(lbk, 0)), 3400);
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", ""), CLAIM_ADMIN);	/* A */
 	now += 300;
@@ -101,7 +101,7 @@ START_TEST(default_window_and_at_least_once)
 	int		 i;
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	check(lbk, "10.0.0.1", "x");
 	/* No gap known yet: HAProxy's default 2 s, so a 4 s window. */
 	ck_assert_int_eq(lbkeys_window_ms(lbkeys_get(lbk, 0)), 4000);
@@ -110,7 +110,7 @@ START_TEST(default_window_and_at_least_once)
 		check(lbk, "10.0.0.1", "x");
 	}
 	ck_assert_int_eq(lbkeys_window_ms(lbkeys_get(lbk, 0)), 200);
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	/* The load balancer pauses (a reload) far longer than any window... */
 	now += 30000;
 	/* ...and still gets its ready, for twice the new longest gap. */
@@ -129,9 +129,9 @@ START_TEST(forgotten_after_silence)
 	check(lbk, "10.0.0.2", "web");
 	now += FORGET_MS - 1;
 	check(lbk, "10.0.0.2", "web");
-	ck_assert(!lbkeys_expire(lbk, now));
+	ck_assert(!lbkeys_expire(lbk, now, NULL));
 	now += 1;
-	ck_assert(lbkeys_expire(lbk, now));
+	ck_assert(lbkeys_expire(lbk, now, NULL));
 	ck_assert_uint_eq(lbkeys_count(lbk), 1);
 	ck_assert_str_eq(lbkeys_get(lbk, 0)->addr, "10.0.0.2");
 	lbkeys_free(lbk);
@@ -143,12 +143,12 @@ START_TEST(reclaimed_before_delivery_is_owed_again)
 	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	check(lbk, "10.0.0.1", "web");
-	lbkeys_claim(lbk, 0, now);			/* released... */
-	lbkeys_claim(lbk, CLAIM_ADMIN, now + 100);	/* ...and back */
+	lbkeys_claim(lbk, 0);		/* released... */
+	lbkeys_claim(lbk, CLAIM_ADMIN);	/* ...and back */
 	ck_assert_uint_eq(lbkeys_owing(lbk), 0);
-	lbkeys_claim(lbk, 0, now + 200);		/* released again */
+	lbkeys_claim(lbk, 0);		/* released again */
 	now += 2000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
 	lbkeys_free(lbk);
@@ -160,12 +160,12 @@ START_TEST(weight_claim_is_separate)
 	struct lbkeys	*lbk = lbkeys_new(FORGET_MS);
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_WEIGHT, now);
+	lbkeys_claim(lbk, CLAIM_WEIGHT);
 	check(lbk, "10.0.0.1", "web");
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	now += 2000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_WEIGHT);
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	/* The 100% window (4 s) is still open: both words. */
 	now += 2000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ALL);
@@ -179,18 +179,18 @@ START_TEST(late_text_moves_the_claim)
 	bool		 created, changed;
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	ck_assert(!lbkeys_addr_sends_text(lbk, "10.0.0.1"));
 	/* Replied before the text came: filed under (addr, ""). */
-	lbkeys_check(lbk, "10.0.0.1", "", 0, now, &created, &changed);
+	lbkeys_check(lbk, "10.0.0.1", "", 0, now, &created, &changed, NULL);
 	ck_assert(created);
 	ck_assert(lbkeys_late_text(lbk, "10.0.0.1", "web", 3, CLAIM_ADMIN,
-	    created, now));
+	    created, now, NULL));
 	ck_assert_uint_eq(lbkeys_count(lbk), 1);
 	ck_assert_uint_eq(lbkeys_get(lbk, 0)->textlen, 3);
 	ck_assert(lbkeys_addr_sends_text(lbk, "10.0.0.1"));
 	ck_assert(!lbkeys_addr_sends_text(lbk, "10.0.0.2"));
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	now += 2000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
 	lbkeys_free(lbk);
@@ -230,10 +230,10 @@ START_TEST(flood_from_one_address_keeps_the_others)
 		check(lbk, "10.9.9.9", text);
 	}
 	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_PER_ADDR + 1);
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	now += 2000;
 	check(lbk, "10.0.0.1", "web");
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	now += 2000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
 	lbkeys_free(lbk);
@@ -254,12 +254,12 @@ START_TEST(flood_never_evicts_what_is_owed)
 	int		 i;
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	check(lbk, "10.0.0.1", "web");		/* saw the drain */
 	check(lbk, "10.0.0.2", "web");
-	lbkeys_claim(lbk, 0, now);		/* both owed ready */
+	lbkeys_claim(lbk, 0);		/* both owed ready */
 	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), CLAIM_ADMIN);
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);	/* 10.0.0.2 saw it again */
+	lbkeys_claim(lbk, CLAIM_ADMIN);	/* 10.0.0.2 saw it again */
 	for (i = 0; i < 3 * LBKEYS_MAX; i++) {
 		snprintf(addr, sizeof(addr), "10.8.%d.%d", i / 100, i % 100);
 		snprintf(text, sizeof(text), "flood%d", i);
@@ -267,20 +267,120 @@ START_TEST(flood_never_evicts_what_is_owed)
 		check(lbk, addr, text);
 	}
 	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	now += 1000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
 	ck_assert_uint_eq(check(lbk, "10.0.0.2", "web"), CLAIM_ADMIN);
 
 	/* Every key protected now (all saw the claim): no room at all. */
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	for (i = 0; i < LBKEYS_MAX; i++)
 		check(lbk, lbkeys_get(lbk, (size_t)i)->addr,
 		    lbkeys_get(lbk, (size_t)i)->text);
 	ck_assert_uint_eq(lbkeys_check(lbk, "10.7.7.7", "new", 3, now,
-	    &created, &changed), 0);
+	    &created, &changed, NULL), 0);
 	ck_assert(!created);
 	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
+	lbkeys_free(lbk);
+}
+END_TEST
+
+/*
+ * lbkeys logs nothing itself: a restore word started and done, crowding
+ * (at most once every LBKEYS_WARN_EVERY_MS) and a key forgotten come back
+ * as notes with the text the caller logs.
+ */
+START_TEST(notes_say_what_to_log)
+{
+	struct lbkeys		*lbk = lbkeys_new(FORGET_MS);
+	struct lbkeys_notes	 ns;
+	struct lbkeys_note	 gone;
+	bool			 created, changed;
+	char			 addr[32], text[32];
+	int			 i;
+
+	now = 1000;
+	lbkeys_claim(lbk, CLAIM_ADMIN);
+	check(lbk, "10.0.0.1", "web");
+	lbkeys_claim(lbk, 0);
+	now += 2000;
+	ck_assert_uint_eq(lbkeys_check(lbk, "10.0.0.1", "web", 3, now,
+	    &created, &changed, &ns), CLAIM_ADMIN);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_int_eq(ns.n[0].level, LBKEYS_NOTICE);
+	ck_assert_str_eq(ns.n[0].text, "10.0.0.1 \"web\": sending 'ready' for "
+	    "4000 ms");
+	now += 2000;
+	ck_assert_uint_eq(lbkeys_check(lbk, "10.0.0.1", "web", 3, now,
+	    &created, &changed, &ns), CLAIM_ADMIN);
+	ck_assert_uint_eq(ns.count, 0);
+	now += 2000;
+	ck_assert_uint_eq(lbkeys_check(lbk, "10.0.0.1", "web", 3, now,
+	    &created, &changed, &ns), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_int_eq(ns.n[0].level, LBKEYS_INFO);
+	ck_assert_str_eq(ns.n[0].text, "10.0.0.1 \"web\": restore word "
+	    "'ready' delivered 2 times in 4000 ms; done");
+
+	/* Every key protected: newcomers are refused, said once in 10 s. */
+	lbkeys_claim(lbk, CLAIM_ADMIN);
+	for (i = 1; i < LBKEYS_MAX; i++) {
+		snprintf(addr, sizeof(addr), "10.8.%d.%d", i / 100, i % 100);
+		snprintf(text, sizeof(text), "k%d", i);
+		check(lbk, addr, text);
+	}
+	check(lbk, "10.0.0.1", "web");
+	ck_assert_uint_eq(lbkeys_count(lbk), LBKEYS_MAX);
+	lbkeys_check(lbk, "10.7.7.7", "new", 3, now, &created, &changed, &ns);
+	ck_assert(!created);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_int_eq(ns.n[0].level, LBKEYS_WARNING);
+	ck_assert_str_eq(ns.n[0].text, "load-balancer keys: every key matters: "
+	    "a new key is not remembered (latest from 10.7.7.7; 1 such in the "
+	    "last 10 s); keys that saw a claim or are owed a restore word are "
+	    "kept");
+	now += LBKEYS_WARN_EVERY_MS - 1;
+	lbkeys_check(lbk, "10.7.7.8", "new", 3, now, &created, &changed, &ns);
+	ck_assert_uint_eq(ns.count, 0);
+	ck_assert(!lbkeys_late_text(lbk, "10.7.7.8", "late", 4, 0, false, now,
+	    &ns));
+	ck_assert_uint_eq(ns.count, 0);
+	now += 1;
+	ck_assert(!lbkeys_late_text(lbk, "10.7.7.9", "late", 4, 0, false, now,
+	    &ns));
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_str_eq(ns.n[0].text, "load-balancer keys: every key matters: "
+	    "a new key is not remembered (latest from 10.7.7.9; 3 such in the "
+	    "last 10 s); keys that saw a claim or are owed a restore word are "
+	    "kept");
+
+	/* Forgotten, one key a call, each with its line. */
+	lbkeys_claim(lbk, 0);
+	check(lbk, "10.0.0.1", "web");
+	now += FORGET_MS;
+	check(lbk, "10.8.0.1", "k1");
+	ck_assert(lbkeys_expire(lbk, now, &gone));
+	ck_assert_int_eq(gone.level, LBKEYS_WARNING);
+	ck_assert_str_eq(gone.text, "10.0.0.1 \"web\": not seen for 600 s; "
+	    "forgetting it with a restore word still owed");
+	for (i = 1; lbkeys_expire(lbk, now, &gone); i++)
+		ck_assert_ptr_nonnull(strstr(gone.text, ": not seen for 610 s; "
+		    "forgetting it with a restore word still owed"));
+	ck_assert_int_eq(i, LBKEYS_MAX - 1);
+	ck_assert(!lbkeys_expire(lbk, now, &gone));
+	ck_assert_uint_eq(lbkeys_count(lbk), 1);
+	ck_assert_str_eq(lbkeys_get(lbk, 0)->addr, "10.8.0.1");
+	lbkeys_free(lbk);
+
+	/* Owing nothing, a key is just forgotten. */
+	lbk = lbkeys_new(FORGET_MS);
+	check(lbk, "10.0.0.3", "");
+	now += FORGET_MS + 999;
+	ck_assert(lbkeys_expire(lbk, now, &gone));
+	ck_assert_int_eq(gone.level, LBKEYS_INFO);
+	ck_assert_str_eq(gone.text, "10.0.0.3 \"\": not seen for 600 s; "
+	    "forgotten");
+	ck_assert(!lbkeys_expire(lbk, now, &gone));
 	lbkeys_free(lbk);
 }
 END_TEST
@@ -305,11 +405,11 @@ START_TEST(claim_in_file_without_saw_is_owed)
 
 	back = lbkeys_new(FORGET_MS);
 	now = 10;
-	lbkeys_claim(back, CLAIM_ADMIN, now);	/* the file's claim */
+	lbkeys_claim(back, CLAIM_ADMIN);	/* the file's claim */
 	ck_assert_msg(lbkeys_from_json(back, j, now, wall + 500, &why) == 0,
 	    "%s", why);
 	json_decref(j);
-	lbkeys_claim(back, 0, now);		/* restarted without the marker */
+	lbkeys_claim(back, 0);		/* restarted without the marker */
 	now += 100;
 	ck_assert_uint_eq(check(back, "10.0.0.1", "web"), CLAIM_ADMIN);
 	/* A key the file never had, within the window: owed too. */
@@ -352,13 +452,13 @@ START_TEST(restart_in_the_middle)
 	int64_t		 wall = 1700000000000;
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	check(lbk, "10.0.0.1", "web");
 	check(lbk, "10.0.0.2", "web\\\x01");
 	now += 2000;
 	check(lbk, "10.0.0.1", "web");
 	check(lbk, "10.0.0.2", "web\\\x01");
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	now += 2000;
 	/* The first got its ready; the second has not been asked since. */
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
@@ -394,9 +494,9 @@ START_TEST(wall_clock_backwards_is_age_zero)
 	json_t		*j;
 
 	now = 1000;
-	lbkeys_claim(lbk, CLAIM_ADMIN, now);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
 	check(lbk, "10.0.0.1", "web");
-	lbkeys_claim(lbk, 0, now);
+	lbkeys_claim(lbk, 0);
 	now += 2000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);
 	j = lbkeys_to_json(lbk, now, 1700000000000);
@@ -471,6 +571,7 @@ main(void)
 	tcase_add_test(tc, restart_in_the_middle);
 	tcase_add_test(tc, wall_clock_backwards_is_age_zero);
 	tcase_add_test(tc, malformed_json_rejected);
+	tcase_add_test(tc, notes_say_what_to_log);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

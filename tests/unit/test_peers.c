@@ -156,7 +156,8 @@ START_TEST(reload_matches_sources_by_address)
 	ps = peers_reload(ps, cfg2, &failed);
 	ck_assert(!failed);
 	ck_assert_ptr_nonnull(ps);
-	ck_assert_str_eq(peers_lb(ps, 0)->src.text, peers_lb(ps, 1)->src.text);
+	ck_assert_str_eq(lb_source_text(peers_lb(ps, 0)),
+	    lb_source_text(peers_lb(ps, 1)));
 	/* The first kept its answer; the second has none yet. */
 	ck_assert(lb_source_ok(peers_lb(ps, 0)));
 	ck_assert(!peers_lb(ps, 1)->answered);

@@ -165,11 +165,12 @@ ask(struct tsvc *t, const char *addr, const char *text)
 {
 	static char		buf[REPLY_MAX];
 	struct service_check	ck;
+	struct lbkeys_notes	notes;
 	bool			save_soon;
 	size_t			n;
 
 	n = service_reply(&t->s, addr, text, strlen(text), now, buf, &ck,
-	    &save_soon);
+	    &save_soon, &notes);
 	ck_assert_uint_eq(n, strlen(buf));
 	return buf;
 }
@@ -214,7 +215,7 @@ restart(struct tsvc *t, const char *name, int64_t gap_ms)
 	ss.has_decision = t->s.has_decision;
 	ss.decision = t->s.decision;
 	ss.keys = t->s.keys;
-	ss.tr = &t->s.tr;
+	ss.tr = t->s.tr;
 	ss.history = &t->s.history;
 	memset(&c, 0, sizeof(c));
 	c.now_ms = c.boot_ms = now;
@@ -228,7 +229,7 @@ restart(struct tsvc *t, const char *name, int64_t gap_ms)
 	memset(&ss, 0, sizeof(ss));
 	ss.name = t->s.name;
 	ss.keys = t->s.keys;
-	ss.tr = &t->s.tr;
+	ss.tr = t->s.tr;
 	ss.history = &t->s.history;
 	c.now_ms = c.boot_ms = now;
 	c.wall_ms = WALL0 + (now - NOW0);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbagent/history.h"
 #include "lbagent/state.h"
 #include "testutil.h"
 
@@ -83,15 +84,17 @@ START_TEST(none_then_round_trip)
 	ss[0].decision.state = NODE_DRAIN;
 	ss[0].decision.weight = 100;
 	strcpy(ss[0].decision.reason, "kernel \"upgrade\"");
-	lbkeys_claim(ss[0].keys, CLAIM_ADMIN, 1000);
-	lbkeys_check(ss[0].keys, "127.0.0.2", "web", 3, 1000, &created, &changed);
-	lbkeys_check(ss[0].keys, "::1", "", 0, 1000, &created, &changed);
+	lbkeys_claim(ss[0].keys, CLAIM_ADMIN);
+	lbkeys_check(ss[0].keys, "127.0.0.2", "web", 3, 1000, &created, &changed,
+	    NULL);
+	lbkeys_check(ss[0].keys, "::1", "", 0, 1000, &created, &changed, NULL);
 	ss[1].has_decision = true;
 	ss[1].decision.state = NODE_UP;
 	ss[1].decision.weight = 50;
 	strcpy(ss[1].decision.reason, "preview: refused");
-	lbkeys_claim(ss[1].keys, CLAIM_WEIGHT, 1000);
-	lbkeys_check(ss[1].keys, "127.0.0.3", "web", 3, 1000, &created, &changed);
+	lbkeys_claim(ss[1].keys, CLAIM_WEIGHT);
+	lbkeys_check(ss[1].keys, "127.0.0.3", "web", 3, 1000, &created, &changed,
+	    NULL);
 	ck_assert_int_eq(state_save(dir, 7, ss, 2, clk(1000, 1700000000000, 0,
 	    "b")), 0);
 	ck_assert(exists("state.json"));
@@ -112,9 +115,9 @@ START_TEST(none_then_round_trip)
 	ck_assert_uint_eq(lbkeys_claims(back[1].keys), CLAIM_WEIGHT);
 	ck_assert_uint_eq(lbkeys_count(back[1].keys), 1);
 	/* Released after the restart: every key that saw the claim is owed. */
-	lbkeys_claim(back[0].keys, 0, 10);
+	lbkeys_claim(back[0].keys, 0);
 	ck_assert_uint_eq(lbkeys_owing(back[0].keys), 2);
-	lbkeys_claim(back[1].keys, 0, 10);
+	lbkeys_claim(back[1].keys, 0);
 	ck_assert_uint_eq(lbkeys_owing(back[1].keys), 1);
 	two_free(ss);
 	two_free(back);
@@ -354,16 +357,22 @@ static const struct transition_conf tconf = {
 
 /* One default service with a transition engine and a history. */
 static void
-with_engine(struct state_service *ss, struct transition *tr,
-    struct history *h, int64_t now)
+with_engine(struct state_service *ss, struct history *h, int64_t now)
 {
 	memset(ss, 0, sizeof(*ss));
 	memset(h, 0, sizeof(*h));
 	ss->name = "";
 	ss->keys = lbkeys_new(600000);
-	ss->tr = tr;
+	ss->tr = transition_new(&tconf, now);
+	ck_assert_ptr_nonnull(ss->tr);
 	ss->history = h;
-	transition_init(tr, &tconf, now);
+}
+
+static void
+engine_free(struct state_service *ss)
+{
+	lbkeys_free(ss->keys);
+	transition_free(ss->tr);
 }
 
 /*
@@ -374,28 +383,27 @@ static void
 save_down_and_passing(void)
 {
 	struct state_service	ss;
-	struct transition	tr;
 	struct history		h;
 	struct decision		down, up, out;
 	int64_t			t;
 
-	with_engine(&ss, &tr, &h, 0);
+	with_engine(&ss, &h, 0);
 	decision_up(&up);
 	decision_up(&down);
 	down.state = NODE_DOWN;
 	strcpy(down.reason, "api: HTTP 503");
 	for (t = 0; t <= 30000; t += 250)
-		transition_evaluate(&tr, &down, true, NULL, t, &out, NULL);
+		transition_evaluate(ss.tr, &down, true, NULL, t, &out, NULL);
 	ck_assert_int_eq(out.state, NODE_DOWN);
 	for (t = 60000; t <= 100000; t += 250)
-		transition_evaluate(&tr, &up, true, NULL, t, &out, NULL);
+		transition_evaluate(ss.tr, &up, true, NULL, t, &out, NULL);
 	ck_assert_int_eq(out.state, NODE_DOWN);
 	history_add(&h, 1699999970000, "up", "down", "api: HTTP 503");
 	ss.has_decision = true;
 	ss.decision = out;
 	ck_assert_int_eq(state_save(dir, 4, &ss, 1, clk(100000, 1700000000000,
 	    500000, "boot-1")), 0);
-	lbkeys_free(ss.keys);
+	engine_free(&ss);
 }
 
 /* Loads it at monotonic 10 s with the clocks given; 40 s + credit passed. */
@@ -403,22 +411,21 @@ static int64_t
 passing_after_load(int64_t wall, int64_t boot, const char *boot_id)
 {
 	struct state_service	ss;
-	struct transition	tr;
 	struct history		h;
 	uint64_t		inc;
 	int64_t			passing;
 
-	with_engine(&ss, &tr, &h, 10000);
+	with_engine(&ss, &h, 10000);
 	ck_assert_int_eq(state_load(dir, &inc, &ss, 1, clk(10000, wall, boot,
 	    boot_id), &res), STATE_LOADED);
 	ck_assert_uint_eq(inc, 4);
-	ck_assert_int_eq(tr.level, LEVEL_DOWN);
-	ck_assert_str_eq(tr.reason, "api: HTTP 503");
+	ck_assert_int_eq(transition_at(ss.tr), LEVEL_DOWN);
+	ck_assert_str_eq(transition_reason(ss.tr), "api: HTTP 503");
 	ck_assert_uint_eq(h.count, 1);
 	ck_assert_str_eq(history_get(&h, 0)->to, "down");
 	ck_assert_int_eq(history_get(&h, 0)->wall_ms, 1699999970000);
-	passing = 10000 - tr.ge_ms[LEVEL_MAX + 1];
-	lbkeys_free(ss.keys);
+	passing = 10000 - transition_passing_since_ms(ss.tr, LEVEL_MAX);
+	engine_free(&ss);
 	return passing;
 }
 
@@ -478,7 +485,6 @@ END_TEST
 START_TEST(corrupt_transition_is_all_or_nothing)
 {
 	struct state_service	ss;
-	struct transition	tr;
 	struct history		h;
 	uint64_t		inc;
 
@@ -487,21 +493,21 @@ START_TEST(corrupt_transition_is_all_or_nothing)
 	    "\"to\":\"down\",\"reason\":\"\"}],\"transition\":{\"level\":-1,"
 	    "\"since_age_ms\":0,\"reason\":\"\",\"passing_runs\":[[3,0]],"
 	    "\"ramp\":null,\"outs_age_ms\":[],\"damping\":1}}", -1));
-	with_engine(&ss, &tr, &h, 0);
+	with_engine(&ss, &h, 0);
 	ck_assert_int_eq(state_load(dir, &inc, &ss, 1, clk(0, 0, 0, "b"), &res),
 	    STATE_CORRUPT);
-	ck_assert_int_eq(tr.level, LEVEL_MAX);
+	ck_assert_int_eq(transition_at(ss.tr), LEVEL_MAX);
 	ck_assert_uint_eq(h.count, 0);
-	lbkeys_free(ss.keys);
+	engine_free(&ss);
 	/* A file from before transitions were kept loads as it was. */
 	free(tu_write(dir, "state.json", "{\"version\":1,\"incarnation\":2,"
 	    "\"decision\":{\"state\":\"up\",\"weight\":100,\"reason\":\"\"},"
 	    "\"load_balancers\":[]}", -1));
-	with_engine(&ss, &tr, &h, 0);
+	with_engine(&ss, &h, 0);
 	ck_assert_int_eq(state_load(dir, &inc, &ss, 1, clk(0, 0, 0, "b"), &res),
 	    STATE_LOADED);
-	ck_assert_int_eq(tr.level, LEVEL_MAX);
-	lbkeys_free(ss.keys);
+	ck_assert_int_eq(transition_at(ss.tr), LEVEL_MAX);
+	engine_free(&ss);
 }
 END_TEST
 

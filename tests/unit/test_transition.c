@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "lbagent/markers.h"
+#include "lbagent/history.h"
 #include "lbagent/transition.h"
 #include "testutil.h"
 
 #define TICK	250
 #define S	1000
-#define IDX_TEST(l)	((l) + 1)
 
 static const struct transition_conf defaults = {
 	.down_after_ms = 30 * S,
@@ -24,7 +24,7 @@ static const struct transition_conf defaults = {
 	.flap_window_ms = 600 * S,
 };
 
-static struct transition	t;
+static struct transition	*t;
 static struct decision		out;
 static struct transition_notes	notes;
 static int64_t			now;
@@ -51,7 +51,9 @@ start(const struct transition_conf *c)
 {
 	now = 1000000;
 	decision_up(&up);
-	transition_init(&t, c, now);
+	transition_free(t);
+	t = transition_new(c, now);
+	ck_assert_ptr_nonnull(t);
 	all_notes[0] = '\0';
 }
 
@@ -61,7 +63,7 @@ eval(const struct decision *d)
 {
 	size_t	i;
 
-	transition_evaluate(&t, d, true, NULL, now, &out, &notes);
+	transition_evaluate(t, d, true, NULL, now, &out, &notes);
 	for (i = 0; i < notes.count; i++) {
 		strncat(all_notes, notes.n[i].text,
 		    sizeof(all_notes) - strlen(all_notes) - 2);
@@ -355,10 +357,10 @@ flap_once(void)
 {
 	struct decision	down = target(-1, "x");
 
-	hold(&down, t.conf->down_after_ms);
+	hold(&down, transition_conf(t)->down_after_ms);
 	ck_level(NODE_DOWN, 0);
 	now += TICK;
-	hold(&up, (int64_t)transition_up_after_ms(&t));
+	hold(&up, (int64_t)transition_up_after_ms(t));
 	ck_assert_int_eq(out.state, NODE_UP);
 	now += TICK;
 }
@@ -373,20 +375,20 @@ START_TEST(flap_damping_doubles_and_resets)
 	start(&c);
 	flap_once();
 	flap_once();
-	ck_assert_uint_eq(t.damping, 1);
+	ck_assert_uint_eq(transition_damping(t), 1);
 	flap_once();	/* the third time out in 10m: 2x */
 	ck_assert_ptr_nonnull(strstr(all_notes, "flap damping: out 3 times "
 	    "within 10m; coming back now takes 8s (up_after x2)"));
-	ck_assert_uint_eq(t.damping, 2);
+	ck_assert_uint_eq(transition_damping(t), 2);
 	flap_once();
-	ck_assert_uint_eq(t.damping, 4);
+	ck_assert_uint_eq(transition_damping(t), 4);
 	flap_once();
-	ck_assert_uint_eq(t.damping, 8);
+	ck_assert_uint_eq(transition_damping(t), 8);
 	flap_once();
-	ck_assert_uint_eq(t.damping, 10);	/* capped at 10x */
+	ck_assert_uint_eq(transition_damping(t), 10);	/* capped at 10x */
 	flap_once();
-	ck_assert_uint_eq(t.damping, 10);
-	ck_assert_uint_eq(transition_up_after_ms(&t), 40 * S);
+	ck_assert_uint_eq(transition_damping(t), 10);
+	ck_assert_uint_eq(transition_up_after_ms(t), 40 * S);
 	/* Damped: up_after 4 s no longer brings it back. */
 	{
 		struct decision down = target(-1, "x");
@@ -400,10 +402,10 @@ START_TEST(flap_damping_doubles_and_resets)
 	}
 	/* A whole window without going out ends it. */
 	hold(&up, 600 * S);
-	ck_assert_uint_eq(t.damping, 1);
+	ck_assert_uint_eq(transition_damping(t), 1);
 	ck_assert_ptr_nonnull(strstr(all_notes, "flap damping ended"));
 	flap_once();
-	ck_assert_uint_eq(t.damping, 1);
+	ck_assert_uint_eq(transition_damping(t), 1);
 	/* flap_limit = 0: never damped. */
 	c.flap_limit = 0;
 	start(&c);
@@ -411,7 +413,7 @@ START_TEST(flap_damping_doubles_and_resets)
 	flap_once();
 	flap_once();
 	flap_once();
-	ck_assert_uint_eq(t.damping, 1);
+	ck_assert_uint_eq(transition_damping(t), 1);
 }
 END_TEST
 
@@ -425,7 +427,7 @@ START_TEST(unknown_counts_only_towards_worse)
 	ck_level(NODE_DOWN, 0);
 	/* Probes not yet settled (a restart): passing is not yet known. */
 	for (end = now + 120 * S; now < end; now += TICK)
-		transition_evaluate(&t, &up, false, NULL, now, &out, &notes);
+		transition_evaluate(t, &up, false, NULL, now, &out, &notes);
 	ck_level(NODE_DOWN, 0);
 	hold(&up, 60 * S - TICK);
 	ck_level(NODE_DOWN, 0);
@@ -438,7 +440,7 @@ START_TEST(unknown_counts_only_towards_worse)
 	 */
 	start(&defaults);
 	for (end = now + 30 * S; now <= end; now += TICK)
-		transition_evaluate(&t, &down, false, NULL, now, &out, &notes);
+		transition_evaluate(t, &down, false, NULL, now, &out, &notes);
 	ck_level(NODE_DOWN, 0);
 	/* And a failure while unsettled ends a window of passing. */
 	start(&defaults);
@@ -446,31 +448,36 @@ START_TEST(unknown_counts_only_towards_worse)
 	now += TICK;
 	hold(&up, 50 * S);
 	now += TICK;
-	transition_evaluate(&t, &down, false, NULL, now, &out, &notes);
+	transition_evaluate(t, &down, false, NULL, now, &out, &notes);
 	now += TICK;
 	hold(&up, 60 * S - TICK);
 	ck_level(NODE_DOWN, 0);
 }
 END_TEST
 
-/* Saves at `at` of a window, reloads after a gap, and returns the copy. */
-static struct transition
+/*
+ * Saves at `at` of a window, reloads after a gap, and returns the copy
+ * (t is freed).
+ */
+static struct transition *
 reload(int64_t gap_ms, bool same_boot)
 {
-	struct transition	 n;
+	struct transition	*n;
 	const char		*why = NULL;
-	json_t			*o = transition_to_json(&t, now);
+	json_t			*o = transition_to_json(t, now);
 	char			*text = json_dumps(o, 0);
 	json_t			*back = json_loads(text, 0, NULL);
 
 	ck_assert_ptr_nonnull(back);
 	now += gap_ms;
-	transition_init(&n, t.conf, now);
-	ck_assert_msg(transition_from_json(&n, back, now, gap_ms, same_boot,
+	n = transition_new(transition_conf(t), now);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_msg(transition_from_json(n, back, now, gap_ms, same_boot,
 	    &why) == 0, "%s", why);
 	free(text);
 	json_decref(o);
 	json_decref(back);
+	transition_free(t);
 	return n;
 }
 
@@ -485,7 +492,7 @@ START_TEST(restart_in_each_window)
 	hold(&up, 40 * S);
 	t = reload(5 * S, true);
 	ck_level(NODE_DOWN, 0);
-	transition_current(&t, now, &out);
+	transition_current(t, &out);
 	ck_level(NODE_DOWN, 0);
 	ck_assert_str_eq(out.reason, "api: 503");
 	/* The 45 s so far count: 15 more and it is back. */
@@ -518,7 +525,7 @@ START_TEST(restart_in_each_window)
 		unsigned was = out.weight;
 
 		t = reload(120 * S, true);
-		transition_current(&t, now, &out);
+		transition_current(t, &out);
 		ck_assert(out.ramping);
 		ck_assert_uint_eq(out.weight, was);
 		/* The 120 s gap did not count: 30 s of ramp are left. */
@@ -552,12 +559,12 @@ START_TEST(restart_in_each_window)
 		flap_once();
 		flap_once();
 		flap_once();
-		ck_assert_uint_eq(t.damping, 2);
+		ck_assert_uint_eq(transition_damping(t), 2);
 		t = reload(10 * S, false);
-		ck_assert_uint_eq(t.damping, 2);
-		ck_assert_uint_eq(t.nouts, 3);
+		ck_assert_uint_eq(transition_damping(t), 2);
+		ck_assert_uint_eq(transition_nouts(t), 3);
 		flap_once();
-		ck_assert_uint_eq(t.damping, 4);
+		ck_assert_uint_eq(transition_damping(t), 4);
 	}
 }
 END_TEST
@@ -598,10 +605,10 @@ START_TEST(bad_json_leaves_it_alone)
 		start(&defaults);
 		why = NULL;
 		ck_assert_ptr_nonnull(o);
-		ck_assert_int_eq(transition_from_json(&t, o, now, 0, true, &why),
+		ck_assert_int_eq(transition_from_json(t, o, now, 0, true, &why),
 		    -1);
 		ck_assert_ptr_nonnull(why);
-		ck_assert_int_eq(t.level, LEVEL_MAX);
+		ck_assert_int_eq(transition_at(t), LEVEL_MAX);
 		json_decref(o);
 	}
 }
@@ -618,17 +625,51 @@ START_TEST(negative_and_huge_ages_are_clamped)
 
 	start(&defaults);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_int_eq(transition_from_json(&t, o, now, -77, true, &why), 0);
-	ck_assert_int_eq(t.since_ms, now);
-	ck_assert_str_eq(t.reason, "r?");
+	ck_assert_int_eq(transition_from_json(t, o, now, -77, true, &why), 0);
+	ck_assert_int_eq(transition_since_ms(t), now);
+	ck_assert_str_eq(transition_reason(t), "r?");
 	/* A negative age is no time at all: the window starts now. */
-	ck_assert_int_eq(t.ge_ms[0], now);
-	ck_assert_int_lt(t.ge_ms[IDX_TEST(55)], now);
-	ck_assert_int_eq(t.ge_ms[IDX_TEST(60)], INT64_MIN);
-	ck_assert_int_eq(t.ge_ms[IDX_TEST(100)], INT64_MIN);
-	ck_assert_uint_eq(t.nouts, 2);
-	ck_assert_int_le(t.outs_ms[0], t.outs_ms[1]);
+	ck_assert_int_eq(transition_passing_since_ms(t, LEVEL_DOWN), now);
+	ck_assert_int_lt(transition_passing_since_ms(t, 55), now);
+	ck_assert_int_eq(transition_passing_since_ms(t, 60), INT64_MIN);
+	ck_assert_int_eq(transition_passing_since_ms(t, 100), INT64_MIN);
+	ck_assert_uint_eq(transition_nouts(t), 2);
+	ck_assert_int_le(transition_out_ms(t, 0), transition_out_ms(t, 1));
 	json_decref(o);
+}
+END_TEST
+
+/* A reload: the new engine goes on from the old one, under its own settings. */
+START_TEST(carry_goes_on_under_new_settings)
+{
+	struct decision		 down = target(-1, "api: 503");
+	struct transition_conf	 c = defaults;
+	struct transition	*n;
+	int64_t			 since;
+
+	start(&defaults);
+	hold(&down, 30 * S);
+	ck_level(NODE_DOWN, 0);
+	since = transition_since_ms(t);
+	now += TICK;
+	hold(&up, 10 * S);
+	c.up_after_ms = 20 * S;
+	c.ramp_ms = 0;
+	n = transition_new(&c, now);
+	ck_assert_ptr_nonnull(n);
+	transition_carry(n, t);
+	transition_free(t);
+	t = n;
+	ck_assert_ptr_eq(transition_conf(t), &c);
+	ck_assert_int_eq(transition_at(t), LEVEL_DOWN);
+	ck_assert_int_eq(transition_since_ms(t), since);
+	ck_assert_str_eq(transition_reason(t), "api: 503");
+	/* The 10 s passing so far count towards the new up_after of 20 s. */
+	hold(&up, 10 * S - TICK);
+	ck_level(NODE_DOWN, 0);
+	now += TICK;
+	eval(&up);
+	ck_level(NODE_UP, 100);
 }
 END_TEST
 
@@ -683,6 +724,7 @@ main(void)
 	tcase_add_test(tc, bad_json_leaves_it_alone);
 	tcase_add_test(tc, negative_and_huge_ages_are_clamped);
 	tcase_add_test(tc, history_keeps_the_last_100);
+	tcase_add_test(tc, carry_goes_on_under_new_settings);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
