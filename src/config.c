@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <ini.h>
 
+#include "lbagent/name.h"
 #include "lbagent/addr.h"
 #include "lbagent/config.h"
 #include "lbagent/fetch.h"
@@ -556,48 +557,6 @@ parse_http_listen(struct config_http *h, const char *value, const char **why)
 	return rc;
 }
 
-bool
-config_name_valid(const char *s)
-{
-	size_t	len = strlen(s);
-
-	return len > 0 && len <= NAME_MAX_LEN &&
-	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789_-.") == len;
-}
-
-int
-config_service_name(const char *name, char *why, size_t size)
-{
-	size_t	n = strlen(STATE_FILE);
-	int	k;
-
-	if (!config_name_valid(name)) {
-		snprintf(why, size, "a service name must be 1 to %d letters, "
-		    "digits, '_', '-' or '.'", NAME_MAX_LEN);
-		return -1;
-	}
-	if (name[0] == '.') {
-		snprintf(why, size, "'%s' starts with '.': state_dir/%s/ would "
-		    "be state_dir itself, its parent or a hidden file "
-		    "(lbagentctl's temporary markers)", name, name);
-		return -1;
-	}
-	for (k = 0; k < MARKER_COUNT; k++)
-		if (strcmp(name, marker_name((enum marker_kind)k)) == 0) {
-			snprintf(why, size, "'%s' is a marker's name: state_dir/%s "
-			    "is the node-wide %s marker", name, name, name);
-			return -1;
-		}
-	if (strncmp(name, STATE_FILE, n) == 0 &&
-	    (name[n] == '\0' || name[n] == '.')) {
-		snprintf(why, size, "'%s' is the state file's name: state_dir/%s "
-		    "is lbagent's own", name, name);
-		return -1;
-	}
-	return 0;
-}
-
 /* Parses "name, name": valid, distinct names. */
 static int
 parse_names(struct service_conf *svc, const char *value, const char **why)
@@ -610,7 +569,7 @@ parse_names(struct service_conf *svc, const char *value, const char **why)
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		if (!config_name_valid(items[i])) {
+		if (!name_valid(items[i])) {
 			*why = "expected probe names separated by commas";
 			free_list(items, n);
 			return -1;
@@ -908,7 +867,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return store_number(base, k, (uint64_t)pct, why);
 	}
 	case KEY_NAME:
-		if (!config_name_valid(value)) {
+		if (!name_valid(value)) {
 			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
 			return -1;
 		}
@@ -917,7 +876,7 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return parse_http_listen((struct config_http *)(void *)
 		    ((char *)base + k->offset), value, why);
 	case KEY_NAME_BUF:
-		if (!config_name_valid(value)) {
+		if (!name_valid(value)) {
 			*why = "must be 1 to 64 letters, digits, '_', '-' or '.'";
 			return -1;
 		}
@@ -1518,13 +1477,13 @@ section_line(struct parse *p, const char *s)
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s] takes no name", word);
 		else if (named_section(k) && (n != 2 ||
-		    !config_name_valid(sec.name) ||
+		    !name_valid(sec.name) ||
 		    strlen(word) + 1 + strlen(sec.name) != strlen(head)))
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s NAME]: NAME must be 1 to %d letters, digits, "
 			    "'_', '-' or '.'", word, NAME_MAX_LEN);
 		else if (k == SEC_SERVICE &&
-		    config_service_name(sec.name, why, sizeof(why)) == -1)
+		    name_service(sec.name, why, sizeof(why)) == -1)
 			add_error(p->errs, p->path, p->lineno, "[service %s]: %s",
 			    sec.name, why);
 		else

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbagent/name.h"
 #include "lbagent/config.h"
 #include "lbagent/ctl.h"
 
@@ -189,7 +190,7 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 				    "default service has only the node-wide "
 				    "markers; leave --service out for those");
 			/* The configuration's check: no name of state_dir's. */
-			if (config_service_name(optarg, name_why,
+			if (name_service(optarg, name_why,
 			    sizeof(name_why)) == -1)
 				return complain(why, whysize, "--service '%s': %s",
 				    optarg, name_why);
@@ -236,7 +237,7 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		if (npos == 2) {
 			if (strcmp(pos[1], "-") == 0)
 				o->service = "";
-			else if (config_service_name(pos[1], name_why,
+			else if (name_service(pos[1], name_why,
 			    sizeof(name_why)) == -1)
 				return complain(why, whysize, "status: '%s' is "
 				    "not a service name: %s ('-' is the default "

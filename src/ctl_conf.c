@@ -13,6 +13,7 @@
 
 #include <ini.h>
 
+#include "lbagent/name.h"
 #include "lbagent/config.h"
 #include "lbagent/ctl.h"
 
@@ -121,7 +122,7 @@ lenient(void *arg, const char *section, const char *key, const char *value)
 	else if (strcmp(section, "http") == 0 && strcmp(key, "token_file") == 0)
 		rc = value[0] != '\0' ? set_str(&c->token_file, value) : 0;
 	else if (strncmp(section, "service ", 8) == 0 &&
-	    config_service_name(section + 8, why, sizeof(why)) == 0)
+	    name_service(section + 8, why, sizeof(why)) == 0)
 		rc = add_service(c, section + 8);	/* whose markers we read */
 	return rc == 0;
 }

@@ -14,18 +14,6 @@
 
 #include "lbagent/markers.h"
 
-static const char *const marker_names[MARKER_COUNT] = {
-	[MARKER_MAINT] = "maint",
-	[MARKER_DRAIN] = "drain",
-	[MARKER_OFF] = "off",
-};
-
-const char *
-marker_name(enum marker_kind kind)
-{
-	return marker_names[kind];
-}
-
 static void
 unreadable(struct marker *m, const char *name, const char *what)
 {
@@ -56,7 +44,7 @@ no_resources(int err)
 static bool
 marker_read(int dfd, enum marker_kind kind, struct marker *m)
 {
-	const char	*name = marker_names[kind];
+	const char	*name = marker_name(kind);
 	char		 buf[512];
 	struct stat	 st;
 	ssize_t		 n;
@@ -111,7 +99,7 @@ marker_read(int dfd, enum marker_kind kind, struct marker *m)
 static bool
 marker_seen(const char *dir, enum marker_kind kind, struct marker *m)
 {
-	const char	*name = marker_names[kind];
+	const char	*name = marker_name(kind);
 	char		 path[PATH_MAX];
 	struct stat	 st;
 
@@ -160,7 +148,7 @@ read_dir(const char *dir, bool own_dir, struct markers *ms)
 			memset(&m, 0, sizeof(m));
 			ok = true;
 			if (err != ENOENT && err != ENOTDIR)
-				unreadable(&m, marker_names[i], strerror(err));
+				unreadable(&m, marker_name(i), strerror(err));
 		}
 		if (ok)
 			ms->m[i] = m;

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "lbagent/name.h"
 #include "lbagent/peer_view.h"
 
 #define PEER_SERVICES_MAX	1024	/* in one answer; beyond: malformed */
@@ -31,7 +32,7 @@ copy_name(char dst[CONFIG_NAME_MAX + 1], const json_t *v, bool empty_ok)
 		return -1;
 	s = json_string_value(v);
 	len = json_string_length(v);
-	if (len == 0 ? !empty_ok : strlen(s) != len || !config_name_valid(s))
+	if (len == 0 ? !empty_ok : strlen(s) != len || !name_valid(s))
 		return -1;
 	memcpy(dst, s, len);
 	dst[len] = '\0';

@@ -7,19 +7,6 @@
 #include "lbagent/probe.h"
 #include "lbagent/text.h"
 
-static const char *const result_names[PROBE_RESULT_COUNT] = {
-	[PROBE_OK] = "ok",
-	[PROBE_WARN] = "warn",
-	[PROBE_CRIT] = "crit",
-	[PROBE_UNKNOWN] = "unknown",
-};
-
-const char *
-probe_result_name(enum probe_result r)
-{
-	return (unsigned)r < PROBE_RESULT_COUNT ? result_names[r] : "?";
-}
-
 /*
  * The one place that tells lbagent's own shortages from the checked
  * thing's failures, for every kind.

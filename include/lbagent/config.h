@@ -11,156 +11,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CONFIG_DEFAULT_PATH	"/etc/lbagent/lbagent.conf"
-#define CONFIG_MAX_LISTEN	16
-#define CONFIG_FLAP_LIMIT_MAX	32
-#define CONFIG_NAME_MAX		64	/* section, probe, node, server names */
-#define CONFIG_PEERS_MAX	64	/* [peers] agents, haproxy */
-
-/* One listen address as written: host NULL means every address. */
-struct config_listen {
-	char	host[64];	/* numeric address, or "" for '*' */
-	char	port[8];
-	char	text[80];	/* as the user wrote it, for logs */
-};
-
-struct config_listens {
-	struct config_listen	addr[CONFIG_MAX_LISTEN];
-	size_t			count;
-};
-
-/* One [http] listen address: ADDR:PORT, or unix:PATH. */
-struct config_http_listen {
-	bool			is_unix;
-	char			path[108];	/* sun_path */
-	struct config_listen	tcp;
-};
-
-struct config_http {
-	struct config_http_listen	addr[CONFIG_MAX_LISTEN];
-	size_t				count;		/* 0: no HTTP API */
-	char				*token_file;	/* NULL: none */
-	uint64_t			 max_connections;
-};
-
-/* What a probe's warn or crit result does to its service. */
-enum reaction_kind {
-	REACT_IGNORE,	/* logged and shown, changes nothing */
-	REACT_WEIGHT,	/* up at `weight` percent (1-99) */
-	REACT_DRAIN,	/* no new sessions: sent as 0%, never as "drain" */
-	REACT_DOWN,
-};
-
-struct reaction {
-	enum reaction_kind	kind;
-	unsigned		weight;
-};
-
-/*
- * How a service moves towards its rules' target ([agent], overridable per
- * [service]); see transition.h.
- */
-struct transition_conf {
-	uint64_t	down_after_ms;		/* before down or drain by rules */
-	uint64_t	degrade_after_ms;	/* before a lower weight */
-	uint64_t	up_after_ms;		/* before back from out */
-	uint64_t	restore_after_ms;	/* before a higher weight */
-	uint64_t	ramp_ms;		/* recovery window; 0: none */
-	uint64_t	ramp_start;		/* percent the ramp starts at */
-	uint64_t	flap_limit;		/* goings-out before damping; 0: never */
-	uint64_t	flap_window_ms;
-	/*
-	 * The peer guard ([peers], overridable per [service]; see peers.h):
-	 * this node's backend and server name on the load balancers, and
-	 * its timings.
-	 */
-	char		backend[CONFIG_NAME_MAX + 1];	/* "": none */
-	char		server[CONFIG_NAME_MAX + 1];	/* "": node_id */
-	uint64_t	peer_timeout_ms;	/* an answer later counts as none */
-	uint64_t	alone_grace_ms;		/* out: back when alone this long */
-	uint64_t	recheck_after_ms;	/* out: look again this soon */
-	uint64_t	just_out_ms;		/* ... and at every evaluation */
-};
-
-/* [peers]: the other nodes' lbagent APIs and the load balancers' stats. */
-struct config_list {
-	char		**items;
-	size_t		  count;
-};
-
-struct config_peers {
-	struct config_list agents;	/* http(s) base URLs, as written */
-	struct config_list haproxy;	/* http(s) URL, unix:PATH, tcp:HOST:PORT */
-	uint64_t	  interval_ms;	/* how often they are asked */
-};
-
-struct probe_ops;
-
-/*
- * A kind's own settings (ops->conf_new), counted: the configuration that
- * parsed them holds one reference and each probe running with them
- * another, so a probe kept across a reload goes on with its own (which a
- * run in flight may point into) while the old configuration is freed
- * whole.
- */
-struct probe_kconf {
-	const struct probe_ops	*ops;
-	void			*conf;
-	unsigned		 refs;
-};
+#include "lbagent/settings.h"
 
 /* Another reference to k (NULL stays NULL). */
 struct probe_kconf	*config_kconf_hold(struct probe_kconf *k);
 /* Drops one; the last frees the settings. */
 void			 config_kconf_release(struct probe_kconf *k);
-
-/* One [probe NAME] section. */
-struct probe_conf {
-	char			*name;
-	unsigned		 line;		/* of its section header */
-	const struct probe_ops	*ops;
-	struct probe_kconf	*kconf;		/* the kind's own settings */
-	uint64_t		 interval_ms;
-	uint64_t		 timeout_ms;
-	struct reaction		 on_warn, on_crit;
-	uint64_t		 fall, rise;
-	/*
-	 * Its lines as written, in order ("key=value\n"): two probes with
-	 * the same name and signature have the same settings (a reload keeps
-	 * such a probe running, with its state).
-	 */
-	char			*signature;
-};
-
-/* One [service NAME] section. */
-struct service_conf {
-	char			*name;
-	unsigned		 line;
-	char			**probes;	/* names of [probe] sections */
-	size_t			 nprobes;
-	struct config_listens	 listen;	/* none: the shared agent port */
-	struct transition_conf	 transitions;	/* [agent]'s unless overridden */
-};
-
-struct config {
-	char			*path;
-	struct config_listens	 listen;
-	char			*state_dir;
-	char			*proc_root;
-	uint64_t		 max_connections;
-	bool			 reply_reasons;
-	uint64_t		 lb_forget_after_ms;
-	uint64_t		 request_timeout_ms;
-	bool			 automation_off;	/* mode = off */
-	char			*node_id;		/* the host name unless set */
-	struct config_http	 http;
-	struct config_peers	 peers;		/* none: no peer guard */
-	struct transition_conf	 transitions;
-	struct probe_conf	*probes;
-	size_t			 nprobes;
-	struct service_conf	*services;
-	size_t			 nservices;
-};
 
 /* Errors found while loading, each "FILE:LINE: message", in file order. */
 struct config_errors {
@@ -186,23 +42,6 @@ void		 config_print_keys(FILE *);
  */
 int		 config_agent_status_url(const char *base, char *buf,
 		    size_t size);
-
-/*
- * Whether s is a name of the configuration (a section, a probe, a node id):
- * 1 to CONFIG_NAME_MAX letters, digits, '_', '-' or '.'. The one check of
- * names, for the config and for names that come from elsewhere (peers).
- */
-bool		 config_name_valid(const char *s);
-
-/*
- * Whether name can be a [service NAME] (lbagentctl's --service too): 1 to
- * CONFIG_NAME_MAX letters, digits, '_', '-' or '.', and not a name the
- * state directory itself uses, since the service's markers are in
- * state_dir/NAME/: not '.', '..' or any name starting with '.', not a
- * marker's (drain, maint, off), not the state file's (state.json and
- * state.json.*). 0, or -1 with why (a sentence naming it) in why.
- */
-int		 config_service_name(const char *name, char *why, size_t size);
 
 /* True when [peers] names other nodes: the peer guard is on. */
 bool		 config_peers_on(const struct config *);

@@ -15,7 +15,6 @@
 #include "lbagent/lbkeys.h"
 #include "lbagent/transition.h"
 
-#define STATE_FILE	"state.json"
 #define STATE_VERSION	1
 
 /* One service's persisted part; the default service is named "". */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbagent/name.h"
 #include "lbagent/config.h"
 #include "lbagent/probe.h"
 #include "testutil.h"
@@ -580,7 +581,7 @@ START_TEST(service_names_the_state_dir_uses)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
-		ck_assert_msg(config_service_name(bad[i].name, why,
+		ck_assert_msg(name_service(bad[i].name, why,
 		    sizeof(why)) == -1, "'%s' accepted", bad[i].name);
 		if (bad[i].why != NULL)
 			ck_assert_str_eq(why, bad[i].why);
@@ -602,7 +603,7 @@ START_TEST(service_names_the_state_dir_uses)
 		free(text);
 	}
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		ck_assert_msg(config_service_name(good[i], why,
+		ck_assert_msg(name_service(good[i], why,
 		    sizeof(why)) == 0, "'%s' refused: %s", good[i], why);
 		ck_assert_int_ne(asprintf(&text, "[probe p]\ntype = file\n"
 		    "path = /x\n[service %s]\nprobes = p\n", good[i]), -1);

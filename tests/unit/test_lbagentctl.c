@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "lbagent/name.h"
 #include "lbagent/config.h"
 #include "lbagent/ctl.h"
 #include "lbagent/markers.h"
@@ -202,7 +203,7 @@ START_TEST(args_service_names_as_the_config)
 	size_t		i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		ck_assert_int_eq(config_service_name(names[i], want,
+		ck_assert_int_eq(name_service(names[i], want,
 		    sizeof(want)), -1);
 		ck_assert_int_eq(parse(&o, why, "drain", "on", "--service",
 		    names[i], NULL), CTL_EXIT_USAGE);
