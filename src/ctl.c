@@ -17,7 +17,11 @@
 #include <jansson.h>
 
 #include "lbagent/config.h"
-#include "lbagent/ctl.h"
+#include "lbagent/ctl_args.h"
+#include "lbagent/ctl_client.h"
+#include "lbagent/ctl_conf.h"
+#include "lbagent/ctl_format.h"
+#include "lbagent/ctl_markers.h"
 #include "lbagent/markers.h"
 
 #ifndef LBAGENT_VERSION

@@ -11,7 +11,7 @@
 
 #include "lbagent/name.h"
 #include "lbagent/config.h"
-#include "lbagent/ctl.h"
+#include "lbagent/ctl_args.h"
 
 /* Options beyond the global ones that a command takes. */
 #define OPT_JSON	0x1

@@ -15,7 +15,8 @@
 #include <curl/curl.h>
 
 #include "lbagent/addr.h"
-#include "lbagent/ctl.h"
+#include "lbagent/ctl_args.h"
+#include "lbagent/ctl_client.h"
 #include "lbagent/http_api.h"
 
 #define BODY_MAX	(16u << 20)	/* a status document is far smaller */

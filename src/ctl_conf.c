@@ -15,7 +15,7 @@
 
 #include "lbagent/name.h"
 #include "lbagent/config.h"
-#include "lbagent/ctl.h"
+#include "lbagent/ctl_conf.h"
 
 static int
 set_str(char **dst, const char *v)

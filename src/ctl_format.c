@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/ctl.h"
+#include "lbagent/ctl_format.h"
 #include "lbagent/units.h"
 
 #define HISTORY_SHOWN	10

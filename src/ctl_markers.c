@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "lbagent/atomic_file.h"
-#include "lbagent/ctl.h"
+#include "lbagent/ctl_markers.h"
 
 int
 ctl_marker_path(char *buf, size_t size, const char *state_dir,

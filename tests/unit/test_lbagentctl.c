@@ -18,7 +18,11 @@
 
 #include "lbagent/name.h"
 #include "lbagent/config.h"
-#include "lbagent/ctl.h"
+#include "lbagent/ctl_args.h"
+#include "lbagent/ctl_client.h"
+#include "lbagent/ctl_conf.h"
+#include "lbagent/ctl_format.h"
+#include "lbagent/ctl_markers.h"
 #include "lbagent/markers.h"
 #include "testhttpd.h"
 #include "testutil.h"

@@ -1,0 +1,49 @@
+/*
+ * lbagentctl: its command line and exit statuses.
+ */
+#ifndef LBAGENT_CTL_ARGS_H
+#define LBAGENT_CTL_ARGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit statuses. */
+#define CTL_EXIT_OK	0
+#define CTL_EXIT_FAIL	1	/* daemon missing, timeout, bad config */
+#define CTL_EXIT_USAGE	2
+
+#define CTL_TIMEOUT_DEFAULT_S	10
+#define CTL_REQUEST_TIMEOUT_MS	2000
+#define CTL_POLL_MS		100
+
+enum ctl_cmd {
+	CTL_STATUS,
+	CTL_MAINT,
+	CTL_DRAIN,
+	CTL_MODE,
+	CTL_CHECK,
+	CTL_RELOAD,
+	CTL_HELP,	/* -h */
+	CTL_VERSION,	/* -V */
+};
+
+struct ctl_opts {
+	enum ctl_cmd	 cmd;
+	const char	*config;	/* -f; NULL: CONFIG_DEFAULT_PATH */
+	const char	*address;	/* -s; NULL: the config's [http] listen */
+	double		 timeout_s;	/* -t */
+	bool		 json;		/* status --json */
+	const char	*service;	/* status SERVICE, --service; NULL: all/node */
+	bool		 on;		/* maint/drain on, mode off */
+	const char	*reason;	/* --reason; NULL: an empty marker */
+};
+
+/*
+ * Parses argv. Returns 0, or CTL_EXIT_USAGE with a one-line complaint in
+ * why. The strings in opts point into argv.
+ */
+int		 ctl_parse_args(int argc, char *argv[], struct ctl_opts *,
+		    char *why, size_t whysize);
+void		 ctl_usage(FILE *, bool full);
+
+#endif
