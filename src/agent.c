@@ -108,8 +108,8 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	size_t			 j;
 
 	for (j = 0; j < w->nprobes; j++) {
-		const struct probe_conf *pc = probe_conf(w->probes[j]);
-		const struct probe_state *st = probe_state(w->probes[j]);
+		const struct probe_conf *pc = scheduler_probe_conf(w->probes[j]);
+		const struct probe_state *st = scheduler_probe_state(w->probes[j]);
 
 		w->in[j].name = pc->name;
 		w->in[j].counted = st->counted;
@@ -258,7 +258,7 @@ find_probe(struct agent *a, const char *name)
 	size_t	i;
 
 	for (i = 0; i < a->nprobes; i++)
-		if (strcmp(probe_conf(a->probes[i])->name, name) == 0)
+		if (strcmp(scheduler_probe_conf(a->probes[i])->name, name) == 0)
 			return a->probes[i];
 	return NULL;
 }
@@ -285,7 +285,7 @@ create_probes(struct agent *a)
 	if ((a->probes = calloc(a->cfg->nprobes, sizeof(*a->probes))) == NULL)
 		return -1;
 	for (i = 0; i < a->cfg->nprobes; i++) {
-		a->probes[i] = probe_new(&a->cfg->probes[i], a->env, agent_probe_ran, a);
+		a->probes[i] = scheduler_probe_new(&a->cfg->probes[i], a->env, agent_probe_ran, a);
 		if (a->probes[i] == NULL)
 			return -1;
 		a->nprobes++;
@@ -319,7 +319,7 @@ agent_create_services(struct agent *a)
 		if (sc == NULL) {
 			for (j = 0; j < a->nprobes; j++)
 				if (!named_by_a_service(cfg,
-				    probe_conf(a->probes[j])->name))
+				    scheduler_probe_conf(a->probes[j])->name))
 					w->probes[w->nprobes++] = a->probes[j];
 			continue;
 		}
@@ -382,7 +382,7 @@ agent_new(struct event_base *base, const struct config *cfg,
 		goto fail;
 	agent_read_markers(a, true);
 	for (i = 0; i < a->nprobes; i++)
-		if (probe_schedule(a->probes[i]) == -1)
+		if (scheduler_probe_start(a->probes[i]) == -1)
 			goto fail;
 	return a;
 fail:
@@ -400,7 +400,7 @@ agent_free(struct agent *a)
 	peers_free(a->peers);
 	a->peers = NULL;
 	for (i = 0; i < a->nprobes; i++)
-		probe_free(a->probes[i]);
+		scheduler_probe_free(a->probes[i]);
 	free(a->probes);
 	a->nprobes = 0;
 	if (a->marker_ev != NULL)

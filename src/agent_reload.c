@@ -22,7 +22,7 @@ same_probe(struct probe **old, size_t n, const bool *taken,
 	size_t	i;
 
 	for (i = 0; i < n; i++) {
-		const struct probe_conf *o = probe_conf(old[i]);
+		const struct probe_conf *o = scheduler_probe_conf(old[i]);
 
 		if (!taken[i] && strcmp(o->name, pc->name) == 0 &&
 		    strcmp(o->signature, pc->signature) == 0)
@@ -84,7 +84,7 @@ agent_reload(struct agent *a, const struct config *cfg,
 			newp[i] = oldp[j];
 			taken[j] = true;
 			kept++;
-		} else if ((newp[i] = probe_new(pc, a->env, agent_probe_ran, a)) ==
+		} else if ((newp[i] = scheduler_probe_new(pc, a->env, agent_probe_ran, a)) ==
 		    NULL)
 			goto fail;
 		else
@@ -106,16 +106,16 @@ agent_reload(struct agent *a, const struct config *cfg,
 	}
 	for (i = 0; i < a->nprobes; i++)
 		if (!fresh[i])
-			probe_set_conf(a->probes[i], &cfg->probes[i]);
+			scheduler_probe_set_conf(a->probes[i], &cfg->probes[i]);
 	carried = carry_services(a, olds, nolds);
 	agent_free_services(olds, nolds);
 	for (i = 0; i < noldp; i++)
 		if (!taken[i])
-			probe_free(oldp[i]);
+			scheduler_probe_free(oldp[i]);
 	free(oldp);
 	for (i = 0; i < a->nprobes; i++)
 		if (fresh[i])
-			probe_schedule(a->probes[i]);
+			scheduler_probe_start(a->probes[i]);
 	log_notice("reload: %zu probe(s) kept with their state, %zu new, %zu "
 	    "gone; %zu service(s) kept, %zu new", kept, a->nprobes - kept,
 	    noldp - kept, carried, a->nsvcs - carried);
@@ -137,7 +137,7 @@ fail:
 	/* Nothing changed: the kept probes never left the old settings. */
 	for (i = 0; newp != NULL && fresh != NULL && i < cfg->nprobes; i++)
 		if (fresh[i])
-			probe_free(newp[i]);
+			scheduler_probe_free(newp[i]);
 	free(newp);
 	free(taken);
 	free(fresh);

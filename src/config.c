@@ -802,7 +802,7 @@ check_sources(struct parse *p, size_t section, const char *key,
 		for (j = 0; j < i; j++) {
 			if (keys[j][0] == '\0' || strcmp(keys[i], keys[j]) != 0)
 				continue;
-			http_redact_url(l->items[i], shown, sizeof(shown));
+			redact_url(l->items[i], shown, sizeof(shown));
 			add_error(p->errs, p->path, e->line, "%s: %s given twice "
 			    "(items %zu and %zu: the same address, credentials "
 			    "aside)", key, shown, j + 1, i + 1);
@@ -944,7 +944,7 @@ redact_list(const char *value, char *buf, size_t size)
 		    sizeof(item) - 1;
 		memcpy(item, p, n);
 		item[n] = '\0';
-		len += http_redact_url(item, buf + len, size - len);
+		len += redact_url(item, buf + len, size - len);
 		if (len + 1 >= size || *end == '\0')
 			break;
 		buf[len++] = ',';

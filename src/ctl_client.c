@@ -296,7 +296,7 @@ ctl_read_token(const char *path, const char **why)
 	char	 buf[HTTP_TOKEN_MAX + 1], *tok;
 
 	/* The daemon reads it the same way, or the two would not agree. */
-	if (http_token_read(path, buf, why) == -1)
+	if (http_api_token_read(path, buf, why) == -1)
 		return NULL;
 	tok = strdup(buf);
 	explicit_bzero(buf, sizeof(buf));

@@ -12,13 +12,13 @@ static const char *const state_names[NODE_STATE_COUNT] = {
 };
 
 const char *
-node_state_name(enum node_state s)
+decision_state_name(enum node_state s)
 {
 	return (unsigned)s < NODE_STATE_COUNT ? state_names[s] : "?";
 }
 
 int
-node_state_parse(const char *s, enum node_state *out)
+decision_state_parse(const char *s, enum node_state *out)
 {
 	int	i;
 
@@ -55,7 +55,7 @@ decision_words(const struct decision *d, char buf[24])
 		snprintf(buf, 24, "up %u%%", d->weight);
 		return buf;
 	}
-	return node_state_name(d->state);
+	return decision_state_name(d->state);
 }
 
 /* The marker of kind k in own, else in node; NULL when neither has it. */

@@ -595,7 +595,7 @@ parse_http(const char *s, struct fetch_source *src, const char **why)
 		goto done;
 	}
 	memcpy(src->url, s, strlen(s) + 1);
-	http_redact_url(s, src->text, sizeof(src->text));
+	redact_url(s, src->text, sizeof(src->text));
 	rv = 0;
 done:
 	curl_free(scheme);

@@ -102,7 +102,7 @@ struct http_req {
 static void	conn_cb(evutil_socket_t, short, void *);
 
 bool
-http_token_equal(const char *a, size_t alen, const char *b, size_t blen)
+http_api_token_equal(const char *a, size_t alen, const char *b, size_t blen)
 {
 	unsigned char	diff = alen != blen;
 	size_t		i;
@@ -176,7 +176,7 @@ standing(const struct http_req *r)
 	if (strncasecmp(auth, "Bearer ", 7) != 0)	/* schemes ignore case */
 		return -1;
 	auth += 7;
-	return http_token_equal(auth, strlen(auth), api->token,
+	return http_api_token_equal(auth, strlen(auth), api->token,
 	    api->token_len) ? 1 : -1;
 }
 
@@ -721,7 +721,7 @@ sock_free(struct http_sock *sock)
 }
 
 ssize_t
-http_token_read(const char *path, char *out, const char **why)
+http_api_token_read(const char *path, char *out, const char **why)
 {
 	char	buf[HTTP_TOKEN_MAX + 2], *start, *end;
 	ssize_t	n;
@@ -767,7 +767,7 @@ read_token(struct http_api *api, const char *file)
 	api->token_len = 0;
 	if (file == NULL)
 		return;
-	if ((n = http_token_read(file, api->token, &why)) == -1) {
+	if ((n = http_api_token_read(file, api->token, &why)) == -1) {
 		log_warnx("[http] token_file %s: %s; the detail of /status is "
 		    "only on unix sockets", file, why);
 		return;

@@ -15,7 +15,7 @@
 #define PEER_SERVICES_MAX	1024	/* in one answer; beyond: malformed */
 
 void
-peer_answer_free(struct peer_answer *a)
+peer_view_answer_free(struct peer_answer *a)
 {
 	free(a->svc);
 	memset(a, 0, sizeof(*a));
@@ -40,7 +40,7 @@ copy_name(char dst[CONFIG_NAME_MAX + 1], const json_t *v, bool empty_ok)
 }
 
 int
-peer_answer_parse(const char *body, size_t len, struct peer_answer *a,
+peer_view_answer_parse(const char *body, size_t len, struct peer_answer *a,
     const char **why)
 {
 	json_error_t	 err;
@@ -71,7 +71,7 @@ peer_answer_parse(const char *body, size_t len, struct peer_answer *a,
 		*why = "out of memory";
 	if (*why != NULL) {
 		json_decref(root);
-		peer_answer_free(a);
+		peer_view_answer_free(a);
 		return -1;
 	}
 	json_array_foreach(svcs, i, o) {
@@ -85,7 +85,7 @@ peer_answer_parse(const char *body, size_t len, struct peer_answer *a,
 			*why = "a service without a valid name, serving or "
 			    "server";
 			json_decref(root);
-			peer_answer_free(a);
+			peer_view_answer_free(a);
 			return -1;
 		}
 		s->serving = json_is_true(json_object_get(o, "serving"));
@@ -107,55 +107,55 @@ answer_service(const struct peer_answer *a, const char *name)
 }
 
 bool
-peer_source_ok(const struct peer_source *p)
+peer_view_peer_ok(const struct peer_source *p)
 {
 	return p->answered && p->ans.svc != NULL;
 }
 
 bool
-lb_source_ok(const struct lb_source *lb)
+peer_view_lb_ok(const struct lb_source *lb)
 {
 	return lb->answered && lb->csv != NULL;
 }
 
 const char *
-peer_source_text(const struct peer_source *p)
+peer_view_peer_text(const struct peer_source *p)
 {
 	return p->text;
 }
 
 int64_t
-peer_source_seen_ms(const struct peer_source *p)
+peer_view_peer_seen_ms(const struct peer_source *p)
 {
 	return p->seen_ms;
 }
 
 const char *
-peer_source_node_id(const struct peer_source *p)
+peer_view_peer_node_id(const struct peer_source *p)
 {
-	return peer_source_ok(p) ? p->ans.node_id : p->pinned;
+	return peer_view_peer_ok(p) ? p->ans.node_id : p->pinned;
 }
 
 const char *
-peer_source_error(const struct peer_source *p)
+peer_view_peer_error(const struct peer_source *p)
 {
 	return p->error[0] ? p->error : "no answer yet";
 }
 
 const char *
-lb_source_text(const struct lb_source *lb)
+peer_view_lb_text(const struct lb_source *lb)
 {
 	return lb->text;
 }
 
 int64_t
-lb_source_seen_ms(const struct lb_source *lb)
+peer_view_lb_seen_ms(const struct lb_source *lb)
 {
 	return lb->seen_ms;
 }
 
 const char *
-lb_source_error(const struct lb_source *lb)
+peer_view_lb_error(const struct lb_source *lb)
 {
 	return lb->error[0] ? lb->error : "no answer yet";
 }
@@ -168,7 +168,7 @@ in_time(bool answered, int64_t took_ms, uint64_t timeout_ms)
 }
 
 void
-peers_judge(const struct peer_source *p, const struct lb_source *lbs,
+peer_view_judge(const struct peer_source *p, const struct lb_source *lbs,
     size_t nlbs, const char *service, const char *backend, const char *my_id,
     uint64_t timeout_ms, struct peer_verdict *v)
 {
@@ -179,8 +179,8 @@ peers_judge(const struct peer_source *p, const struct lb_source *lbs,
 	int				 found;
 
 	memset(v, 0, sizeof(*v));
-	if (!peer_source_ok(p)) {
-		snprintf(v->why, sizeof(v->why), "%s", peer_source_error(p));
+	if (!peer_view_peer_ok(p)) {
+		snprintf(v->why, sizeof(v->why), "%s", peer_view_peer_error(p));
 		return;
 	}
 	snprintf(v->node_id, sizeof(v->node_id), "%s", p->ans.node_id);
@@ -211,7 +211,7 @@ peers_judge(const struct peer_source *p, const struct lb_source *lbs,
 	for (i = 0; i < nlbs; i++) {
 		const struct lb_source *lb = &lbs[i];
 
-		if (!in_time(lb_source_ok(lb), lb->took_ms, timeout_ms))
+		if (!in_time(peer_view_lb_ok(lb), lb->took_ms, timeout_ms))
 			continue;
 		answered++;
 		found = hastats_find(lb->csv, lb->len, backend, server, &row,
@@ -261,7 +261,7 @@ lb_warn(struct lb_view *v, const char *fmt, ...)
 }
 
 void
-peers_lb_view(const struct lb_source *lb, const char *backend,
+peer_view_lb(const struct lb_source *lb, const char *backend,
     const char *server, const struct decision *told, struct lb_view *v)
 {
 	const char	*why, *admin;
@@ -269,8 +269,8 @@ peers_lb_view(const struct lb_source *lb, const char *backend,
 	long		 iw;
 
 	memset(v, 0, sizeof(*v));
-	if (!lb_source_ok(lb)) {
-		snprintf(v->error, sizeof(v->error), "%s", lb_source_error(lb));
+	if (!peer_view_lb_ok(lb)) {
+		snprintf(v->error, sizeof(v->error), "%s", peer_view_lb_error(lb));
 		return;
 	}
 	found = hastats_find(lb->csv, lb->len, backend, server, &v->row, &why);
@@ -307,7 +307,7 @@ peers_lb_view(const struct lb_source *lb, const char *backend,
 }
 
 void
-peers_aggregate(const struct peer_source *peers, size_t npeers,
+peer_view_aggregate(const struct peer_source *peers, size_t npeers,
     const struct lb_source *lbs, size_t nlbs, const char *service,
     const struct transition_conf *tc, const char *my_id, int64_t round_ms,
     struct peer_verdict *verdicts, struct peer_view *v)
@@ -322,7 +322,7 @@ peers_aggregate(const struct peer_source *peers, size_t npeers,
 		struct peer_verdict	*pv = &verdicts[j];
 		const char		*id;
 
-		peers_judge(&peers[j], lbs, nlbs, service, tc->backend, my_id,
+		peer_view_judge(&peers[j], lbs, nlbs, service, tc->backend, my_id,
 		    tc->peer_timeout_ms, pv);
 		if (pv->self)
 			continue;

@@ -98,7 +98,7 @@ judge_all(struct peers *ps)
 	size_t	i;
 
 	for (i = 0; i < ps->nsvcs; i++)
-		peers_aggregate(ps->peers, ps->npeers, ps->lbs, ps->nlbs,
+		peer_view_aggregate(ps->peers, ps->npeers, ps->lbs, ps->nlbs,
 		    ps->svcs[i].name, ps->svcs[i].tc, ps->cfg->node_id,
 		    ps->round_ms, ps->svcs[i].verdicts, &ps->svcs[i].view);
 }
@@ -128,11 +128,11 @@ peer_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 
 	q->fetch = NULL;
 	p->took_ms = clock_now_ms() - ps->round_ms;
-	peer_answer_free(&p->ans);
+	peer_view_answer_free(&p->ans);
 	p->answered = false;
 	if (!ok)
 		snprintf(p->error, sizeof(p->error), "%s", error);
-	else if (peer_answer_parse(body, len, &ans, &why) == -1)
+	else if (peer_view_answer_parse(body, len, &ans, &why) == -1)
 		snprintf(p->error, sizeof(p->error), "bad answer: %s", why);
 	else {
 		p->ans = ans;
@@ -198,7 +198,7 @@ round_start(struct peers *ps)
 		    ps->timeout_ms, PEERS_ANSWER_MAX, peer_done, q)) != NULL)
 			ps->waiting++;
 		else {
-			peer_answer_free(&p->ans);
+			peer_view_answer_free(&p->ans);
 			p->answered = false;
 			snprintf(p->error, sizeof(p->error), "cannot ask (out "
 			    "of resources)");
@@ -257,7 +257,7 @@ sources_free(struct peers *ps)
 		if (ps->peers_asked[i].fetch != NULL)
 			fetch_cancel(ps->peers_asked[i].fetch);
 	for (i = 0; ps->peers != NULL && i < ps->npeers; i++)
-		peer_answer_free(&ps->peers[i].ans);
+		peer_view_answer_free(&ps->peers[i].ans);
 	for (i = 0; ps->lbs_asked != NULL && i < ps->nlbs; i++)
 		if (ps->lbs_asked[i].fetch != NULL)
 			fetch_cancel(ps->lbs_asked[i].fetch);
@@ -435,7 +435,7 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 			if (oq->owner == NULL ||
 			    !same_source(&ps->peers_asked[i].src, &oq->src))
 				continue;
-			n->answered = peer_source_ok(o);
+			n->answered = peer_view_peer_ok(o);
 			memcpy(n->error, o->error, sizeof(n->error));
 			n->ans = o->ans;
 			memset(&o->ans, 0, sizeof(o->ans));
@@ -457,7 +457,7 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 			if (oq->owner == NULL ||
 			    !same_source(&ps->lbs_asked[i].src, &oq->src))
 				continue;
-			n->answered = lb_source_ok(o);
+			n->answered = peer_view_lb_ok(o);
 			memcpy(n->error, o->error, sizeof(n->error));
 			n->csv = o->csv;
 			n->len = o->len;

@@ -40,7 +40,7 @@ authority(const char *url)
 }
 
 size_t
-http_redact_url(const char *url, char *buf, size_t size)
+redact_url(const char *url, char *buf, size_t size)
 {
 	struct out	 o = { buf, size, 0 };
 	const char	*auth = authority(url), *end, *at = NULL, *p;

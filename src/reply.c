@@ -37,7 +37,7 @@ compose_off(const struct decision *d, unsigned restore, bool reasons,
 
 	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
 		n += (size_t)snprintf(buf, REPLY_MAX, "%s ",
-		    node_state_name(d->state));
+		    decision_state_name(d->state));
 	else if (restore & CLAIM_ADMIN)
 		n += (size_t)snprintf(buf, REPLY_MAX, "ready ");
 	if (reasons && d->reason[0] != '\0')
@@ -63,7 +63,7 @@ reply_compose(const struct decision *d, unsigned restore, bool reasons,
 	    d->state != NODE_MAINT)
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, "ready ");
 	n += (size_t)snprintf(buf + n, REPLY_MAX - n, "%s",
-	    node_state_name(d->state));
+	    decision_state_name(d->state));
 	/* A marker's word says nothing of up or down: say it, as it holds. */
 	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " %s",

@@ -17,7 +17,7 @@ struct probe {
 	struct probe_state	 st;
 	struct event		*next_ev;	/* the next run */
 	struct event		*timeout_ev;	/* the run in flight's deadline */
-	probe_ran_fn		 ran;
+	scheduler_ran_fn		 ran;
 	void			*arg;
 	/* Unknown runs not logged yet, and when we last logged one. */
 	unsigned		 unknown_unlogged;
@@ -29,7 +29,7 @@ struct probe {
 static void	probe_reported(struct probe_run *, const struct probe_outcome *);
 
 bool
-probe_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
+scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
     const struct probe_outcome *out)
 {
 	bool	changed = false;
@@ -166,7 +166,7 @@ probe_reported(struct probe_run *run, const struct probe_outcome *out)
 
 	evtimer_del(p->timeout_ev);
 	p->st.last_duration_ms = clock_now_ms() - p->st.last_run_ms;
-	changed = probe_state_apply(&p->st, p->conf->fall, p->conf->rise, out);
+	changed = scheduler_state_apply(&p->st, p->conf->fall, p->conf->rise, out);
 	log_unknown(p, out);
 	if (changed && p->st.counted == PROBE_OK)
 		log_notice("probe %s: ok again (%s)", p->conf->name, out->reason);
@@ -178,8 +178,8 @@ probe_reported(struct probe_run *run, const struct probe_outcome *out)
 }
 
 struct probe *
-probe_new(const struct probe_conf *conf, const struct probe_env *env,
-    probe_ran_fn ran, void *arg)
+scheduler_probe_new(const struct probe_conf *conf, const struct probe_env *env,
+    scheduler_ran_fn ran, void *arg)
 {
 	struct probe	*p;
 
@@ -198,14 +198,14 @@ probe_new(const struct probe_conf *conf, const struct probe_env *env,
 	p->run.owner = p;
 	if ((p->next_ev = evtimer_new(env->base, run_cb, p)) == NULL ||
 	    (p->timeout_ev = evtimer_new(env->base, timeout_cb, p)) == NULL) {
-		probe_free(p);
+		scheduler_probe_free(p);
 		return NULL;
 	}
 	return p;
 }
 
 int
-probe_schedule(struct probe *p)
+scheduler_probe_start(struct probe *p)
 {
 	struct timeval	now = { 0, 0 };
 
@@ -213,7 +213,7 @@ probe_schedule(struct probe *p)
 }
 
 void
-probe_free(struct probe *p)
+scheduler_probe_free(struct probe *p)
 {
 	if (p == NULL)
 		return;
@@ -231,7 +231,7 @@ probe_free(struct probe *p)
 }
 
 void
-probe_set_conf(struct probe *p, const struct probe_conf *conf)
+scheduler_probe_set_conf(struct probe *p, const struct probe_conf *conf)
 {
 	/* The same settings: the kind's own stay the ones it holds. */
 	p->conf = conf;
@@ -239,13 +239,13 @@ probe_set_conf(struct probe *p, const struct probe_conf *conf)
 }
 
 const struct probe_conf *
-probe_conf(const struct probe *p)
+scheduler_probe_conf(const struct probe *p)
 {
 	return p->conf;
 }
 
 const struct probe_state *
-probe_state(const struct probe *p)
+scheduler_probe_state(const struct probe *p)
 {
 	return &p->st;
 }

@@ -41,7 +41,7 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 	d->failing = failing;
 	d->ramping = ramping;
 	d->automation_off = off;
-	if (node_state_parse(state, &d->state) == -1) {
+	if (decision_state_parse(state, &d->state) == -1) {
 		*why = "unknown state in decision";
 		return -1;
 	}
@@ -309,7 +309,7 @@ service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
 
 	if (svc->has_decision)
 		decision = json_pack("{s:s, s:i, s:s, s:b, s:b, s:b}", "state",
-		    node_state_name(svc->decision.state), "weight",
+		    decision_state_name(svc->decision.state), "weight",
 		    (int)svc->decision.weight, "reason", svc->decision.reason,
 		    "failing", svc->decision.failing, "ramping",
 		    svc->decision.ramping, "automation_off",

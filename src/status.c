@@ -103,8 +103,8 @@ probes_json(const struct agent_service_view *v, const struct status_clock *c)
 	size_t	 i;
 
 	for (i = 0; a != NULL && i < v->nprobes; i++) {
-		const struct probe_conf *pc = probe_conf(v->probes[i]);
-		const struct probe_state *st = probe_state(v->probes[i]);
+		const struct probe_conf *pc = scheduler_probe_conf(v->probes[i]);
+		const struct probe_state *st = scheduler_probe_state(v->probes[i]);
 
 		last = json_null();
 		if (st->has_run)
@@ -181,13 +181,13 @@ history_json(const struct history *h)
 static json_t *
 decision_json(const struct decision *d)
 {
-	return json_pack("{s:s, s:i, s:s}", "state", node_state_name(d->state),
+	return json_pack("{s:s, s:i, s:s}", "state", decision_state_name(d->state),
 	    "weight", d->state == NODE_UP ? (int)d->weight : 0, "reason",
 	    d->reason);
 }
 
 static json_t *
-transition_json(const struct transition *t, const struct status_clock *c)
+engine_json(const struct transition *t, const struct status_clock *c)
 {
 	const struct transition_conf	*tc = transition_conf(t);
 	struct transition_pending	 p;
@@ -215,7 +215,7 @@ transition_json(const struct transition *t, const struct status_clock *c)
 		    (int64_t)tc->flap_window_ms)
 			outs++;
 	return json_pack("{s:s, s:i, s:o, s:f, s:o, s:o, s:{s:i, s:I, s:f}}",
-	    "state", node_state_name(d.state), "weight",
+	    "state", decision_state_name(d.state), "weight",
 	    d.state == NODE_UP ? (int)d.weight : 0, "since",
 	    iso_of(transition_since_ms(t), c), "since_s", seconds(c->now_ms -
 	    transition_since_ms(t)), "pending", pending, "ramp", ramp,
@@ -302,7 +302,7 @@ peers_json(const struct agent *a, const struct status_clock *c)
 	for (j = 0; j < peers_npeers(ps); j++) {
 		const struct peer_source *p = peers_peer(ps, j);
 		const struct peer_verdict *d0 = peers_verdict(ps, 0, j);
-		const char *id = peer_source_node_id(p);
+		const char *id = peer_view_peer_node_id(p);
 
 		if ((svcs = json_array()) != NULL)
 			for (i = 0; i < agent_nservices(a); i++) {
@@ -316,10 +316,10 @@ peers_json(const struct agent *a, const struct status_clock *c)
 				    "why_not", why_not_json(d)));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:o, s:b, s:b, s:o, "
-		    "s:o, s:o}", "agent", peer_source_text(p), "node_id",
+		    "s:o, s:o}", "agent", peer_view_peer_text(p), "node_id",
 		    text_or_null(id), "self", d0->self, "serving", d0->serving,
 		    "why_not", d0->self ? json_null() : why_not_json(d0),
-		    "last_seen_s", age_json(peer_source_seen_ms(p), c),
+		    "last_seen_s", age_json(peer_view_peer_seen_ms(p), c),
 		    "services", svcs));
 	}
 	return arr;
@@ -350,7 +350,7 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				agent_service_view(a, i, &v);
 				tc = transition_conf(v.tr);
 				server = config_server(info.cfg, tc);
-				peers_lb_view(lb, tc->backend, server, v.decision,
+				peer_view_lb(lb, tc->backend, server, v.decision,
 				    &lv);
 				if ((warns = json_array()) != NULL)
 					for (k = 0; k < lv.nwarnings; k++)
@@ -372,10 +372,10 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				    warns));
 			}
 		json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o, s:o}",
-		    "source", lb_source_text(lb), "ok", lb_source_ok(lb),
-		    "error", lb_source_ok(lb) ? json_null() :
-		    json_string(lb_source_error(lb)), "last_seen_s",
-		    age_json(lb_source_seen_ms(lb), c), "this_node", mine));
+		    "source", peer_view_lb_text(lb), "ok", peer_view_lb_ok(lb),
+		    "error", peer_view_lb_ok(lb) ? json_null() :
+		    json_string(peer_view_lb_error(lb)), "last_seen_s",
+		    age_json(peer_view_lb_seen_ms(lb), c), "this_node", mine));
 	}
 	return arr;
 }
@@ -393,7 +393,7 @@ service_json(const struct agent *a, size_t i, bool detail,
 	effective(&v, &d);
 	agent_info(a, &info);
 	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name, "state",
-	    node_state_name(d.state), "weight", d.state == NODE_UP ?
+	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", serving(&d), "automation",
 	    v.off_by ? "off" : "auto", "server",
 	    config_server(info.cfg, transition_conf(v.tr)));
@@ -404,7 +404,7 @@ service_json(const struct agent *a, size_t i, bool detail,
 	json_object_set_new(o, "automation_off_by",
 	    v.off_by ? json_string(v.off_by) : json_null());
 	json_object_set_new(o, "target", decision_json(v.target));
-	json_object_set_new(o, "transition", transition_json(v.tr, c));
+	json_object_set_new(o, "transition", engine_json(v.tr, c));
 	json_object_set_new(o, "markers", markers_json(&v));
 	json_object_set_new(o, "probes", probes_json(&v, c));
 	json_object_set_new(o, "load_balancers", lbs_json(&v, c));
@@ -475,7 +475,7 @@ status_health(const struct agent *a, size_t i, bool *ok)
 	effective(&v, &d);
 	*ok = serving(&d);
 	return json_pack("{s:s, s:s, s:i, s:b}", "service", v.name, "state",
-	    node_state_name(d.state), "weight", d.state == NODE_UP ?
+	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", *ok);
 }
 
@@ -586,7 +586,7 @@ status_metrics(const struct agent *a, size_t *lenp)
 		for (k = 0; k < NODE_STATE_COUNT; k++)
 			put(&b, "lbagent_state{service=\"%s\",state=\"%s\"} %d\n",
 			    label(v.name, sv, sizeof(sv)),
-			    node_state_name((enum node_state)k), (int)d.state == k);
+			    decision_state_name((enum node_state)k), (int)d.state == k);
 	}
 	head(&b, "lbagent_weight_percent", "gauge", "The weight a service "
 	    "asks for (0 unless up).");
@@ -631,9 +631,9 @@ status_metrics(const struct agent *a, size_t *lenp)
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++)
 			put(&b, "lbagent_probe_status{probe=\"%s\",service=\"%s\"} "
-			    "%d\n", label(probe_conf(v.probes[j])->name, pr,
+			    "%d\n", label(scheduler_probe_conf(v.probes[j])->name, pr,
 			    sizeof(pr)), label(v.name, sv, sizeof(sv)),
-			    (int)probe_state(v.probes[j])->counted);
+			    (int)scheduler_probe_state(v.probes[j])->counted);
 	}
 	/* Per probe: a probe shared by services is listed once. */
 	head(&b, "lbagent_probe_duration_seconds", "gauge", "How long the "
@@ -641,12 +641,12 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {
-			const struct probe_state *st = probe_state(v.probes[j]);
+			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
 
 			if (!st->has_run || !first_listing(a, i, v.probes[j]))
 				continue;
 			put(&b, "lbagent_probe_duration_seconds{probe=\"%s\"} "
-			    "%.3f\n", label(probe_conf(v.probes[j])->name, pr,
+			    "%.3f\n", label(scheduler_probe_conf(v.probes[j])->name, pr,
 			    sizeof(pr)), seconds(st->last_duration_ms));
 		}
 	}
@@ -656,12 +656,12 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {
-			const struct probe_state *st = probe_state(v.probes[j]);
+			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
 
 			if (!st->has_run || !first_listing(a, i, v.probes[j]))
 				continue;
 			put(&b, "lbagent_probe_last_result{probe=\"%s\"} %d\n",
-			    label(probe_conf(v.probes[j])->name, pr,
+			    label(scheduler_probe_conf(v.probes[j])->name, pr,
 			    sizeof(pr)), (int)st->last.result);
 		}
 	}
@@ -670,14 +670,14 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {
-			const struct probe_state *st = probe_state(v.probes[j]);
+			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
 
 			if (!first_listing(a, i, v.probes[j]))
 				continue;
 			for (r = 0; r < PROBE_RESULT_COUNT; r++)
 				put(&b, "lbagent_probe_runs_total{probe=\"%s\","
 				    "result=\"%s\"} %llu\n",
-				    label(probe_conf(v.probes[j])->name, pr,
+				    label(scheduler_probe_conf(v.probes[j])->name, pr,
 				    sizeof(pr)),
 				    probe_result_name((enum probe_result)r),
 				    (unsigned long long)st->runs[r]);
@@ -699,7 +699,7 @@ status_metrics(const struct agent *a, size_t *lenp)
 			put(&b, "lbagent_transitions_total{service=\"%s\",to=\"%s\"} "
 			    "%llu\n", label(v.name, sv, sizeof(sv)),
 			    k == NODE_STATE_COUNT ? "off" :
-			    node_state_name((enum node_state)k),
+			    decision_state_name((enum node_state)k),
 			    (unsigned long long)v.transitions[k]);
 	}
 	if (b.failed) {

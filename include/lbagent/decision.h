@@ -33,8 +33,8 @@ struct decision {
 	char		reason[REASON_MAX + 1];	/* "" when there is nothing to say */
 };
 
-const char	*node_state_name(enum node_state);
-int		 node_state_parse(const char *, enum node_state *);
+const char	*decision_state_name(enum node_state);
+int		 decision_state_parse(const char *, enum node_state *);
 
 /*
  * The decision for a service: its markers or the node's (maint wins over

@@ -24,7 +24,7 @@ enum fetch_kind {
 struct fetch_source {
 	enum fetch_kind	kind;
 	char		text[256];	/* as written, credentials redacted
-					   (http_redact_url), cut to fit: for
+					   (redact_url), cut to fit: for
 					   logs and status */
 	char		url[1024];	/* FETCH_HTTP: the URL as written */
 	char		path[108];	/* FETCH_UNIX: an absolute path */

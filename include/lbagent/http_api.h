@@ -63,11 +63,11 @@ void		 http_api_free(struct http_api *);
  * (HTTP_TOKEN_MAX + 1 bytes). Returns its length, or -1 with *why
  * (strerror, "empty", "longer than 512 bytes"). Wipes what it read.
  */
-ssize_t		 http_token_read(const char *path, char *buf,
+ssize_t		 http_api_token_read(const char *path, char *buf,
 		    const char **why);
 
 /* Compares in time that depends on the lengths only. */
-bool		 http_token_equal(const char *a, size_t alen, const char *b,
+bool		 http_api_token_equal(const char *a, size_t alen, const char *b,
 		    size_t blen);
 
 #endif

@@ -48,11 +48,11 @@ struct peer_answer {
 /*
  * A public /status document. 0, or -1 with *why ("not JSON", "no
  * node_id", ...); the answer is left empty then. Free with
- * peer_answer_free either way.
+ * peer_view_answer_free either way.
  */
-int	peer_answer_parse(const char *body, size_t len, struct peer_answer *,
+int	peer_view_answer_parse(const char *body, size_t len, struct peer_answer *,
 	    const char **why);
-void	peer_answer_free(struct peer_answer *);
+void	peer_view_answer_free(struct peer_answer *);
 
 /*
  * What the rounds learned from one peer. The rounds (and tests) write
@@ -89,20 +89,20 @@ struct lb_source {
  * Whether a source answered, with what it answered: judging and the
  * status read a source only then.
  */
-bool		 peer_source_ok(const struct peer_source *);
-bool		 lb_source_ok(const struct lb_source *);
+bool		 peer_view_peer_ok(const struct peer_source *);
+bool		 peer_view_lb_ok(const struct lb_source *);
 
 /* Its address as shown; when it last answered (INT64_MIN: never). */
-const char	*peer_source_text(const struct peer_source *);
-int64_t		 peer_source_seen_ms(const struct peer_source *);
+const char	*peer_view_peer_text(const struct peer_source *);
+int64_t		 peer_view_peer_seen_ms(const struct peer_source *);
 /* The node_id it answers as, else the one first seen there; "": none. */
-const char	*peer_source_node_id(const struct peer_source *);
+const char	*peer_view_peer_node_id(const struct peer_source *);
 /* Why it has no answer: the last error, or "no answer yet". */
-const char	*peer_source_error(const struct peer_source *);
+const char	*peer_view_peer_error(const struct peer_source *);
 
-const char	*lb_source_text(const struct lb_source *);
-int64_t		 lb_source_seen_ms(const struct lb_source *);
-const char	*lb_source_error(const struct lb_source *);
+const char	*peer_view_lb_text(const struct lb_source *);
+int64_t		 peer_view_lb_seen_ms(const struct lb_source *);
+const char	*peer_view_lb_error(const struct lb_source *);
 
 /* One peer for one service. */
 struct peer_verdict {
@@ -119,7 +119,7 @@ struct peer_verdict {
  * at least one answered within timeout_ms and every one that did shows
  * the peer's server in backend UP with a weight above 0.
  */
-void	peers_judge(const struct peer_source *, const struct lb_source *lbs,
+void	peer_view_judge(const struct peer_source *, const struct lb_source *lbs,
 	    size_t nlbs, const char *service, const char *backend,
 	    const char *my_id, uint64_t timeout_ms, struct peer_verdict *);
 
@@ -128,7 +128,7 @@ void	peers_judge(const struct peer_source *, const struct lb_source *lbs,
  * per peer), who serves, why the others do not; served_ms moves to
  * round_ms when another node serves (else it keeps its value).
  */
-void	peers_aggregate(const struct peer_source *, size_t npeers,
+void	peer_view_aggregate(const struct peer_source *, size_t npeers,
 	    const struct lb_source *lbs, size_t nlbs, const char *service,
 	    const struct transition_conf *, const char *my_id, int64_t round_ms,
 	    struct peer_verdict *verdicts, struct peer_view *);
@@ -148,7 +148,7 @@ struct lb_view {
  * This node's server (backend/server) on lb; told is what lbagent tells
  * HAProxy now (a MAINT or DRAIN it did not ask for is an operator's).
  */
-void	peers_lb_view(const struct lb_source *, const char *backend,
+void	peer_view_lb(const struct lb_source *, const char *backend,
 	    const char *server, const struct decision *told, struct lb_view *);
 
 #endif

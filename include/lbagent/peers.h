@@ -6,8 +6,8 @@
  * when every source answered or timed out; its verdicts, per service,
  * go to the transition engine as a struct peer_view.
  *
- * The judging is pure and lives in peer_view.h (peers_judge,
- * peer_answer_parse, peers_lb_view), so unit tests drive it with
+ * The judging is pure and lives in peer_view.h (peer_view_judge,
+ * peer_view_answer_parse, peer_view_lb), so unit tests drive it with
  * scripted answers.
  */
 #ifndef LBAGENT_PEERS_H

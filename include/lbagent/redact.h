@@ -13,6 +13,6 @@
  * "scheme://" is read as starting with the authority. Returns the length
  * of the whole result, as snprintf does.
  */
-size_t	http_redact_url(const char *url, char *buf, size_t size);
+size_t	redact_url(const char *url, char *buf, size_t size);
 
 #endif

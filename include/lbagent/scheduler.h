@@ -34,30 +34,30 @@ struct probe_state {
 };
 
 /* Called after every completed run; counted_changed tells transitions. */
-typedef void (*probe_ran_fn)(struct probe *, bool counted_changed, void *arg);
+typedef void (*scheduler_ran_fn)(struct probe *, bool counted_changed, void *arg);
 
-struct probe	*probe_new(const struct probe_conf *, const struct probe_env *,
-		    probe_ran_fn, void *arg);
+struct probe	*scheduler_probe_new(const struct probe_conf *, const struct probe_env *,
+		    scheduler_ran_fn, void *arg);
 /* Cancels a run in flight (never reported) and frees. */
-void		 probe_free(struct probe *);
+void		 scheduler_probe_free(struct probe *);
 /* The first run now, then every interval. */
-int		 probe_schedule(struct probe *);
+int		 scheduler_probe_start(struct probe *);
 
 /*
  * A reload: the same settings in a new configuration. The probe goes on
- * with the kind's settings it holds since probe_new (a run in flight may
+ * with the kind's settings it holds since scheduler_probe_new (a run in flight may
  * point into them), not conf->kconf, their twin.
  */
-void				 probe_set_conf(struct probe *,
+void				 scheduler_probe_set_conf(struct probe *,
 				    const struct probe_conf *);
-const struct probe_conf		*probe_conf(const struct probe *);
-const struct probe_state	*probe_state(const struct probe *);
+const struct probe_conf		*scheduler_probe_conf(const struct probe *);
+const struct probe_state	*scheduler_probe_state(const struct probe *);
 
 /*
  * fall/rise over one outcome; exposed for unit tests. Returns true when
  * what the probe counts as changed.
  */
-bool		 probe_state_apply(struct probe_state *, uint64_t fall,
+bool		 scheduler_state_apply(struct probe_state *, uint64_t fall,
 		    uint64_t rise, const struct probe_outcome *);
 
 #endif

@@ -83,7 +83,7 @@ disk_conf_set(void *conf, const char *key, const char *value,
 	struct sys_limit	*l;
 
 	if (strcmp(key, "path") == 0)
-		return sys_conf_path(&c->path, value, why);
+		return sysprobe_conf_path(&c->path, value, why);
 	if (strcmp(key, "warn") == 0)
 		l = &c->warn;
 	else if (strcmp(key, "crit") == 0)
@@ -93,8 +93,8 @@ disk_conf_set(void *conf, const char *key, const char *value,
 		return -1;
 	}
 	/* Inodes have no size to speak of: percentages only. */
-	return c->inodes ? sys_limit_pct(value, l, why) :
-	    sys_limit_pct_or_free(value, l, why);
+	return c->inodes ? sysprobe_limit_pct(value, l, why) :
+	    sysprobe_limit_pct_or_free(value, l, why);
 }
 
 static int
@@ -106,7 +106,7 @@ disk_conf_check(void *conf, const char **why)
 		*why = "path is required";
 		return -1;
 	}
-	return sys_limits_check(&c->warn, &c->crit, why);
+	return sysprobe_limits_check(&c->warn, &c->crit, why);
 }
 
 /* On the worker thread: the call that may hang. */
@@ -138,13 +138,13 @@ disk_report_blocks(struct probe_run *run, const struct disk_conf *c,
 	}
 	pct = 100.0 * (double)used / (double)(used + avail);
 	free_bytes = avail * frsize;
-	sys_format_pct(pct, pcts, sizeof(pcts));
-	sys_format_size(free_bytes, frees, sizeof(frees));
-	r = sys_limits_eval(&c->warn, &c->crit, pct, free_bytes, &hit);
+	sysprobe_format_pct(pct, pcts, sizeof(pcts));
+	sysprobe_format_size(free_bytes, frees, sizeof(frees));
+	r = sysprobe_limits_eval(&c->warn, &c->crit, pct, free_bytes, &hit);
 	if (hit == NULL)
 		probe_report(run, r, pct, "%s used, %s free", pcts, frees);
 	else {
-		sys_limit_format(hit, r, lim, sizeof(lim));
+		sysprobe_limit_format(hit, r, lim, sizeof(lim));
 		if (hit->kind == LIMIT_FREE)
 			probe_report(run, r, pct, "%s free %s", frees, lim);
 		else
@@ -169,12 +169,12 @@ disk_report_inodes(struct probe_run *run, const struct disk_conf *c,
 	}
 	used = st->f_files > st->f_ffree ? st->f_files - st->f_ffree : 0;
 	pct = 100.0 * (double)used / (double)st->f_files;
-	sys_format_pct(pct, pcts, sizeof(pcts));
-	r = sys_limits_eval(&c->warn, &c->crit, pct, 0, &hit);
+	sysprobe_format_pct(pct, pcts, sizeof(pcts));
+	r = sysprobe_limits_eval(&c->warn, &c->crit, pct, 0, &hit);
 	if (hit == NULL)
 		probe_report(run, r, pct, "%s inodes used", pcts);
 	else {
-		sys_limit_format(hit, r, lim, sizeof(lim));
+		sysprobe_limit_format(hit, r, lim, sizeof(lim));
 		probe_report(run, r, pct, "%s inodes used %s", pcts, lim);
 	}
 }
@@ -189,7 +189,7 @@ disk_done(void *arg)
 	struct statvfs		 st = call->st;
 	int			 error = call->error;
 
-	sys_offload_finish(run);	/* frees call */
+	sysprobe_offload_finish(run);	/* frees call */
 	if (error == ENOENT || error == ENOTDIR)
 		probe_report(run, PROBE_CRIT, NAN, "path does not exist");
 	else if (error != 0)
@@ -214,7 +214,7 @@ disk_start(struct probe_run *run)
 	}
 	call->run = run;
 	memcpy(call->path, c->path, len + 1);
-	sys_offload_start(run, "statfs", disk_statvfs, disk_done, call);
+	sysprobe_offload_start(run, "statfs", disk_statvfs, disk_done, call);
 }
 
 const struct probe_ops probe_disk_ops = {
@@ -226,8 +226,8 @@ const struct probe_ops probe_disk_ops = {
 	.conf_set = disk_conf_set,
 	.conf_check = disk_conf_check,
 	.start = disk_start,
-	.cancel = sys_offload_cancel,
-	.keep_free = sys_offload_keep_free,
+	.cancel = sysprobe_offload_cancel,
+	.keep_free = sysprobe_offload_keep_free,
 };
 
 const struct probe_ops probe_inodes_ops = {
@@ -239,6 +239,6 @@ const struct probe_ops probe_inodes_ops = {
 	.conf_set = disk_conf_set,
 	.conf_check = disk_conf_check,
 	.start = disk_start,
-	.cancel = sys_offload_cancel,
-	.keep_free = sys_offload_keep_free,
+	.cancel = sysprobe_offload_cancel,
+	.keep_free = sysprobe_offload_keep_free,
 };

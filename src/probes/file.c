@@ -63,7 +63,7 @@ file_conf_set(void *conf, const char *key, const char *value,
 	uint64_t		*age, ms;
 
 	if (strcmp(key, "path") == 0)
-		return sys_conf_path(&c->path, value, why);
+		return sysprobe_conf_path(&c->path, value, why);
 	if (strcmp(key, "max_age") == 0)
 		age = &c->max_age_ms;
 	else if (strcmp(key, "warn_age") == 0)
@@ -120,7 +120,7 @@ file_done(void *arg)
 	int64_t			 age_ms;
 	char			 ages[32], lim[32];
 
-	sys_offload_finish(run);	/* frees call */
+	sysprobe_offload_finish(run);	/* frees call */
 	if (error == ENOENT || error == ENOTDIR) {
 		probe_report(run, PROBE_CRIT, NAN, "does not exist");
 		return;
@@ -162,7 +162,7 @@ file_start(struct probe_run *run)
 	}
 	call->run = run;
 	memcpy(call->path, c->path, len + 1);
-	sys_offload_start(run, "stat", file_stat, file_done, call);
+	sysprobe_offload_start(run, "stat", file_stat, file_done, call);
 }
 
 const struct probe_ops probe_file_ops = {
@@ -174,6 +174,6 @@ const struct probe_ops probe_file_ops = {
 	.conf_set = file_conf_set,
 	.conf_check = file_conf_check,
 	.start = file_start,
-	.cancel = sys_offload_cancel,
-	.keep_free = sys_offload_keep_free,
+	.cancel = sysprobe_offload_cancel,
+	.keep_free = sysprobe_offload_keep_free,
 };

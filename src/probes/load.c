@@ -81,9 +81,9 @@ load_conf_set(void *conf, const char *key, const char *value,
 		return 0;
 	}
 	if (strcmp(key, "warn") == 0)
-		return sys_limit_num(value, &c->warn, why);
+		return sysprobe_limit_num(value, &c->warn, why);
 	if (strcmp(key, "crit") == 0)
-		return sys_limit_num(value, &c->crit, why);
+		return sysprobe_limit_num(value, &c->crit, why);
 	*why = "unknown key";
 	return -1;
 }
@@ -95,9 +95,9 @@ cpu_conf_set(void *conf, const char *key, const char *value,
 	struct cpu_conf	*c = conf;
 
 	if (strcmp(key, "warn") == 0)
-		return sys_limit_pct(value, &c->warn, why);
+		return sysprobe_limit_pct(value, &c->warn, why);
 	if (strcmp(key, "crit") == 0)
-		return sys_limit_pct(value, &c->crit, why);
+		return sysprobe_limit_pct(value, &c->crit, why);
 	*why = "unknown key";
 	return -1;
 }
@@ -107,7 +107,7 @@ load_conf_check(void *conf, const char **why)
 {
 	struct load_conf	*c = conf;
 
-	return sys_limits_check(&c->warn, &c->crit, why);
+	return sysprobe_limits_check(&c->warn, &c->crit, why);
 }
 
 static int
@@ -115,7 +115,7 @@ cpu_conf_check(void *conf, const char **why)
 {
 	struct cpu_conf	*c = conf;
 
-	return sys_limits_check(&c->warn, &c->crit, why);
+	return sysprobe_limits_check(&c->warn, &c->crit, why);
 }
 
 /* A run of decimal digits after blanks; strtoull would take a sign. */
@@ -150,7 +150,7 @@ count_cpus(const char *root, long *ncpu, char why[SYS_WHY_MAX])
 		errno = ENOMEM;
 		return -1;
 	}
-	if (sys_read_proc(root, "stat", buf, STAT_MAX, &full, why) == -1) {
+	if (sysprobe_read_proc(root, "stat", buf, STAT_MAX, &full, why) == -1) {
 		free(buf);
 		return -1;
 	}
@@ -191,8 +191,8 @@ load_start(struct probe_run *run)
 	long			 ncpu;
 	int			 i;
 
-	if (sys_read_proc(root, "loadavg", buf, sizeof(buf), NULL, why) == -1) {
-		sys_report_failed(run, errno, why);
+	if (sysprobe_read_proc(root, "loadavg", buf, sizeof(buf), NULL, why) == -1) {
+		sysprobe_report_failed(run, errno, why);
 		return;
 	}
 	for (i = 0, p = buf; i < 3; i++, p = end) {
@@ -210,7 +210,7 @@ load_start(struct probe_run *run)
 		return;
 	}
 	if (count_cpus(root, &ncpu, why) == -1) {
-		sys_report_failed(run, errno, why);
+		sysprobe_report_failed(run, errno, why);
 		return;
 	}
 	per_cpu = avg[c->window == 1 ? 0 : c->window == 5 ? 1 : 2] /
@@ -219,11 +219,11 @@ load_start(struct probe_run *run)
 		snprintf(what, sizeof(what), "load");
 	else
 		snprintf(what, sizeof(what), "load%d", c->window);
-	r = sys_limits_eval(&c->warn, &c->crit, per_cpu, 0, &hit);
+	r = sysprobe_limits_eval(&c->warn, &c->crit, per_cpu, 0, &hit);
 	if (hit == NULL)
 		probe_report(run, r, per_cpu, "%s %.2f per CPU", what, per_cpu);
 	else {
-		sys_limit_format(hit, r, lim, sizeof(lim));
+		sysprobe_limit_format(hit, r, lim, sizeof(lim));
 		probe_report(run, r, per_cpu, "%s %.2f per CPU %s", what,
 		    per_cpu, lim);
 	}
@@ -242,7 +242,7 @@ read_cpu_line(const char *root, struct cpu_keep *s, char why[SYS_WHY_MAX])
 	int			 n;
 
 	/* Only the first line matters; the rest may be cut. */
-	if (sys_read_proc(root, "stat", buf, sizeof(buf), NULL, why) == -1)
+	if (sysprobe_read_proc(root, "stat", buf, sizeof(buf), NULL, why) == -1)
 		return -1;
 	if (strncmp(buf, "cpu ", 4) != 0)
 		goto malformed;
@@ -278,7 +278,7 @@ cpu_start(struct probe_run *run)
 	char			 why[SYS_WHY_MAX], pcts[32], lim[64];
 
 	if (read_cpu_line(run->env->proc_root, &now, why) == -1) {
-		sys_report_failed(run, errno, why);
+		sysprobe_report_failed(run, errno, why);
 		return;
 	}
 	/*
@@ -311,12 +311,12 @@ cpu_start(struct probe_run *run)
 	*prev = now;
 	busy = didle >= dtotal ? 0 :
 	    100.0 * (double)(dtotal - didle) / (double)dtotal;
-	sys_format_pct(busy, pcts, sizeof(pcts));
-	r = sys_limits_eval(&c->warn, &c->crit, busy, 0, &hit);
+	sysprobe_format_pct(busy, pcts, sizeof(pcts));
+	r = sysprobe_limits_eval(&c->warn, &c->crit, busy, 0, &hit);
 	if (hit == NULL)
 		probe_report(run, r, busy, "cpu %s busy", pcts);
 	else {
-		sys_limit_format(hit, r, lim, sizeof(lim));
+		sysprobe_limit_format(hit, r, lim, sizeof(lim));
 		probe_report(run, r, busy, "cpu %s busy %s", pcts, lim);
 	}
 }

@@ -56,9 +56,9 @@ mem_conf_set(void *conf, const char *key, const char *value,
 	struct mem_conf	*c = conf;
 
 	if (strcmp(key, "warn") == 0)
-		return sys_limit_pct(value, &c->warn, why);
+		return sysprobe_limit_pct(value, &c->warn, why);
 	if (strcmp(key, "crit") == 0)
-		return sys_limit_pct(value, &c->crit, why);
+		return sysprobe_limit_pct(value, &c->crit, why);
 	*why = "unknown key";
 	return -1;
 }
@@ -68,7 +68,7 @@ mem_conf_check(void *conf, const char **why)
 {
 	struct mem_conf	*c = conf;
 
-	return sys_limits_check(&c->warn, &c->crit, why);
+	return sysprobe_limits_check(&c->warn, &c->crit, why);
 }
 
 /*
@@ -131,9 +131,9 @@ mem_start(struct probe_run *run)
 	char			 buf[MEMINFO_MAX], why[SYS_WHY_MAX];
 	char			 pcts[32], lim[64];
 
-	if (sys_read_proc(run->env->proc_root, "meminfo", buf, sizeof(buf),
+	if (sysprobe_read_proc(run->env->proc_root, "meminfo", buf, sizeof(buf),
 	    NULL, why) == -1) {
-		sys_report_failed(run, errno, why);
+		sysprobe_report_failed(run, errno, why);
 		return;
 	}
 	if (c->swap) {
@@ -157,12 +157,12 @@ mem_start(struct probe_run *run)
 	}
 	pct = avail >= total ? 0 :
 	    100.0 * (double)(total - avail) / (double)total;
-	sys_format_pct(pct, pcts, sizeof(pcts));
-	r = sys_limits_eval(&c->warn, &c->crit, pct, 0, &hit);
+	sysprobe_format_pct(pct, pcts, sizeof(pcts));
+	r = sysprobe_limits_eval(&c->warn, &c->crit, pct, 0, &hit);
 	if (hit == NULL)
 		probe_report(run, r, pct, "%s used", pcts);
 	else {
-		sys_limit_format(hit, r, lim, sizeof(lim));
+		sysprobe_limit_format(hit, r, lim, sizeof(lim));
 		probe_report(run, r, pct, "%s used %s", pcts, lim);
 	}
 }

@@ -59,7 +59,7 @@ process_conf_set(void *conf, const char *key, const char *value,
 	char			*copy;
 
 	if (strcmp(key, "pidfile") == 0)
-		return sys_conf_path(&c->pidfile, value, why);
+		return sysprobe_conf_path(&c->pidfile, value, why);
 	if (strcmp(key, "name") != 0) {
 		*why = "unknown key";
 		return -1;
@@ -110,7 +110,7 @@ pid_state(const char *root, const char *pid, char *state,
 	const char	*p;
 
 	snprintf(rel, sizeof(rel), "%s/stat", pid);
-	if (sys_read_proc(root, rel, buf, sizeof(buf), NULL, why) == -1)
+	if (sysprobe_read_proc(root, rel, buf, sizeof(buf), NULL, why) == -1)
 		return -1;
 	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' ||
 	    !isalpha((unsigned char)p[2])) {
@@ -135,12 +135,12 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 	char		 state;
 	int		 err;
 
-	if ((n = sys_read(pidfile, buf, sizeof(buf), &full, why)) == -1) {
+	if ((n = sysprobe_read(pidfile, buf, sizeof(buf), &full, why)) == -1) {
 		if (errno == ENOENT)
 			probe_report(run, PROBE_CRIT, NAN,
 			    "pidfile does not exist");
 		else
-			sys_report_failed(run, errno, why);
+			sysprobe_report_failed(run, errno, why);
 		return;
 	}
 	for (p = buf; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'; p++)
@@ -178,7 +178,7 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 			probe_report(run, PROBE_CRIT, 0, "pid %s not running",
 			    pid);
 		else
-			sys_report_failed(run, err, why);
+			sysprobe_report_failed(run, err, why);
 		return;
 	}
 	if (state == 'Z')
@@ -227,7 +227,7 @@ process_by_name(struct probe_run *run, const char *name)
 		 * but a process we could not look at for want of descriptors
 		 * may be the one: then the count says nothing.
 		 */
-		if ((n = sys_read_proc(root, rel, comm, sizeof(comm), NULL,
+		if ((n = sysprobe_read_proc(root, rel, comm, sizeof(comm), NULL,
 		    why)) <= 0) {
 			if (n == -1 && probe_errno_local(errno) != NULL)
 				goto failed;
@@ -257,7 +257,7 @@ process_by_name(struct probe_run *run, const char *name)
 failed:
 	err = errno;
 	closedir(d);
-	sys_report_failed(run, err, why);
+	sysprobe_report_failed(run, err, why);
 }
 
 static void

@@ -14,7 +14,7 @@
 #include "sysprobe.h"
 
 ssize_t
-sys_read(const char *path, char *buf, size_t size, bool *full,
+sysprobe_read(const char *path, char *buf, size_t size, bool *full,
     char why[SYS_WHY_MAX])
 {
 	size_t	 len = 0;
@@ -65,7 +65,7 @@ fail:
 }
 
 ssize_t
-sys_read_proc(const char *root, const char *rel, char *buf, size_t size,
+sysprobe_read_proc(const char *root, const char *rel, char *buf, size_t size,
     bool *full, char why[SYS_WHY_MAX])
 {
 	char	path[PATH_MAX];
@@ -76,11 +76,11 @@ sys_read_proc(const char *root, const char *rel, char *buf, size_t size,
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	return sys_read(path, buf, size, full, why);
+	return sysprobe_read(path, buf, size, full, why);
 }
 
 void
-sys_report_failed(struct probe_run *run, int err, const char *why)
+sysprobe_report_failed(struct probe_run *run, int err, const char *why)
 {
 	const char	*local = probe_errno_local(err);
 
@@ -91,7 +91,7 @@ sys_report_failed(struct probe_run *run, int err, const char *why)
 }
 
 int
-sys_limit_pct(const char *s, struct sys_limit *l, const char **why)
+sysprobe_limit_pct(const char *s, struct sys_limit *l, const char **why)
 {
 	double	v;
 
@@ -104,7 +104,7 @@ sys_limit_pct(const char *s, struct sys_limit *l, const char **why)
 }
 
 int
-sys_limit_num(const char *s, struct sys_limit *l, const char **why)
+sysprobe_limit_num(const char *s, struct sys_limit *l, const char **why)
 {
 	double	v;
 
@@ -119,13 +119,13 @@ sys_limit_num(const char *s, struct sys_limit *l, const char **why)
 }
 
 int
-sys_limit_pct_or_free(const char *s, struct sys_limit *l, const char **why)
+sysprobe_limit_pct_or_free(const char *s, struct sys_limit *l, const char **why)
 {
 	uint64_t	bytes;
 	size_t		len = strlen(s);
 
 	if (len > 0 && s[len - 1] == '%')
-		return sys_limit_pct(s, l, why);
+		return sysprobe_limit_pct(s, l, why);
 	if (units_size(s, &bytes, why) == -1) {
 		*why = "expected a used percentage such as 85% or a minimum "
 		    "free size such as 5G";
@@ -138,7 +138,7 @@ sys_limit_pct_or_free(const char *s, struct sys_limit *l, const char **why)
 }
 
 int
-sys_limits_check(const struct sys_limit *warn, const struct sys_limit *crit,
+sysprobe_limits_check(const struct sys_limit *warn, const struct sys_limit *crit,
     const char **why)
 {
 	if (warn->kind != crit->kind)
@@ -168,7 +168,7 @@ limit_crossed(const struct sys_limit *l, double value, uint64_t free_bytes)
 }
 
 enum probe_result
-sys_limits_eval(const struct sys_limit *warn, const struct sys_limit *crit,
+sysprobe_limits_eval(const struct sys_limit *warn, const struct sys_limit *crit,
     double value, uint64_t free_bytes, const struct sys_limit **hit)
 {
 	*hit = NULL;
@@ -203,7 +203,7 @@ format_size_exact(uint64_t bytes, char *buf, size_t size)
 }
 
 void
-sys_limit_format(const struct sys_limit *l, enum probe_result r, char *buf,
+sysprobe_limit_format(const struct sys_limit *l, enum probe_result r, char *buf,
     size_t size)
 {
 	const char	*which = r == PROBE_CRIT ? "crit" : "warn";
@@ -232,13 +232,13 @@ format_one_decimal(double v, const char *suffix, char *buf, size_t size)
 }
 
 void
-sys_format_pct(double pct, char *buf, size_t size)
+sysprobe_format_pct(double pct, char *buf, size_t size)
 {
 	format_one_decimal(pct, "%", buf, size);
 }
 
 void
-sys_format_size(uint64_t bytes, char *buf, size_t size)
+sysprobe_format_size(uint64_t bytes, char *buf, size_t size)
 {
 	static const char *const units[] = { "K", "M", "G", "T", "P", "E" };
 	double	v = (double)bytes;
@@ -262,7 +262,7 @@ struct sys_offload {
 };
 
 int
-sys_offload_start(struct probe_run *run, const char *what,
+sysprobe_offload_start(struct probe_run *run, const char *what,
     void (*fn)(void *), void (*done)(void *), void *arg)
 {
 	struct sys_offload	*o = run->keep;
@@ -300,7 +300,7 @@ sys_offload_start(struct probe_run *run, const char *what,
 }
 
 void
-sys_offload_finish(struct probe_run *run)
+sysprobe_offload_finish(struct probe_run *run)
 {
 	struct sys_offload	*o = run->keep;
 
@@ -309,7 +309,7 @@ sys_offload_finish(struct probe_run *run)
 }
 
 void
-sys_offload_cancel(struct probe_run *run)
+sysprobe_offload_cancel(struct probe_run *run)
 {
 	struct sys_offload	*o = run->keep;
 
@@ -319,7 +319,7 @@ sys_offload_cancel(struct probe_run *run)
 }
 
 void
-sys_offload_keep_free(void *keep)
+sysprobe_offload_keep_free(void *keep)
 {
 	struct sys_offload	*o = keep;
 
@@ -330,7 +330,7 @@ sys_offload_keep_free(void *keep)
 }
 
 int
-sys_conf_path(char **dst, const char *value, const char **why)
+sysprobe_conf_path(char **dst, const char *value, const char **why)
 {
 	char	*copy;
 

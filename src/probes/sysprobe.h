@@ -22,10 +22,10 @@
  * dropped and *full (if not NULL) set. On failure returns -1 with
  * "PATH: strerror" in why and errno kept. Never blocks on a FIFO.
  */
-ssize_t	sys_read(const char *path, char *buf, size_t size, bool *full,
+ssize_t	sysprobe_read(const char *path, char *buf, size_t size, bool *full,
 	    char why[SYS_WHY_MAX]);
 /* The same for <root>/<rel>. */
-ssize_t	sys_read_proc(const char *root, const char *rel, char *buf,
+ssize_t	sysprobe_read_proc(const char *root, const char *rel, char *buf,
 	    size_t size, bool *full, char why[SYS_WHY_MAX]);
 
 /*
@@ -33,7 +33,7 @@ ssize_t	sys_read_proc(const char *root, const char *rel, char *buf,
  * err (its errno) is lbagent's own shortage, as when out of descriptors,
  * so that it does not count against the service; crit otherwise.
  */
-void	sys_report_failed(struct probe_run *, int err, const char *why);
+void	sysprobe_report_failed(struct probe_run *, int err, const char *why);
 
 /*
  * One warn or crit limit. ABOVE: the measure (a percentage or a number)
@@ -47,30 +47,30 @@ struct sys_limit {
 };
 
 /* "85%". */
-int	sys_limit_pct(const char *s, struct sys_limit *, const char **why);
+int	sysprobe_limit_pct(const char *s, struct sys_limit *, const char **why);
 /* "1.5", not negative. */
-int	sys_limit_num(const char *s, struct sys_limit *, const char **why);
+int	sysprobe_limit_num(const char *s, struct sys_limit *, const char **why);
 /* "85%" (used) or "5G" (minimum free). */
-int	sys_limit_pct_or_free(const char *s, struct sys_limit *,
+int	sysprobe_limit_pct_or_free(const char *s, struct sys_limit *,
 	    const char **why);
 /* When both are given and comparable, crit must be worse than warn. */
-int	sys_limits_check(const struct sys_limit *warn,
+int	sysprobe_limits_check(const struct sys_limit *warn,
 	    const struct sys_limit *crit, const char **why);
 /*
  * The result of a measure against warn and crit (crit first); *hit is
  * the limit crossed, NULL when ok. Equal to a limit is not past it.
  */
-enum probe_result sys_limits_eval(const struct sys_limit *warn,
+enum probe_result sysprobe_limits_eval(const struct sys_limit *warn,
 	    const struct sys_limit *crit, double value, uint64_t free_bytes,
 	    const struct sys_limit **hit);
 /* "(crit 90%)", "(warn below 5G)", "(warn 1.5)". */
-void	sys_limit_format(const struct sys_limit *, enum probe_result,
+void	sysprobe_limit_format(const struct sys_limit *, enum probe_result,
 	    char *buf, size_t size);
 
 /* "91%", "90.4%": a percentage with at most one decimal. */
-void	sys_format_pct(double pct, char *buf, size_t size);
+void	sysprobe_format_pct(double pct, char *buf, size_t size);
 /* "4.1G", "512M", "100B": bytes, one decimal at most. */
-void	sys_format_size(uint64_t bytes, char *buf, size_t size);
+void	sysprobe_format_size(uint64_t bytes, char *buf, size_t size);
 
 /*
  * Blocking calls (statvfs, stat) on a worker thread, at most one per probe:
@@ -78,21 +78,21 @@ void	sys_format_size(uint64_t bytes, char *buf, size_t size);
  * arg is a single malloc'd block (freed with free()) that fn fills in and
  * done() reads; done() finds its run through arg.
  *
- * sys_offload_start: reports crit "<what> still blocked since <age>" when
+ * sysprobe_offload_start: reports crit "<what> still blocked since <age>" when
  * the previous call has not returned, or crit when no thread could start;
  * both return -1 having freed arg. Otherwise 0, and done(arg) follows on
  * the loop unless the run is cancelled.
  */
-int	sys_offload_start(struct probe_run *, const char *what,
+int	sysprobe_offload_start(struct probe_run *, const char *what,
 	    void (*fn)(void *), void (*done)(void *), void *arg);
 /* In done(), after reading arg: frees the job and arg. */
-void	sys_offload_finish(struct probe_run *);
+void	sysprobe_offload_finish(struct probe_run *);
 /* ops->cancel: abandons the call; its thread may stay blocked. */
-void	sys_offload_cancel(struct probe_run *);
+void	sysprobe_offload_cancel(struct probe_run *);
 /* ops->keep_free. */
-void	sys_offload_keep_free(void *keep);
+void	sysprobe_offload_keep_free(void *keep);
 
 /* Path key values: absolute, below PATH_MAX. Replaces *dst. */
-int	sys_conf_path(char **dst, const char *value, const char **why);
+int	sysprobe_conf_path(char **dst, const char *value, const char **why);
 
 #endif

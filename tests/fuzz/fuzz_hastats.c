@@ -1,6 +1,6 @@
 /*
  * Fuzz target: HAProxy's CSV and servers state (src/hastats.c), and how
- * the peer guard reads this node's row from it (peers_lb_view in
+ * the peer guard reads this node's row from it (peer_view_lb in
  * src/peer_view.c). The input is a load balancer's answer, "show stat" CSV
  * with its servers state after it as the Runtime API sends both; the
  * rows looked for are the seeds' (be/s1, be/n1) and missing ones. No NUL
@@ -96,11 +96,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lb.len = hastats_split(lb.csv, size, &lb.state, &lb.state_len);
 	memset(&told, 0, sizeof(told));
 	decision_up(&told);
-	peers_lb_view(&lb, "be", "n1", &told, &v);
+	peer_view_lb(&lb, "be", "n1", &told, &v);
 	FZ_ASSERT(v.nwarnings <= LB_WARNINGS_MAX);
 	FZ_ASSERT(memchr(v.error, '\0', sizeof(v.error)) != NULL);
 	told.state = NODE_DRAIN;
-	peers_lb_view(&lb, "be", "n1", &told, &v);
+	peer_view_lb(&lb, "be", "n1", &told, &v);
 	free(lb.csv);
 	free(copy);
 	return 0;

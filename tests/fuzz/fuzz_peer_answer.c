@@ -1,7 +1,7 @@
 /*
- * Fuzz target: a peer's public /status answer (peer_answer_parse in
- * src/peer_view.c), then judged as the peer guard judges it (peers_judge and
- * peers_aggregate) for the services the seeds name, with and without a
+ * Fuzz target: a peer's public /status answer (peer_view_answer_parse in
+ * src/peer_view.c), then judged as the peer guard judges it (peer_view_judge and
+ * peer_view_aggregate) for the services the seeds name, with and without a
  * load balancer that shows node1 and node2 up. Names must come out as
  * the config allows them, every text NUL-terminated.
  */
@@ -43,11 +43,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t			 i, nlbs;
 
 	memset(ps, 0, sizeof(ps));
-	if (peer_answer_parse((const char *)data, size, &ps[0].ans, &why)
+	if (peer_view_answer_parse((const char *)data, size, &ps[0].ans, &why)
 	    == -1) {
 		FZ_ASSERT(why != NULL && ps[0].ans.nsvc == 0 &&
 		    ps[0].ans.svc == NULL);
-		peer_answer_free(&ps[0].ans);
+		peer_view_answer_free(&ps[0].ans);
 		return 0;
 	}
 	FZ_ASSERT(ps[0].ans.nsvc > 0 && ps[0].ans.svc != NULL);
@@ -72,12 +72,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (nlbs = 0; nlbs <= 1; nlbs++)
 		for (i = 0; i < sizeof(services) / sizeof(services[0]); i++) {
 			memset(&view, 0, sizeof(view));
-			peers_aggregate(ps, 2, &lb, nlbs, services[i], &tc,
+			peer_view_aggregate(ps, 2, &lb, nlbs, services[i], &tc,
 			    "self", 1000, v, &view);
 			FZ_ASSERT(memchr(view.who, '\0', sizeof(view.who)));
 			FZ_ASSERT(memchr(view.why, '\0', sizeof(view.why)));
 			FZ_ASSERT(!v[1].serving);
 		}
-	peer_answer_free(&ps[0].ans);
+	peer_view_answer_free(&ps[0].ans);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: http_redact_url (src/redact.c) over the input as a URL,
+ * Fuzz target: redact_url (src/redact.c) over the input as a URL,
  * into buffers of every size up to the result's: always NUL-terminated,
  * the length returned as snprintf would, a cut result a prefix of the
  * whole one, and the userinfo (what came before the last '@' of the
@@ -24,9 +24,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char	*url = fz_str(data, size), *full, *cut;
 	size_t	 n, m, k;
 
-	n = http_redact_url(url, NULL, 0);
+	n = redact_url(url, NULL, 0);
 	FZ_ASSERT((full = malloc(n + 1)) != NULL);
-	FZ_ASSERT(http_redact_url(url, full, n + 1) == n);
+	FZ_ASSERT(redact_url(url, full, n + 1) == n);
 	FZ_ASSERT(strlen(full) == n);
 	/* A few sizes below the whole: short, middling, one short. */
 	for (k = 1; k <= n && k <= 3; k++) {
@@ -34,14 +34,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		m = sizes[k - 1];
 		FZ_ASSERT((cut = malloc(m)) != NULL);
-		FZ_ASSERT(http_redact_url(url, cut, m) == n);
+		FZ_ASSERT(redact_url(url, cut, m) == n);
 		FZ_ASSERT(strlen(cut) == m - 1);
 		FZ_ASSERT(memcmp(cut, full, m - 1) == 0);
 		free(cut);
 	}
 	/* Redacting twice changes nothing more. */
 	FZ_ASSERT((cut = malloc(n + 1)) != NULL);
-	FZ_ASSERT(http_redact_url(full, cut, n + 1) == n);
+	FZ_ASSERT(redact_url(full, cut, n + 1) == n);
 	FZ_ASSERT(strcmp(cut, full) == 0);
 	free(cut);
 	free(full);

@@ -38,7 +38,7 @@ first_probe(const struct agent *a)
 
 	agent_service_view(a, 0, &v);
 	ck_assert_uint_eq(v.nprobes, 1);
-	return probe_state(v.probes[0]);
+	return scheduler_probe_state(v.probes[0]);
 }
 
 /* Runs the loop until the probe has run `runs` times; fails after 10 s. */

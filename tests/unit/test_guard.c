@@ -67,9 +67,9 @@ set_answer(size_t i, const char *json)
 {
 	const char	*why;
 
-	peer_answer_free(&peers[i].ans);
+	peer_view_answer_free(&peers[i].ans);
 	peers[i].took_ms = 5;
-	if (peer_answer_parse(json, strlen(json), &peers[i].ans, &why) == -1) {
+	if (peer_view_answer_parse(json, strlen(json), &peers[i].ans, &why) == -1) {
 		peers[i].answered = false;
 		snprintf(peers[i].error, sizeof(peers[i].error), "bad answer: %s",
 		    why);
@@ -85,7 +85,7 @@ set_answer(size_t i, const char *json)
 static void
 set_error(size_t i, const char *error)
 {
-	peer_answer_free(&peers[i].ans);
+	peer_view_answer_free(&peers[i].ans);
 	peers[i].answered = false;
 	snprintf(peers[i].error, sizeof(peers[i].error), "%s", error);
 }
@@ -140,7 +140,7 @@ set_lb_state(size_t i, const char *rows, const char *state_rows)
 static void
 do_round(void)
 {
-	peers_aggregate(peers, npeers, lbs, nlbs, "", &conf, "n1", now,
+	peer_view_aggregate(peers, npeers, lbs, nlbs, "", &conf, "n1", now,
 	    verdicts, &view);
 	last_round = now;
 	rounds++;
@@ -152,7 +152,7 @@ start(void)
 	size_t	i;
 
 	for (i = 0; i < NPEERS; i++) {
-		peer_answer_free(&peers[i].ans);
+		peer_view_answer_free(&peers[i].ans);
 		memset(&peers[i], 0, sizeof(peers[i]));
 		snprintf(peers[i].text, sizeof(peers[i].text),
 		    "http://10.0.0.%zu:9506/status", i + 11);
@@ -541,7 +541,7 @@ START_TEST(slow_and_unreachable_peers_are_not_serving)
 	ck_assert_int_eq(out.state, NODE_UP);
 	/* A service allowing 3 s takes the same answer. */
 	slow.peer_timeout_ms = 3 * S;
-	peers_aggregate(peers, npeers, lbs, nlbs, "", &slow, "n1", now,
+	peer_view_aggregate(peers, npeers, lbs, nlbs, "", &slow, "n1", now,
 	    verdicts, &view);
 	ck_assert(view.other_serving);
 	ck_assert_str_eq(view.who, "n2");
@@ -627,7 +627,7 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 
 	start();
 	set_lb_state(0, "be,n1,0,UP,1,1,L7OK,,\n", "2 be 1 n1 1\n");
-	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n1", &told, &v);
 	ck_assert(v.found);
 	ck_assert_str_eq(v.row.status, "UP");
 	ck_assert_int_eq(v.row.initial_weight, 1);
@@ -637,7 +637,7 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 	    "gives 0)");
 	/* The configured weight from the servers state, not the CSV's. */
 	set_lb_state(0, "be,n1,0,MAINT,2,2,L7OK,,\n", "2 be 1 n1 5\n");
-	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n1", &told, &v);
 	ck_assert_int_eq(v.row.weight, 2);
 	ck_assert_int_eq(v.row.initial_weight, 5);
 	ck_assert_uint_eq(v.nwarnings, 2);
@@ -646,30 +646,30 @@ START_TEST(what_each_load_balancer_shows_of_this_node)
 	ck_assert_str_eq(v.warnings[1], "shows MAINT, which lbagent did not "
 	    "ask for (an operator's hand? lbagent leaves it as it is)");
 	set_lb_state(0, "be,n1,0,UP,50,50,L7OK,,\n", "2 be 1 n1 100\n");
-	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n1", &told, &v);
 	ck_assert_int_eq(v.row.initial_weight, 100);
 	ck_assert_uint_eq(v.nwarnings, 0);
 	/* The stats page (HTTP) has no configured weight on 2.6: unknown. */
 	set_lb(0, "be,n1,0,UP,1,1,L7OK,,\n");
-	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n1", &told, &v);
 	ck_assert_int_eq(v.row.initial_weight, -1);
 	ck_assert_uint_eq(v.nwarnings, 0);
 	/* A MAINT lbagent asked for (a maint marker) is no surprise. */
 	told.state = NODE_MAINT;
 	set_lb(0, "be,n1,0,MAINT,100,100,L7OK,,\n");
-	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n1", &told, &v);
 	ck_assert_uint_eq(v.nwarnings, 0);
 	told.state = NODE_UP;
 	set_lb(0, "be,n1,0,DRAIN,100,100,L7OK,,\n");
-	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n1", &told, &v);
 	ck_assert_uint_eq(v.nwarnings, 1);
 	/* Not there, not answered. */
-	peers_lb_view(&lbs[0], "be", "n7", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n7", &told, &v);
 	ck_assert(!v.found);
 	ck_assert_str_eq(v.error, "no server be/n7");
 	lbs[0].answered = false;
 	snprintf(lbs[0].error, sizeof(lbs[0].error), "timeout");
-	peers_lb_view(&lbs[0], "be", "n1", &told, &v);
+	peer_view_lb(&lbs[0], "be", "n1", &told, &v);
 	ck_assert_str_eq(v.error, "timeout");
 }
 END_TEST
@@ -690,20 +690,20 @@ START_TEST(answered_without_data_is_not_answered)
 	set_lb(1, "be,n2,0,UP,100,100,L7OK,,\n");
 	free(lbs[1].csv);
 	lbs[1].csv = NULL;	/* its len stays what it was */
-	ck_assert(!lb_source_ok(&lbs[1]));
+	ck_assert(!peer_view_lb_ok(&lbs[1]));
 	do_round();
 	ck_assert(view.other_serving);
 	lbs[0].answered = false;
 	do_round();
 	ck_assert(!view.other_serving);
 	ck_assert_str_eq(verdicts[0].why, "no load balancer answered");
-	peers_lb_view(&lbs[1], "be", "n1", &up, &v);
+	peer_view_lb(&lbs[1], "be", "n1", &up, &v);
 	ck_assert(!v.found);
 	ck_assert_str_eq(v.error, "no answer yet");
 	/* A peer answered without its document: no answer. */
-	peer_answer_free(&peers[0].ans);
+	peer_view_answer_free(&peers[0].ans);
 	ck_assert(peers[0].answered);
-	ck_assert(!peer_source_ok(&peers[0]));
+	ck_assert(!peer_view_peer_ok(&peers[0]));
 	set_lb(0, "be,n2,0,UP,100,100,L7OK,,\n");
 	do_round();
 	ck_assert(!view.other_serving);

@@ -142,7 +142,7 @@ START_TEST(reload_matches_sources_by_address)
 	ck_assert(!failed);
 	ck_assert_ptr_nonnull(ps);
 	next_round();
-	ck_assert(lb_source_ok(peers_lb(ps, 0)));
+	ck_assert(peer_view_lb_ok(peers_lb(ps, 0)));
 	peers_view(ps, 0, &v);
 	ck_assert_msg(v.other_serving, "%s", v.why);
 
@@ -156,24 +156,24 @@ START_TEST(reload_matches_sources_by_address)
 	ps = peers_reload(ps, cfg2, &failed);
 	ck_assert(!failed);
 	ck_assert_ptr_nonnull(ps);
-	ck_assert_str_eq(lb_source_text(peers_lb(ps, 0)),
-	    lb_source_text(peers_lb(ps, 1)));
+	ck_assert_str_eq(peer_view_lb_text(peers_lb(ps, 0)),
+	    peer_view_lb_text(peers_lb(ps, 1)));
 	/* The first kept its answer; the second has none yet. */
-	ck_assert(lb_source_ok(peers_lb(ps, 0)));
+	ck_assert(peer_view_lb_ok(peers_lb(ps, 0)));
 	ck_assert(!peers_lb(ps, 1)->answered);
 	ck_assert_ptr_null(peers_lb(ps, 1)->csv);
-	ck_assert(peer_source_ok(peers_peer(ps, 0)));
+	ck_assert(peer_view_peer_ok(peers_peer(ps, 0)));
 	peers_view(ps, 0, &v);
 	ck_assert_msg(v.other_serving, "%s", v.why);
 	next_round();
-	ck_assert(lb_source_ok(peers_lb(ps, 0)));
-	ck_assert(lb_source_ok(peers_lb(ps, 1)));
+	ck_assert(peer_view_lb_ok(peers_lb(ps, 0)));
+	ck_assert(peer_view_lb_ok(peers_lb(ps, 1)));
 
 	/* The same configuration again: everything kept, nothing doubled. */
 	ps = peers_reload(ps, cfg2, &failed);
 	ck_assert(!failed);
-	ck_assert(lb_source_ok(peers_lb(ps, 0)));
-	ck_assert(lb_source_ok(peers_lb(ps, 1)));
+	ck_assert(peer_view_lb_ok(peers_lb(ps, 0)));
+	ck_assert(peer_view_lb_ok(peers_lb(ps, 1)));
 	ck_assert_ptr_ne(peers_lb(ps, 0)->csv, peers_lb(ps, 1)->csv);
 	peers_view(ps, 0, &v);
 	ck_assert_msg(v.other_serving, "%s", v.why);

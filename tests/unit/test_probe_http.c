@@ -339,18 +339,18 @@ START_TEST(redaction)
 	size_t	i, n;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		n = http_redact_url(cases[i][0], buf, sizeof(buf));
+		n = redact_url(cases[i][0], buf, sizeof(buf));
 		ck_assert_str_eq(buf, cases[i][1]);
 		ck_assert_uint_eq(n, strlen(cases[i][1]));
 	}
 	/* Cut to fit, still terminated, still without the secret. */
-	n = http_redact_url("https://alice:hunter2@example.com/", buf, 12);
+	n = redact_url("https://alice:hunter2@example.com/", buf, 12);
 	ck_assert_str_eq(buf, "https://***");
 	ck_assert_uint_eq(n, strlen("https://***@example.com/"));
-	n = http_redact_url("https://alice:hunter2@example.com/", buf, 1);
+	n = redact_url("https://alice:hunter2@example.com/", buf, 1);
 	ck_assert_str_eq(buf, "");
 	buf[0] = 'z';
-	n = http_redact_url("https://alice:hunter2@example.com/", buf, 0);
+	n = redact_url("https://alice:hunter2@example.com/", buf, 0);
 	ck_assert_int_eq(buf[0], 'z');
 	ck_assert_uint_eq(n, strlen("https://***@example.com/"));
 }

@@ -113,10 +113,10 @@ START_TEST(fall_and_rise_over_runs)
 	script[nscript++] = PROBE_OK;		/* 3 ok: ok again */
 	next_run = 0;
 	hang = false;
-	p = probe_new(&pc, &env, ran, &s);
+	p = scheduler_probe_new(&pc, &env, ran, &s);
 	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(probe_schedule(p), 0);
-	st = probe_state(p);
+	ck_assert_int_eq(scheduler_probe_start(p), 0);
+	st = scheduler_probe_state(p);
 
 	run_until(base, &s, 1);
 	ck_assert_int_eq(st->counted, PROBE_OK);
@@ -138,7 +138,7 @@ START_TEST(fall_and_rise_over_runs)
 	ck_assert_uint_eq(st->runs[PROBE_CRIT], 2);
 	ck_assert_uint_eq(st->runs[PROBE_WARN], 1);
 	ck_assert_uint_ge(st->runs[PROBE_OK], 3);
-	probe_free(p);
+	scheduler_probe_free(p);
 	event_base_free(base);
 }
 END_TEST
@@ -154,14 +154,14 @@ START_TEST(timeout_is_crit_and_cancels)
 	memset(&s, 0, sizeof(s));
 	hang = true;
 	cancels = 0;
-	p = probe_new(&pc, &env, ran, &s);
-	probe_schedule(p);
+	p = scheduler_probe_new(&pc, &env, ran, &s);
+	scheduler_probe_start(p);
 	run_until(base, &s, 1);
 	ck_assert_int_eq(cancels, 1);
-	ck_assert_int_eq(probe_state(p)->counted, PROBE_CRIT);
-	ck_assert_str_eq(probe_state(p)->counted_reason, "timed out after 50ms");
-	ck_assert(isnan(probe_state(p)->last.value));
-	probe_free(p);
+	ck_assert_int_eq(scheduler_probe_state(p)->counted, PROBE_CRIT);
+	ck_assert_str_eq(scheduler_probe_state(p)->counted_reason, "timed out after 50ms");
+	ck_assert(isnan(scheduler_probe_state(p)->last.value));
+	scheduler_probe_free(p);
 	event_base_free(base);
 }
 END_TEST
@@ -178,19 +178,19 @@ START_TEST(free_cancels_a_run_in_flight)
 	memset(&s, 0, sizeof(s));
 	hang = true;
 	cancels = starts = 0;
-	p = probe_new(&pc, &env, ran, &s);
-	probe_schedule(p);
+	p = scheduler_probe_new(&pc, &env, ran, &s);
+	scheduler_probe_start(p);
 	event_base_loopexit(base, &brief);
 	event_base_dispatch(base);
 	ck_assert_int_eq(starts, 1);
-	probe_free(p);
+	scheduler_probe_free(p);
 	ck_assert_int_eq(cancels, 1);
 	ck_assert_int_eq(s.runs, 0);
 	event_base_free(base);
 }
 END_TEST
 
-/* probe_state_apply alone: fall 1 / rise 1 is immediate both ways. */
+/* scheduler_state_apply alone: fall 1 / rise 1 is immediate both ways. */
 START_TEST(apply_defaults_immediate)
 {
 	struct probe_state	st;
@@ -198,19 +198,19 @@ START_TEST(apply_defaults_immediate)
 	struct probe_outcome	good = { PROBE_OK, "fine", NAN };
 
 	memset(&st, 0, sizeof(st));
-	ck_assert(probe_state_apply(&st, 1, 1, &bad));
+	ck_assert(scheduler_state_apply(&st, 1, 1, &bad));
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
-	ck_assert(!probe_state_apply(&st, 1, 1, &bad));
-	ck_assert(probe_state_apply(&st, 1, 1, &good));
+	ck_assert(!scheduler_state_apply(&st, 1, 1, &bad));
+	ck_assert(scheduler_state_apply(&st, 1, 1, &good));
 	ck_assert_int_eq(st.counted, PROBE_OK);
-	ck_assert(!probe_state_apply(&st, 1, 1, &good));
+	ck_assert(!scheduler_state_apply(&st, 1, 1, &good));
 	/* A failed run between good ones restarts the rise count. */
 	memset(&st, 0, sizeof(st));
-	probe_state_apply(&st, 1, 2, &bad);
-	probe_state_apply(&st, 1, 2, &good);
-	ck_assert(probe_state_apply(&st, 1, 2, &bad) == false);
-	ck_assert(!probe_state_apply(&st, 1, 2, &good));
-	ck_assert(probe_state_apply(&st, 1, 2, &good));
+	scheduler_state_apply(&st, 1, 2, &bad);
+	scheduler_state_apply(&st, 1, 2, &good);
+	ck_assert(scheduler_state_apply(&st, 1, 2, &bad) == false);
+	ck_assert(!scheduler_state_apply(&st, 1, 2, &good));
+	ck_assert(scheduler_state_apply(&st, 1, 2, &good));
 }
 END_TEST
 
@@ -224,20 +224,20 @@ START_TEST(settled_needs_evidence)
 	memset(&st, 0, sizeof(st));
 	ck_assert(!st.settled);
 	/* fall 3: two bad runs are not yet failing, nor a passing verdict. */
-	probe_state_apply(&st, 3, 2, &bad);
-	probe_state_apply(&st, 3, 2, &bad);
+	scheduler_state_apply(&st, 3, 2, &bad);
+	scheduler_state_apply(&st, 3, 2, &bad);
 	ck_assert_int_eq(st.counted, PROBE_OK);
 	ck_assert(!st.settled);
-	probe_state_apply(&st, 3, 2, &bad);
+	scheduler_state_apply(&st, 3, 2, &bad);
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
 	ck_assert(st.settled);
 	/* Settled stays settled: its verdict rests on runs from now on. */
-	probe_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, &good);
 	ck_assert(st.settled);
 	memset(&st, 0, sizeof(st));
-	probe_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, &good);
 	ck_assert(!st.settled);
-	probe_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, &good);
 	ck_assert(st.settled);
 }
 END_TEST
@@ -261,7 +261,7 @@ START_TEST(unknown_changes_nothing)
 	/* Before any evidence: unknown runs settle nothing. */
 	memset(&st, 0, sizeof(st));
 	for (i = 0; i < 10; i++)
-		ck_assert(!probe_state_apply(&st, 1, 1, &unk));
+		ck_assert(!scheduler_state_apply(&st, 1, 1, &unk));
 	ck_assert(st.has_run);
 	ck_assert(!st.settled);
 	ck_assert_int_eq(st.counted, PROBE_OK);
@@ -272,38 +272,38 @@ START_TEST(unknown_changes_nothing)
 
 	/* fall 3: bad, unknown, bad, unknown is two bad runs, not failing. */
 	memset(&st, 0, sizeof(st));
-	probe_state_apply(&st, 3, 2, &good);
-	probe_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, &good);
 	ck_assert(st.settled);
-	ck_assert(!probe_state_apply(&st, 3, 2, &bad));
-	ck_assert(!probe_state_apply(&st, 3, 2, &unk));
-	ck_assert(!probe_state_apply(&st, 3, 2, &bad));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, &bad));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, &bad));
 	for (i = 0; i < 20; i++)
-		ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+		ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
 	ck_assert_int_eq(st.counted, PROBE_OK);
 	ck_assert_uint_eq(st.bad_streak, 2);
 	/* ...and the streak was not broken: the third bad run fails it. */
-	ck_assert(probe_state_apply(&st, 3, 2, &bad));
+	ck_assert(scheduler_state_apply(&st, 3, 2, &bad));
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
 	ck_assert_str_eq(st.counted_reason, "down");
 
 	/* Failing: unknown is not a change between warn and crit. */
-	ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
 	ck_assert_str_eq(st.counted_reason, "down");
-	ck_assert(probe_state_apply(&st, 3, 2, &warn));
+	ck_assert(scheduler_state_apply(&st, 3, 2, &warn));
 	ck_assert_int_eq(st.counted, PROBE_WARN);
 
 	/* rise 2: unknown runs alone never bring it back... */
 	for (i = 0; i < 20; i++)
-		ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+		ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
 	ck_assert_int_eq(st.counted, PROBE_WARN);
 	ck_assert_str_eq(st.counted_reason, "slow");
 	/* ...nor reset a good streak: good, unknown, good is back. */
-	ck_assert(!probe_state_apply(&st, 3, 2, &good));
-	ck_assert(!probe_state_apply(&st, 3, 2, &unk));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, &good));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
 	ck_assert_uint_eq(st.ok_streak, 1);
-	ck_assert(probe_state_apply(&st, 3, 2, &good));
+	ck_assert(scheduler_state_apply(&st, 3, 2, &good));
 	ck_assert_int_eq(st.counted, PROBE_OK);
 	ck_assert_uint_eq(st.runs[PROBE_UNKNOWN], 43);
 }
@@ -354,10 +354,10 @@ START_TEST(unknown_runs_over_the_loop)
 	ck_assert(fd != -1 && saved != -1);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
-	p = probe_new(&pc, &env, ran, &s);
+	p = scheduler_probe_new(&pc, &env, ran, &s);
 	ck_assert_ptr_nonnull(p);
-	probe_schedule(p);
-	st = probe_state(p);
+	scheduler_probe_start(p);
+	st = scheduler_probe_state(p);
 	run_until(base, &s, 1);
 	ck_assert(st->settled);
 	run_until(base, &s, 13);
@@ -373,7 +373,7 @@ START_TEST(unknown_runs_over_the_loop)
 	ck_assert_int_eq(count_lines(log, "warning: probe t: unknown, not "
 	    "counted: run 2: unknown"), 1);
 	ck_assert_int_eq(count_lines(log, "unknown"), 1);
-	probe_free(p);
+	scheduler_probe_free(p);
 	event_base_free(base);
 	free(log);
 	tu_rmtree(dir);
