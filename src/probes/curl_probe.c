@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "lbagent/log.h"
-#include "lbagent/text.h"
+#include "lbagent/core/text.h"
+#include "lbagent/daemon/log.h"
 #include "curl_probe.h"
 
 /* Across runs of one probe: the failure whose libcurl text we last logged. */

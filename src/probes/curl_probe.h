@@ -11,8 +11,8 @@
 
 #include <curl/curl.h>
 
-#include "lbagent/curl_loop.h"
-#include "lbagent/probe.h"
+#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/probes/probe.h"
 
 /* Bodies beyond this are not read: the run is crit. */
 #define CURL_PROBE_BODY_MAX	(1024 * 1024)

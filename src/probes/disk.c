@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "sysprobe.h"
 
 struct disk_conf {

@@ -18,7 +18,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "curl_probe.h"
 
 #define DOCKER_NAME_MAX		128

@@ -47,12 +47,12 @@
 
 #include <event2/event.h>
 
-#include "lbagent/argv.h"
-#include "lbagent/clock.h"
-#include "lbagent/log.h"
-#include "lbagent/probe.h"
-#include "lbagent/probe_exec.h"
-#include "lbagent/probe_kinds.h"
+#include "lbagent/core/argv.h"
+#include "lbagent/daemon/clock.h"
+#include "lbagent/daemon/log.h"
+#include "lbagent/probes/exec.h"
+#include "lbagent/probes/kinds.h"
+#include "lbagent/probes/probe.h"
 
 /* Where bare program names are found, and the PATH the program gets. */
 #define EXEC_PATH \

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "lbagent/probe_kinds.h"
-#include "lbagent/units.h"
+#include "lbagent/core/units.h"
+#include "lbagent/probes/kinds.h"
 #include "sysprobe.h"
 
 struct file_conf {

@@ -15,8 +15,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "lbagent/probe_kinds.h"
-#include "lbagent/units.h"
+#include "lbagent/core/units.h"
+#include "lbagent/probes/kinds.h"
 #include "curl_probe.h"
 
 #define HTTP_RANGES_MAX		32

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/probe_kinds.h"
-#include "lbagent/units.h"
+#include "lbagent/core/units.h"
+#include "lbagent/probes/kinds.h"
 #include "sysprobe.h"
 
 /* /proc/stat's cpu lines come first; this holds ~2500 of them. */

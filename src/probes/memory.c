@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "sysprobe.h"
 
 /* meminfo is about 1.5 KiB; the keys we read are near its top. */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "sysprobe.h"
 
 /* The kernel keeps 15 bytes of a command name (TASK_COMM_LEN - 1). */

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lbagent/clock.h"
-#include "lbagent/units.h"
-#include "lbagent/worker.h"
+#include "lbagent/core/units.h"
+#include "lbagent/daemon/clock.h"
+#include "lbagent/daemon/worker.h"
 #include "sysprobe.h"
 
 ssize_t

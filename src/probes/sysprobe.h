@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "lbagent/probe.h"
+#include "lbagent/probes/probe.h"
 
 /* Room for a reason fragment naming a file. */
 #define SYS_WHY_MAX	PROBE_REASON_MAX

@@ -21,10 +21,10 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
-#include "lbagent/probe.h"
-#include "lbagent/probe_kinds.h"
-#include "lbagent/probe_tcp.h"
-#include "lbagent/units.h"
+#include "lbagent/core/units.h"
+#include "lbagent/probes/kinds.h"
+#include "lbagent/probes/probe.h"
+#include "lbagent/probes/tcp.h"
 
 #define TCP_LINE_MAX	4096	/* of the first line read, for expect */
 #define TCP_SHOW_MAX	60	/* of expect and of what came, in reasons */

@@ -1,12 +1,12 @@
 /*
- * Fuzz target: argv_split (src/argv.c), the exec probe's command line,
+ * Fuzz target: argv_split (src/core/argv.c), the exec probe's command line,
  * over the whole input as one string. A split gives at least one word and
  * a NULL-terminated vector; a refusal says why.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/argv.h"
+#include "lbagent/core/argv.h"
 #include "fuzzutil.h"
 
 int

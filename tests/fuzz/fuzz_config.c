@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the configuration loader (src/config.c: inih's callback,
+ * Fuzz target: the configuration loader (src/daemon/config.c: inih's callback,
  * every key's parser, the probe kinds' settings and the checks after
  * each section). The input is written as a config file in a temp dir and
  * loaded with config_load, as lbagent -c does. A refused file must say
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/config.h"
+#include "lbagent/daemon/config.h"
 #include "fuzzutil.h"
 
 int

@@ -1,7 +1,7 @@
 /*
- * Fuzz target: HAProxy's CSV and servers state (src/hastats.c), and how
+ * Fuzz target: HAProxy's CSV and servers state (src/core/hastats.c), and how
  * the peer guard reads this node's row from it (peer_view_lb in
- * src/peer_view.c). The input is a load balancer's answer, "show stat" CSV
+ * src/core/peer_view.c). The input is a load balancer's answer, "show stat" CSV
  * with its servers state after it as the Runtime API sends both; the
  * rows looked for are the seeds' (be/s1, be/n1) and missing ones. No NUL
  * is needed: the parsers are handed an exact-size copy.
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/hastats.h"
-#include "lbagent/peers.h"
+#include "lbagent/core/hastats.h"
+#include "lbagent/daemon/peers.h"
 #include "fuzzutil.h"
 
 int

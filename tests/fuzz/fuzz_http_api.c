@@ -1,10 +1,10 @@
 /*
- * Fuzz target: HTTP API requests (src/http_api.c, the API's own small
+ * Fuzz target: HTTP API requests (src/daemon/http_api.c, the API's own small
  * server: request parsing, the routing, the bearer token's compare, and
- * the documents of src/status.c). The target starts the real API once, for
+ * the documents of src/daemon/status.c). The target starts the real API once, for
  * fuzzagent.c's agent (two services, one file probe), on a unix
  * socket in its temp dir (trusted) and a TCP one on 127.0.0.1 (the token
- * decides), passed in as systemd would (non-blocking, as src/systemd.c
+ * decides), passed in as systemd would (non-blocking, as src/daemon/systemd.c
  * makes them). Each input picks one by its first byte's low bit (1: TCP)
  * and is sent as the request, the write side then closed; the loop runs
  * until the server closes the connection. Whatever it answers is one
@@ -22,8 +22,8 @@
 
 #include <event2/event.h>
 
-#include "lbagent/agent.h"
-#include "lbagent/http_api.h"
+#include "lbagent/daemon/agent.h"
+#include "lbagent/daemon/http_api.h"
 #include "fuzzagent.h"
 #include "fuzzutil.h"
 

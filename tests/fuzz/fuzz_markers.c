@@ -1,16 +1,16 @@
 /*
- * Fuzz target: marker content (src/markers.c). The input is written as
+ * Fuzz target: marker content (src/daemon/markers.c). The input is written as
  * the maint marker, and its last N bytes (N from its first byte) as the
  * drain marker, in a temp dir; markers_read takes them. Each reason must
  * be printable ASCII within REASON_MAX, and so must the reply line
  * composed from them
- * (src/decision.c, src/reply.c): one line, ending in its newline.
+ * (src/core/decision.c, src/core/reply.c): one line, ending in its newline.
  */
 #include <string.h>
 
-#include "lbagent/decision.h"
-#include "lbagent/markers.h"
-#include "lbagent/reply.h"
+#include "lbagent/core/decision.h"
+#include "lbagent/core/reply.h"
+#include "lbagent/daemon/markers.h"
 #include "fuzzutil.h"
 
 int

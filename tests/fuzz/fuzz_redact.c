@@ -1,5 +1,5 @@
 /*
- * Fuzz target: redact_url (src/redact.c) over the input as a URL,
+ * Fuzz target: redact_url (src/core/redact.c) over the input as a URL,
  * into buffers of every size up to the result's: always NUL-terminated,
  * the length returned as snprintf would, a cut result a prefix of the
  * whole one, and the userinfo (what came before the last '@' of the
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/redact.h"
+#include "lbagent/core/redact.h"
 #include "fuzzutil.h"
 
 int

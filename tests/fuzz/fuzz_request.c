@@ -1,6 +1,6 @@
 /*
  * Fuzz target: what the agent port does with a check's request text
- * (src/lbkeys.c, as src/listener.c and src/agent.c drive it). The input
+ * (src/core/lbkeys.c, as src/daemon/listener.c and src/daemon/agent.c drive it). The input
  * is a script of checks from fuzzed addresses with fuzzed text (up to
  * LISTENER_REQUEST_MAX bytes, cut at the first line as the listener
  * does), late text after an early reply, claims that start and end,
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/agent.h"
-#include "lbagent/lbkeys.h"
-#include "lbagent/listener.h"
+#include "lbagent/core/lbkeys.h"
+#include "lbagent/daemon/agent.h"
+#include "lbagent/daemon/listener.h"
 #include "fuzzagent.h"
 #include "fuzzutil.h"
 
@@ -40,7 +40,7 @@ byte(struct script *s)
 
 /*
  * An address as inet_ntop writes one: a few known ones, or any text of
- * the bytes such addresses hold, never empty (src/listener.c's
+ * the bytes such addresses hold, never empty (src/daemon/listener.c's
  * format_addr).
  */
 static void

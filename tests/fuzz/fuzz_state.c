@@ -1,6 +1,6 @@
 /*
- * Fuzz target: the state file (src/state.c, and the parts in
- * src/lbkeys.c, src/transition_json.c and src/history.c that read their
+ * Fuzz target: the state file (src/daemon/state.c, and the parts in
+ * src/core/lbkeys.c, src/core/transition_json.c and src/core/history.c that read their
  * own objects). The input is written as state.json in a temp dir and
  * loaded for two services, the default ("") and "web", each with keys,
  * a transition engine and a history, at fixed clocks. What loads must
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lbagent/history.h"
-#include "lbagent/state.h"
+#include "lbagent/core/history.h"
+#include "lbagent/daemon/state.h"
 #include "fuzzutil.h"
 
 static const struct transition_conf tconf = {

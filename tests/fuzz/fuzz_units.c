@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the value parsers of src/units.c (durations, booleans,
+ * Fuzz target: the value parsers of src/core/units.c (durations, booleans,
  * counts, percentages, sizes, numbers), each over the whole input as one
  * NUL-terminated string. A duration that parses must format and parse
  * back to itself; every refusal must say why.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/units.h"
+#include "lbagent/core/units.h"
 #include "fuzzutil.h"
 
 int

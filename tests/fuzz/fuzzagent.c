@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/config.h"
+#include "lbagent/daemon/config.h"
 #include "fuzzagent.h"
 #include "fuzzutil.h"
 

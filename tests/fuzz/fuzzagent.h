@@ -10,7 +10,7 @@
 
 #include <event2/event.h>
 
-#include "lbagent/agent.h"
+#include "lbagent/daemon/agent.h"
 
 struct fz_agent {
 	struct event_base	*base;

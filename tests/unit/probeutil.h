@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "lbagent/curl_loop.h"
-#include "lbagent/probe.h"
+#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/probes/probe.h"
 #include "testutil.h"
 
 struct pu {

@@ -1,7 +1,7 @@
 /* Peer and load-balancer addresses: each form, each refusal, loopback. */
 #include <string.h>
 
-#include "lbagent/addr.h"
+#include "lbagent/core/addr.h"
 #include "testutil.h"
 
 START_TEST(urls)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/agent.h"
-#include "lbagent/config.h"
-#include "lbagent/scheduler.h"
+#include "lbagent/daemon/agent.h"
+#include "lbagent/daemon/config.h"
+#include "lbagent/daemon/scheduler.h"
 #include "testutil.h"
 
 static char	*dir;

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/name.h"
-#include "lbagent/config.h"
-#include "lbagent/probe.h"
+#include "lbagent/core/name.h"
+#include "lbagent/daemon/config.h"
+#include "lbagent/probes/probe.h"
 #include "testutil.h"
 
 static char	*dir;

@@ -19,9 +19,9 @@
 
 #include <event2/event.h>
 
-#include "lbagent/curl_loop.h"
-#include "lbagent/fetch.h"
-#include "lbagent/hastats.h"
+#include "lbagent/core/hastats.h"
+#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/daemon/fetch.h"
 #include "testhttpd.h"
 #include "testutil.h"
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/peers.h"
-#include "lbagent/transition.h"
+#include "lbagent/core/transition.h"
+#include "lbagent/daemon/peers.h"
 #include "testutil.h"
 
 #define TICK	250

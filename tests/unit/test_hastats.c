@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/hastats.h"
+#include "lbagent/core/hastats.h"
 #include "testutil.h"
 
 struct want {

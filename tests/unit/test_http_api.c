@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/http_api.h"
+#include "lbagent/daemon/http_api.h"
 #include "testutil.h"
 
 START_TEST(token_equal)

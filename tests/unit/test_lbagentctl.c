@@ -16,14 +16,14 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "lbagent/name.h"
-#include "lbagent/config.h"
-#include "lbagent/ctl_args.h"
-#include "lbagent/ctl_client.h"
-#include "lbagent/ctl_conf.h"
-#include "lbagent/ctl_format.h"
-#include "lbagent/ctl_markers.h"
-#include "lbagent/markers.h"
+#include "lbagent/core/name.h"
+#include "lbagent/ctl/args.h"
+#include "lbagent/ctl/client.h"
+#include "lbagent/ctl/conf.h"
+#include "lbagent/ctl/format.h"
+#include "lbagent/ctl/markers.h"
+#include "lbagent/daemon/config.h"
+#include "lbagent/daemon/markers.h"
 #include "testhttpd.h"
 #include "testutil.h"
 

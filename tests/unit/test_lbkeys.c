@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lbagent/lbkeys.h"
+#include "lbagent/core/lbkeys.h"
 #include "testutil.h"
 
 #define FORGET_MS	600000

@@ -5,7 +5,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "lbagent/log.h"
+#include "lbagent/daemon/log.h"
 #include "testutil.h"
 
 /* Runs with stderr in a file; returns what was written there. */

@@ -8,8 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "lbagent/decision.h"
-#include "lbagent/markers.h"
+#include "lbagent/core/decision.h"
+#include "lbagent/daemon/markers.h"
 #include "testutil.h"
 
 static char	*dir;

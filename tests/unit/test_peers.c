@@ -9,9 +9,9 @@
 
 #include <event2/event.h>
 
-#include "lbagent/config.h"
-#include "lbagent/curl_loop.h"
-#include "lbagent/peers.h"
+#include "lbagent/daemon/config.h"
+#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/daemon/peers.h"
 #include "testhttpd.h"
 #include "testutil.h"
 

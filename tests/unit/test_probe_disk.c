@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "hungfs.h"
 #include "probeutil.h"
 

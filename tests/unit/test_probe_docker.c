@@ -14,7 +14,7 @@
 
 #include <event2/event.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "testhttpd.h"
 #include "probeutil.h"
 #include "testutil.h"

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lbagent/argv.h"
-#include "lbagent/clock.h"
-#include "lbagent/probe_exec.h"
-#include "lbagent/probe_kinds.h"
+#include "lbagent/core/argv.h"
+#include "lbagent/daemon/clock.h"
+#include "lbagent/probes/exec.h"
+#include "lbagent/probes/kinds.h"
 #include "probeutil.h"
 #include "testutil.h"
 

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "hungfs.h"
 #include "probeutil.h"
 

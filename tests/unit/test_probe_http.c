@@ -18,9 +18,9 @@
 
 #include <event2/event.h>
 
-#include "lbagent/log.h"
-#include "lbagent/probe_kinds.h"
-#include "lbagent/redact.h"
+#include "lbagent/core/redact.h"
+#include "lbagent/daemon/log.h"
+#include "lbagent/probes/kinds.h"
 #include "testhttpd.h"
 #include "probeutil.h"
 #include "testutil.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "probeutil.h"
 
 /* A proc tree with loadavg and a stat of ncpu CPUs whose aggregate is cpu. */

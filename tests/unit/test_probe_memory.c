@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "probeutil.h"
 
 /* A meminfo as Linux 6 writes it, with the given values (kB). */

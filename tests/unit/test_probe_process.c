@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lbagent/probe_kinds.h"
+#include "lbagent/probes/kinds.h"
 #include "probeutil.h"
 
 /* Adds <root>/<pid> with comm and stat (either may be NULL: absent). */

@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "lbagent/probe_kinds.h"
-#include "lbagent/probe_tcp.h"
+#include "lbagent/probes/kinds.h"
+#include "lbagent/probes/tcp.h"
 #include "probeutil.h"
 #include "testutil.h"
 

@@ -1,7 +1,7 @@
 /* Reply composition. */
 #include <string.h>
 
-#include "lbagent/reply.h"
+#include "lbagent/core/reply.h"
 #include "testutil.h"
 
 static struct decision

@@ -1,7 +1,8 @@
 /* The rules engine: most severe reaction wins, reasons in severity order. */
 #include <string.h>
 
-#include "lbagent/rules.h"
+#include "lbagent/core/rules.h"
+#include "lbagent/daemon/config.h"
 #include "testutil.h"
 
 static struct rules_input

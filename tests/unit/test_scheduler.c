@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lbagent/scheduler.h"
+#include "lbagent/daemon/scheduler.h"
 #include "testutil.h"
 
 static enum probe_result	 script[16];

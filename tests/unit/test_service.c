@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "lbagent/rules.h"
-#include "lbagent/service.h"
-#include "lbagent/state.h"
+#include "lbagent/core/rules.h"
+#include "lbagent/core/service.h"
+#include "lbagent/daemon/state.h"
 #include "testutil.h"
 
 #define TICK	250

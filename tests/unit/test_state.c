@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lbagent/history.h"
-#include "lbagent/state.h"
+#include "lbagent/core/history.h"
+#include "lbagent/daemon/state.h"
 #include "testutil.h"
 
 static char	*dir;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lbagent/systemd.h"
+#include "lbagent/daemon/systemd.h"
 #include "testutil.h"
 
 static char	*dir;

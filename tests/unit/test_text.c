@@ -1,7 +1,7 @@
 /* Reasons and escaping of untrusted bytes. */
 #include <string.h>
 
-#include "lbagent/text.h"
+#include "lbagent/core/text.h"
 #include "testutil.h"
 
 START_TEST(reason_first_line_sanitized)

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/markers.h"
-#include "lbagent/history.h"
-#include "lbagent/transition.h"
+#include "lbagent/core/history.h"
+#include "lbagent/core/transition.h"
+#include "lbagent/daemon/markers.h"
 #include "testutil.h"
 
 #define TICK	250

@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lbagent/units.h"
+#include "lbagent/core/units.h"
 #include "testutil.h"
 
 static uint64_t

@@ -1,0 +1,160 @@
+/*
+ * One service's pipeline, pure: the inputs of one evaluation in (its
+ * probes as the rules see them, the node's and its own markers, the kill
+ * switch's sources, the peer guard's view, the clocks), its effects out as
+ * data (the decision and reply lines, what to save and when, whether to
+ * ask the peers, the lines to log). The rules give a target, the
+ * transition engine moves towards it (or the kill switch stops it), the
+ * markers go over that; a change of the decision composes the lines once,
+ * keeps the history and settles the claims with lbkeys. The agent feeds
+ * it and applies the effects; the reply for a check is chosen here too.
+ */
+#ifndef LBAGENT_SERVICE_H
+#define LBAGENT_SERVICE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lbagent/core/decision.h"
+#include "lbagent/core/history.h"
+#include "lbagent/core/lbkeys.h"
+#include "lbagent/core/marker.h"
+#include "lbagent/core/reply.h"
+#include "lbagent/core/transition.h"
+
+struct rules_input;	/* rules.h */
+
+#define SERVICE_NOTE_MAX	1024	/* a log line's length (log.c) */
+/* The engine's, switched off or on, a marker's warning, the reply, two
+ * claims ended. */
+#define SERVICE_NOTES_MAX	(TRANSITION_NOTES_MAX + 6)
+#define SERVICE_OFF_BY_MAX	(PATH_MAX + 32)
+
+struct service {
+	const char		*name;		/* "" for the default service */
+	char			*marker_dir;	/* its own markers; NULL: none */
+	bool			 reasons;	/* reply_reasons */
+	bool			 has_decision;
+	struct decision		 decision;
+	/* The line for each set of restore words, indexed by CLAIM_* bits. */
+	char			 lines[CLAIM_ALL + 1][REPLY_MAX];
+	size_t			 lens[CLAIM_ALL + 1];
+	struct lbkeys		*keys;
+	struct transition	*tr;
+	struct history		 history;
+	bool			 off;		/* automation off, as last seen */
+	char			 off_by[SERVICE_OFF_BY_MAX];
+	struct decision		 target;	/* the rules', last evaluated */
+	uint64_t		 replies;
+	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
+	/* A marker taking the node out while no other node serves. */
+	int64_t			 marker_out_ms;	/* since; INT64_MIN: no marker */
+	bool			 marker_warned;
+	char			 marker_warning[REASON_MAX + 64];
+};
+
+/* Where automation can be switched off, besides the off markers. */
+struct service_switch {
+	int		 mode_env;	/* LBAGENT_MODE: -1 unset, 0 auto, 1 off */
+	bool		 conf_off;	/* mode = off */
+	const char	*conf_path;	/* the configuration, for the log */
+	const char	*state_dir;	/* where the node's markers are */
+};
+
+/* One evaluation's inputs. */
+struct service_input {
+	const struct rules_input	*probes;	/* as the rules see them */
+	const bool			*settled;	/* each one's verdict rests
+							   on evidence */
+	size_t				 nprobes;
+	const struct markers		*node;		/* state_dir's */
+	const struct markers		*own;		/* the service's; NULL: none */
+	const struct service_switch	*sw;
+	const struct peer_view		*peers;		/* NULL: no peer guard */
+	bool				 at_start;	/* the first evaluation */
+	int64_t				 now_ms;	/* monotonic */
+	int64_t				 wall_ms;	/* the same instant, wall */
+};
+
+/* A line to log, at warning or notice, in order. */
+struct service_note {
+	bool	warning;
+	char	text[SERVICE_NOTE_MAX];
+};
+
+/* What one evaluation asks the agent to do. */
+struct service_effects {
+	bool			 decided;	/* the decision was set: STATUS=
+						   may change */
+	bool			 line_changed;	/* the line is new or differs */
+	struct decision		 decision;	/* the service's, after it */
+	char			 line[REPLY_MAX]; /* its line, without "\n" */
+	/*
+	 * A claim started or ended: on disk before any reply carries the
+	 * lines. Else a decision set is saved after this turn of the loop,
+	 * and a window under way (save_soon) within a second.
+	 */
+	bool			 save_now;
+	bool			 save;
+	bool			 save_soon;
+	bool			 ask_peers;	/* a fresh round of the guard */
+	struct service_note	 notes[SERVICE_NOTES_MAX];
+	size_t			 nnotes;
+};
+
+/*
+ * A service with no decision yet, up at 100% as far as the engine knows.
+ * name "" is the default service (the node's markers only); any other
+ * has its own markers in state_dir/NAME. name must outlive it. -1: out
+ * of memory (service_free cleans up either way).
+ */
+int	service_init(struct service *, const char *name, const char *state_dir,
+	    const struct transition_conf *, bool reasons,
+	    uint64_t forget_after_ms, int64_t now_ms);
+void	service_free(struct service *);
+
+/* One evaluation: fills *fx with what the agent must do. */
+void	service_step(struct service *, const struct service_input *,
+	    struct service_effects *fx);
+
+/*
+ * The decision replied before a restart, as the state file has it: the
+ * lines are composed so that the change at start-up is logged.
+ */
+void	service_resume(struct service *, const struct decision *);
+
+/*
+ * A reload: what from lived through (its load balancers' keys,
+ * transitions, history, the kill switch, the marker's warning) moves into
+ * to, which keeps its own settings and recomposes its lines with them.
+ * from is left without keys; service_free it as usual.
+ */
+void	service_carry_over(struct service *to, struct service *from);
+
+/* What one reply did, kept in case the check's text comes late. */
+struct service_check {
+	unsigned	carried;	/* CLAIM_* bits the reply carried */
+	unsigned	restore;	/* restore words (CLAIM_* bits) it carried */
+	bool		created;	/* the reply created its key */
+};
+
+/*
+ * The reply to a check from (addr, text) at now_ms, copied into buf with
+ * its newline; returns its length. *save_soon: the keys changed, to be
+ * saved within a second (never in a reply's turn); notes: what the keys
+ * had to say, for the log.
+ */
+size_t	service_reply(struct service *, const char *addr, const char *text,
+	    size_t len, int64_t now_ms, char buf[REPLY_MAX],
+	    struct service_check *, bool *save_soon, struct lbkeys_notes *);
+/* The check's text came after its reply; true: save within a second. */
+bool	service_late_text(struct service *, const char *addr,
+	    const char *text, size_t len, const struct service_check *,
+	    int64_t now_ms, struct lbkeys_notes *);
+
+/* The line for checks that are owed nothing, without its newline. */
+const char *service_line(const struct service *, char buf[REPLY_MAX]);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * lbagentctl: the marker files it writes, and how it tells that the reply
+ * carries them.
+ */
+#ifndef LBAGENT_CTL_MARKERS_H
+#define LBAGENT_CTL_MARKERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "lbagent/core/marker.h"
+
+/* A marker's path: state_dir/KIND or state_dir/SERVICE/KIND. */
+int		 ctl_marker_path(char *buf, size_t size, const char *state_dir,
+		    const char *service, enum marker_kind);
+
+/*
+ * Creates the marker atomically (a temporary file in the same directory,
+ * fsync, rename, then the directory synced), holding reason and a newline,
+ * or nothing when reason is NULL; mode 0666 less the umask, as touch
+ * makes it. A service's directory is created when missing. Returns 0, or
+ * -1 with a message in err.
+ */
+int		 ctl_marker_set(const char *state_dir, const char *service,
+		    enum marker_kind, const char *reason, char *err,
+		    size_t errsize);
+/* Removes the marker; one that is not there is fine. */
+int		 ctl_marker_clear(const char *state_dir, const char *service,
+		    enum marker_kind, char *err, size_t errsize);
+
+/*
+ * What the daemon should show for one service given the markers that
+ * apply to it (the node's, and the service's own; NULL for the default
+ * service), read from disk with markers_read() as the daemon reads them.
+ */
+struct ctl_expect {
+	const char	*state;		/* "maint", "drain", or NULL: neither */
+	bool		 off;		/* an off marker applies */
+};
+
+void		 ctl_expect_from(const struct markers *node,
+		    const struct markers *own, struct ctl_expect *);
+
+/*
+ * Whether a service object of /status shows e: for the state, exactly that
+ * word, or (NULL) neither maint nor drain; for automation, "off" when an
+ * off marker applies. With check_automation false only the state counts;
+ * with check_state false only automation (and an off that is not by a
+ * marker is then left to the caller: see ctl_off_not_by_marker).
+ */
+bool		 ctl_reflects(const json_t *svc, const struct ctl_expect *e,
+		    bool check_state, bool check_automation);
+
+/*
+ * With detail: automation stays off though no off marker applies and the
+ * daemon lists none (LBAGENT_MODE or the configuration). Returns the
+ * daemon's words for it, or NULL.
+ */
+const char	*ctl_off_not_by_marker(const json_t *svc);
+
+#endif

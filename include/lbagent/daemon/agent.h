@@ -1,0 +1,119 @@
+/*
+ * The agent: probes and markers in, a decision per service, reply lines
+ * composed once per change, the load-balancer bookkeeping and its
+ * persistence. The listener asks it which service a check is for and for
+ * that service's line, nothing else.
+ *
+ * Services are numbered: 0 is the default service (the node-wide markers
+ * and the probes no [service] names); i + 1 is cfg->services[i].
+ */
+#ifndef LBAGENT_AGENT_H
+#define LBAGENT_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <event2/event.h>
+
+#include "lbagent/core/reply.h"
+#include "lbagent/core/transition.h"
+#include "lbagent/daemon/config.h"
+#include "lbagent/probes/probe.h"
+
+struct history;
+struct lbkeys;
+struct markers;
+struct peers;
+
+#define AGENT_SHARED_PORT	(-1)	/* the [agent] listen addresses */
+
+struct agent;
+
+/* What one reply did, kept by the connection in case its text comes late. */
+struct agent_check {
+	unsigned	carried;	/* CLAIM_* bits the reply carried */
+	unsigned	restore;	/* restore words (CLAIM_* bits) it carried */
+	bool		created;	/* the reply created its key */
+};
+
+/*
+ * Loads the state file, reads the markers and starts every probe; NULL on
+ * fatal errors. env is the daemon's and outlives the agent. mode_env is
+ * LBAGENT_MODE: -1 unset, 0 auto, 1 off (see agent_mode_env).
+ */
+struct agent	*agent_new(struct event_base *, const struct config *,
+		    const struct probe_env *, int mode_env);
+/*
+ * LBAGENT_MODE from the environment: -1 unset, 0 auto, 1 off; -2 with
+ * the value escaped in buf when it is neither.
+ */
+int		 agent_mode_env(char *buf, size_t size);
+void		 agent_free(struct agent *);
+/*
+ * A reload: cfg replaces old (which the caller frees afterwards). Probes
+ * with the same name and settings keep running with their state; services
+ * of the same name keep their load balancers, transitions, history and
+ * markers. -1 (out of memory) leaves everything as it was.
+ */
+int		 agent_reload(struct agent *, const struct config *cfg,
+		    const struct config *old);
+
+/*
+ * The service a check on port (a service number, or AGENT_SHARED_PORT)
+ * with request text is for: the port's own service, else the one the text
+ * names (any service, own port or not), else the default.
+ */
+int		 agent_select(const struct agent *, int port, const char *text,
+		    size_t len);
+/*
+ * True when the shared port serves a service that only its name reaches
+ * (one without its own port): then the name decides, so wait for it.
+ */
+bool		 agent_wants_name(const struct agent *, int port);
+
+/* Copies the reply for a check from (addr, text) into buf; returns its length. */
+size_t		 agent_reply(struct agent *, int service, const char *addr,
+		    const char *text, size_t len, char buf[REPLY_MAX],
+		    struct agent_check *);
+void		 agent_late_text(struct agent *, int service, const char *addr,
+		    const char *text, size_t len, const struct agent_check *);
+/* True when checks from addr have sent text before: worth waiting for it. */
+bool		 agent_addr_sends_text(const struct agent *, const char *addr);
+
+/* --- read-only views for the status API --- */
+
+struct agent_service_view {
+	const char		*name;		/* "" for the default service */
+	const char		*reply;		/* the line, with its newline */
+	const struct decision	*decision;	/* what the reply says */
+	const struct decision	*target;	/* what the rules say */
+	const struct transition	*tr;
+	const struct history	*history;
+	const struct markers	*node, *own;	/* own: NULL for the default */
+	struct probe *const	*probes;
+	size_t			 nprobes;
+	const struct lbkeys	*keys;
+	const char		*off_by;	/* NULL while automation is on */
+	uint64_t		 replies;
+	const uint64_t		*transitions;	/* by node_state; [COUNT]: off */
+	bool			 has_peers;	/* the peer guard is on */
+	struct peer_view	 peers;		/* its view, when on */
+	const char		*marker_warning; /* "" unless a marker leaves
+						    no other node serving */
+};
+
+struct agent_info {
+	const struct config	*cfg;
+	uint64_t		 incarnation;
+	int64_t			 started_wall_ms;
+	const struct peers	*peers;		/* NULL: no peer guard */
+};
+
+size_t	agent_nservices(const struct agent *);
+/* The service of that name ("" the default), or -1. */
+int	agent_find_service(const struct agent *, const char *name);
+void	agent_service_view(const struct agent *, size_t i,
+	    struct agent_service_view *);
+void	agent_info(const struct agent *, struct agent_info *);
+
+#endif

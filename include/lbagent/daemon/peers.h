@@ -1,0 +1,62 @@
+/*
+ * The peer guard's sources: the other nodes' lbagent (their public
+ * /status) and the load balancers' stats (HAProxy's `show stat` CSV),
+ * asked together in rounds, every [peers] interval and at once when a
+ * decision needs a fresh answer; never on the reply path. A round ends
+ * when every source answered or timed out; its verdicts, per service,
+ * go to the transition engine as a struct peer_view.
+ *
+ * The judging is pure and lives in peer_view.h (peer_view_judge,
+ * peer_view_answer_parse, peer_view_lb), so unit tests drive it with
+ * scripted answers.
+ */
+#ifndef LBAGENT_PEERS_H
+#define LBAGENT_PEERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "lbagent/core/peer_view.h"
+#include "lbagent/daemon/config.h"
+
+#define PEERS_CSV_MAX		(8 * 1024 * 1024)	/* a load balancer's stats */
+
+struct curl_loop;
+struct peers;
+
+/* --- the rounds --- */
+
+/*
+ * NULL when cfg has no peers (or out of memory: *failed). changed is
+ * called after each round, from the loop.
+ */
+struct peers	*peers_new(struct event_base *, struct curl_loop *,
+		    const struct config *, void (*changed)(void *), void *arg,
+		    bool *failed);
+void		 peers_free(struct peers *);
+/*
+ * A new configuration: sources at the same address (credentials
+ * included) keep what they learned, services of the same name their
+ * served time. Returns the new module
+ * (old freed), NULL when the new config has no peers.
+ */
+struct peers	*peers_reload(struct peers *, const struct config *,
+		    bool *failed);
+/* A round now, or right after the one in flight. */
+void		 peers_ask(struct peers *);
+/* Service i (0 the default, i + 1 cfg->services[i]) as of the last round. */
+void		 peers_view(const struct peers *, size_t i, struct peer_view *);
+
+/* Read-only, for the status API. */
+size_t				 peers_npeers(const struct peers *);
+const struct peer_source	*peers_peer(const struct peers *, size_t i);
+/* Peer j's verdict for service i, as of the last round. */
+const struct peer_verdict	*peers_verdict(const struct peers *, size_t i,
+				    size_t j);
+size_t				 peers_nlbs(const struct peers *);
+const struct lb_source		*peers_lb(const struct peers *, size_t i);
+
+#endif

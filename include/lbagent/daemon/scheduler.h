@@ -1,0 +1,63 @@
+/*
+ * The probe scheduler: runs each configured probe on its interval
+ * (jittered), enforces its timeout, applies fall/rise, and tells its owner
+ * after every run. What the probe counts as is observed state, kept apart
+ * from its settings (struct probe_conf).
+ */
+#ifndef LBAGENT_SCHEDULER_H
+#define LBAGENT_SCHEDULER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lbagent/daemon/config.h"
+#include "lbagent/probes/probe.h"
+
+struct probe;
+
+/* What has been observed of a probe. */
+struct probe_state {
+	bool			has_run;
+	/*
+	 * What it counts as rests on evidence: `fall` bad runs or `rise` good
+	 * ones in a row, at least once. Before that, its "ok" is only the
+	 * starting assumption, and decisions do not count it as passing.
+	 */
+	bool			settled;
+	enum probe_result	counted;	/* after fall/rise */
+	char			counted_reason[PROBE_REASON_MAX + 1];
+	struct probe_outcome	last;		/* the latest run */
+	int64_t			last_run_ms;	/* monotonic start of it */
+	int64_t			last_duration_ms;
+	unsigned		bad_streak, ok_streak;
+	uint64_t		runs[PROBE_RESULT_COUNT];
+};
+
+/* Called after every completed run; counted_changed tells transitions. */
+typedef void (*scheduler_ran_fn)(struct probe *, bool counted_changed, void *arg);
+
+struct probe	*scheduler_probe_new(const struct probe_conf *, const struct probe_env *,
+		    scheduler_ran_fn, void *arg);
+/* Cancels a run in flight (never reported) and frees. */
+void		 scheduler_probe_free(struct probe *);
+/* The first run now, then every interval. */
+int		 scheduler_probe_start(struct probe *);
+
+/*
+ * A reload: the same settings in a new configuration. The probe goes on
+ * with the kind's settings it holds since scheduler_probe_new (a run in flight may
+ * point into them), not conf->kconf, their twin.
+ */
+void				 scheduler_probe_set_conf(struct probe *,
+				    const struct probe_conf *);
+const struct probe_conf		*scheduler_probe_conf(const struct probe *);
+const struct probe_state	*scheduler_probe_state(const struct probe *);
+
+/*
+ * fall/rise over one outcome; exposed for unit tests. Returns true when
+ * what the probe counts as changed.
+ */
+bool		 scheduler_state_apply(struct probe_state *, uint64_t fall,
+		    uint64_t rise, const struct probe_outcome *);
+
+#endif

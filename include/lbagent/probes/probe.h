@@ -1,0 +1,126 @@
+/*
+ * Probes: one file per kind (src/probes/<kind>.c) behind struct probe_ops,
+ * found by name in one table. A kind starts a run and reports its outcome
+ * exactly once through probe_report(); the scheduler owns intervals,
+ * timeouts, fall/rise and what happens next.
+ */
+#ifndef LBAGENT_PROBE_H
+#define LBAGENT_PROBE_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "lbagent/core/probe_result.h"
+#include "lbagent/daemon/log.h"
+
+/* A probe's own reason; the reply joins "name: reason" within 100 bytes. */
+#define PROBE_REASON_MAX	200
+
+/*
+ * err, from acquiring something of lbagent's own (socket(), pipe(), open()
+ * of /proc or a small file, fork(), a thread, memory): when it says lbagent
+ * ran out rather than that the checked thing failed, what ran out, as
+ * "lbagent out of descriptors"; NULL otherwise. Only for such calls:
+ * EAGAIN from read() or ENOMEM from a peer mean something else.
+ */
+const char	*probe_errno_local(int err);
+
+struct curl_loop;
+
+/* What every kind may use; owned by the daemon, shared by all probes. */
+struct probe_env {
+	struct event_base	*base;
+	struct curl_loop	*curl;		/* libcurl multi on the loop */
+	const char		*proc_root;	/* "/proc", or a test's fixed tree */
+};
+
+/* A key a kind accepts, for validation, --keys and the documentation. */
+struct probe_key_doc {
+	const char	*name;
+	const char	*def;		/* shown as the default; NULL: required or none */
+	const char	*help;
+	bool		 repeatable;	/* may be given more than once (header) */
+};
+
+/* The outcome of one run. */
+struct probe_outcome {
+	enum probe_result	result;
+	char			reason[PROBE_REASON_MAX + 1];	/* sanitized */
+	double			value;		/* NAN when the kind measured none */
+};
+
+/*
+ * One run of one probe, owned by the scheduler (or a unit test). A kind
+ * reads the fields above the line and may use `data` (this run) and `keep`
+ * (across runs of this probe; freed with ops->keep_free). The owner sets
+ * in_flight before calling ops->start; probe_report() clears it.
+ */
+struct probe_run {
+	const struct probe_ops	*ops;
+	const char		*name;		/* the probe's name, for logs */
+	const void		*conf;		/* the kind's settings (conf_new) */
+	const struct probe_env	*env;
+	int64_t			 timeout_ms;
+	void			*data;
+	void			*keep;
+	/* ---- the owner's */
+	void			(*reported)(struct probe_run *,
+				    const struct probe_outcome *);
+	void			*owner;
+	bool			 in_flight;
+};
+
+struct probe_ops {
+	const char			*name;		/* the `type` value */
+	const char			*unit;		/* of the value: "ms", "%", "" */
+	const struct probe_key_doc	*keys;		/* ends with { NULL } */
+
+	/* Settings: a fresh conf with the defaults; free it. */
+	void	*(*conf_new)(void);
+	void	 (*conf_free)(void *conf);
+	/* One key's value: 0, or -1 with *why ("expected ..."). */
+	int	 (*conf_set)(void *conf, const char *key, const char *value,
+		    const char **why);
+	/* After the whole section: required keys, cross-checks. 0 or -1. */
+	int	 (*conf_check)(void *conf, const char **why);
+
+	/*
+	 * Starts a run. The kind reports through probe_report() exactly once,
+	 * now or later from the event loop, having released its per-run
+	 * resources first. It never blocks the loop for longer than a local
+	 * read of /proc or a small file.
+	 */
+	void	 (*start)(struct probe_run *);
+	/*
+	 * The run's timeout passed, or lbagent is stopping: release the run
+	 * (kill its child, drop its transfer) and never report it. May be
+	 * NULL for kinds that always report from start().
+	 */
+	void	 (*cancel)(struct probe_run *);
+	void	 (*keep_free)(void *keep);
+};
+
+/*
+ * The one way back: records the outcome of run and hands it to the owner.
+ * value is NAN when nothing was measured. The reason is formatted,
+ * cut to its first line and sanitized; kinds never put secrets in it.
+ */
+void	probe_report(struct probe_run *run, enum probe_result result,
+	    double value, const char *fmt, ...) LOG_PRINTF(4, 5);
+/*
+ * A failed call of the kind probe_errno_local() judges: "<fmt>: <strerror>
+ * (lbagent out of descriptors)" as unknown when err is lbagent's own
+ * shortage, else "<fmt>: <strerror>" as crit.
+ */
+void	probe_report_errno(struct probe_run *run, int err, const char *fmt,
+	    ...) LOG_PRINTF(3, 4);
+
+/* The kinds, by name; NULL when unknown. */
+const struct probe_ops	*probe_kind(const char *name);
+/* Lists the kinds' names, comma-separated, for error messages. */
+const char		*probe_kind_names(void);
+
+#endif

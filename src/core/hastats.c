@@ -1,0 +1,436 @@
+/*
+ * HAProxy's statistics CSV, read in place. management.txt (section 9.1):
+ * the first line is "# " then the column names; fields are separated by
+ * commas and quoted with '"' only when they hold a comma or a quote ('""'
+ * inside). Columns are found by name: the order of the static ones is
+ * fixed, but those after the "-" column may come and go. HAProxy 2.6 has
+ * "uweight" (the user weight: "set weight" and agent weights change it)
+ * but no "iweight"; newer versions add "iweight", the configured weight.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/core/hastats.h"
+#include "lbagent/core/text.h"
+
+#define COL_NONE	SIZE_MAX
+
+enum col {
+	COL_PXNAME,
+	COL_SVNAME,
+	COL_STATUS,
+	COL_WEIGHT,
+	COL_IWEIGHT,
+	COL_UWEIGHT,
+	COL_AGENT_STATUS,
+	COL_AGENT_DESC,
+	COL_COUNT
+};
+
+static const struct {
+	const char	*name;
+	const char	*missing;	/* why, when required; NULL: optional */
+} cols[COL_COUNT] = {
+	[COL_PXNAME] = { "pxname", "the header has no pxname column" },
+	[COL_SVNAME] = { "svname", "the header has no svname column" },
+	[COL_STATUS] = { "status", "the header has no status column" },
+	[COL_WEIGHT] = { "weight", "the header has no weight column" },
+	[COL_IWEIGHT] = { "iweight", NULL },
+	[COL_UWEIGHT] = { "uweight", NULL },
+	[COL_AGENT_STATUS] = { "agent_status", NULL },
+	[COL_AGENT_DESC] = { "agent_desc", NULL },
+};
+
+/* A field as it stands in the text, its quotes included. */
+struct field {
+	const char	*p;
+	size_t		 len;
+	bool		 quoted;
+};
+
+/* How a field ended. */
+enum field_end {
+	END_BAD = -1,	/* malformed, *why set */
+	END_COMMA,	/* another field follows */
+	END_LINE,	/* the record is complete */
+	END_DATA,	/* the data ran out: the record is cut */
+};
+
+struct scan {
+	const char	*p, *end;
+};
+
+/* Reads one field at s->p and steps past it and its separator. */
+static enum field_end
+next_field(struct scan *s, struct field *f, const char **why)
+{
+	const char	*q;
+
+	f->quoted = s->p < s->end && *s->p == '"';
+	if (!f->quoted) {
+		f->p = s->p;
+		while (s->p < s->end && *s->p != ',' && *s->p != '\n')
+			s->p++;
+		f->len = (size_t)(s->p - f->p);
+		if (s->p == s->end)
+			return END_DATA;
+		/* A "\r\n" line end leaves no '\r' in the field. */
+		if (*s->p == '\n' && f->len > 0 && f->p[f->len - 1] == '\r')
+			f->len--;
+		return *s->p++ == ',' ? END_COMMA : END_LINE;
+	}
+	f->p = s->p + 1;
+	for (q = f->p;; q += 2) {
+		if ((q = memchr(q, '"', (size_t)(s->end - q))) == NULL) {
+			s->p = s->end;
+			return END_DATA;
+		}
+		if (q + 1 == s->end || q[1] != '"')
+			break;
+	}
+	f->len = (size_t)(q - f->p);
+	s->p = q + 1;
+	if (s->p < s->end && *s->p == '\r')
+		s->p++;
+	if (s->p == s->end)
+		return END_DATA;
+	if (s->p[-1] == '\r' && *s->p != '\n') {
+		*why = "text after a closing quote";
+		return END_BAD;
+	}
+	if (*s->p != ',' && *s->p != '\n') {
+		*why = "text after a closing quote";
+		return END_BAD;
+	}
+	return *s->p++ == ',' ? END_COMMA : END_LINE;
+}
+
+/* Copies f's text, quotes undone, cut at size - 1; returns its length. */
+static size_t
+field_text(const struct field *f, char *buf, size_t size)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < f->len && n + 1 < size; i++) {
+		buf[n++] = f->p[i];
+		/* Inside quotes, '""' stands for one '"'. */
+		if (f->quoted && f->p[i] == '"')
+			i++;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* Whether f's text, quotes undone, is s. */
+static bool
+field_eq(const struct field *f, const char *s)
+{
+	size_t	i;
+
+	for (i = 0; i < f->len; i++, s++) {
+		if (*s == '\0' || f->p[i] != *s)
+			return false;
+		if (f->quoted && f->p[i] == '"')
+			i++;
+	}
+	return *s == '\0';
+}
+
+/* A weight: digits, or empty for -1. */
+static int
+field_weight(const struct field *f, long *v)
+{
+	char	buf[24];
+	size_t	i, n;
+
+	if ((n = field_text(f, buf, sizeof(buf))) == 0) {
+		*v = -1;
+		return 0;
+	}
+	if (n == sizeof(buf) - 1)
+		return -1;
+	for (*v = 0, i = 0; i < n; i++) {
+		if (buf[i] < '0' || buf[i] > '9' ||
+		    *v > (LONG_MAX - (buf[i] - '0')) / 10)
+			return -1;
+		*v = *v * 10 + (buf[i] - '0');
+	}
+	return 0;
+}
+
+/* Shown text: quotes undone, first line, control bytes as '?'. */
+static void
+field_show(const struct field *f, char *dst, size_t size, bool in_progress)
+{
+	char		 buf[256];
+	const char	*p = buf;
+	size_t		 n;
+
+	n = field_text(f, buf, sizeof(buf));
+	/* A check under way is "* L7OK": the last result, marked. */
+	if (in_progress && n >= 2 && buf[0] == '*' && buf[1] == ' ') {
+		p += 2;
+		n -= 2;
+	}
+	text_line(dst, size - 1, p, n);
+}
+
+/* Reads the header line: where each column we want is. */
+static int
+read_header(struct scan *s, size_t col[COL_COUNT], const char **why)
+{
+	struct field	 f;
+	enum field_end	 e;
+	size_t		 i;
+	int		 c;
+
+	if (s->p == s->end || *s->p != '#') {
+		*why = "not HAProxy statistics: no \"# pxname,svname,...\" "
+		    "header";
+		return -1;
+	}
+	for (s->p++; s->p < s->end && *s->p == ' '; s->p++)
+		;
+	for (c = 0; c < COL_COUNT; c++)
+		col[c] = COL_NONE;
+	for (i = 0;; i++) {
+		if ((e = next_field(s, &f, why)) == END_BAD)
+			return -1;
+		if (e == END_DATA) {
+			*why = "cut short in the header";
+			return -1;
+		}
+		for (c = 0; c < COL_COUNT; c++) {
+			if (!field_eq(&f, cols[c].name))
+				continue;
+			if (col[c] != COL_NONE) {
+				*why = "a column appears twice in the header";
+				return -1;
+			}
+			col[c] = i;
+		}
+		if (e == END_LINE)
+			break;
+	}
+	for (c = 0; c < COL_COUNT; c++)
+		if (col[c] == COL_NONE && cols[c].missing != NULL) {
+			*why = cols[c].missing;
+			return -1;
+		}
+	return 0;
+}
+
+/* Fills r from the fields of the row found. */
+static int
+fill_row(struct field got[COL_COUNT], const bool have[COL_COUNT],
+    const size_t col[COL_COUNT], struct hastats_row *r, const char **why)
+{
+	int	c;
+
+	for (c = 0; c < COL_COUNT; c++)
+		if (col[c] != COL_NONE && !have[c]) {
+			*why = "the row has fewer fields than the header";
+			return -1;
+		}
+	memset(r, 0, sizeof(*r));
+	field_show(&got[COL_STATUS], r->status, sizeof(r->status), false);
+	if (field_weight(&got[COL_WEIGHT], &r->weight) == -1) {
+		*why = "the weight is not a number";
+		return -1;
+	}
+	c = col[COL_IWEIGHT] != COL_NONE ? COL_IWEIGHT :
+	    col[COL_UWEIGHT] != COL_NONE ? COL_UWEIGHT : -1;
+	r->initial_weight = -1;
+	if (c != -1 && field_weight(&got[c], &r->initial_weight) == -1) {
+		*why = "the initial weight is not a number";
+		return -1;
+	}
+	if (have[COL_AGENT_STATUS])
+		field_show(&got[COL_AGENT_STATUS], r->agent_status,
+		    sizeof(r->agent_status), true);
+	if (have[COL_AGENT_DESC])
+		field_show(&got[COL_AGENT_DESC], r->agent_desc,
+		    sizeof(r->agent_desc), false);
+	return 0;
+}
+
+int
+hastats_find(const char *csv, size_t len, const char *backend,
+    const char *server, struct hastats_row *r, const char **why)
+{
+	struct scan	 s = { csv, csv + len };
+	struct field	 f, got[COL_COUNT];
+	bool		 have[COL_COUNT];
+	size_t		 col[COL_COUNT], i;
+	enum field_end	 e;
+	int		 c;
+
+	if (read_header(&s, col, why) == -1)
+		return -1;
+	while (s.p < s.end) {
+		memset(have, 0, sizeof(have));
+		for (i = 0;; i++) {
+			if ((e = next_field(&s, &f, why)) == END_BAD)
+				return -1;
+			for (c = 0; c < COL_COUNT; c++)
+				if (col[c] == i) {
+					got[c] = f;
+					have[c] = true;
+				}
+			if (e != END_COMMA)
+				break;
+		}
+		/* HAProxy ends every line: the row we want may be the rest. */
+		if (e == END_DATA) {
+			*why = "cut short before the row was found";
+			return -1;
+		}
+		/* Blank lines and short ones name no server. */
+		if (!have[COL_PXNAME] || !have[COL_SVNAME] ||
+		    !field_eq(&got[COL_PXNAME], backend) ||
+		    !field_eq(&got[COL_SVNAME], server))
+			continue;
+		return fill_row(got, have, col, r, why) == -1 ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Whether s is w, or w and then a blank and more. */
+static bool
+first_words(const char *s, const char *w)
+{
+	size_t	n = strlen(w);
+
+	return strncmp(s, w, n) == 0 && (s[n] == '\0' || s[n] == ' ');
+}
+
+bool
+hastats_serving(const struct hastats_row *r)
+{
+	return r->weight > 0 && (first_words(r->status, "UP") ||
+	    first_words(r->status, "no check"));
+}
+
+const char *
+hastats_admin(const struct hastats_row *r)
+{
+	if (strncmp(r->status, "MAINT", 5) == 0)
+		return "MAINT";
+	if (strncmp(r->status, "DRAIN", 5) == 0 ||
+	    strncmp(r->status, "NOLB", 4) == 0)
+		return "DRAIN";
+	return NULL;
+}
+
+size_t
+hastats_split(const char *text, size_t len, const char **state,
+    size_t *state_len)
+{
+	static const char	 mark[] = "\n# be_id ";
+	const char		*m = memmem(text, len, mark, sizeof(mark) - 1);
+	const char		*line;
+
+	*state = NULL;
+	*state_len = 0;
+	if (m == NULL)
+		return len;
+	/* The servers state starts with its version line, just before. */
+	for (line = m; line > text && line[-1] != '\n'; line--)
+		;
+	*state = line;
+	*state_len = len - (size_t)(line - text);
+	return (size_t)(line - text);
+}
+
+/* The next space-separated word of [*p, end) on this line; false at its end. */
+static bool
+next_word(const char **p, const char *end, const char **w, size_t *wlen)
+{
+	const char	*s = *p;
+
+	while (s < end && *s == ' ')
+		s++;
+	if (s == end || *s == '\n')
+		return false;
+	*w = s;
+	while (s < end && *s != ' ' && *s != '\n')
+		s++;
+	*wlen = (size_t)(s - *w);
+	*p = s;
+	return true;
+}
+
+static bool
+word_eq(const char *w, size_t wlen, const char *s)
+{
+	return strlen(s) == wlen && memcmp(w, s, wlen) == 0;
+}
+
+int
+hastats_initial_weight(const char *state, size_t len, const char *backend,
+    const char *server, long *iweight, const char **why)
+{
+	const char	*end = state + len, *p, *nl, *w;
+	size_t		 wlen, col = 0, c_be = SIZE_MAX, c_srv = SIZE_MAX;
+	size_t		 c_iw = SIZE_MAX;
+	bool		 header = false, be_ok, srv_ok;
+	char		 num[24];
+	long		 v;
+	char		*e;
+
+	for (p = state; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;	/* a last line without its newline */
+		if (!header) {
+			if (nl - p < 2 || p[0] != '#' || p[1] != ' ')
+				continue;	/* the version line */
+			p += 2;
+			for (col = 0; next_word(&p, nl, &w, &wlen); col++) {
+				if (word_eq(w, wlen, "be_name"))
+					c_be = col;
+				else if (word_eq(w, wlen, "srv_name"))
+					c_srv = col;
+				else if (word_eq(w, wlen, "srv_iweight"))
+					c_iw = col;
+			}
+			if (c_be == SIZE_MAX || c_srv == SIZE_MAX ||
+			    c_iw == SIZE_MAX) {
+				*why = "servers state without be_name, srv_name "
+				    "or srv_iweight";
+				return -1;
+			}
+			header = true;
+			continue;
+		}
+		be_ok = srv_ok = false;
+		v = -1;
+		for (col = 0; next_word(&p, nl, &w, &wlen); col++) {
+			if (col == c_be)
+				be_ok = word_eq(w, wlen, backend);
+			else if (col == c_srv)
+				srv_ok = word_eq(w, wlen, server);
+			else if (col == c_iw && wlen < sizeof(num)) {
+				memcpy(num, w, wlen);
+				num[wlen] = '\0';
+				v = strtol(num, &e, 10);
+				if (*e != '\0' || v < 0)
+					v = -1;
+			}
+		}
+		if (!be_ok || !srv_ok)
+			continue;
+		if (v < 0) {
+			*why = "servers state: srv_iweight is not a number";
+			return -1;
+		}
+		*iweight = v;
+		return 1;
+	}
+	if (!header) {
+		*why = "no servers state header";
+		return -1;
+	}
+	return 0;
+}

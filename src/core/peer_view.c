@@ -1,0 +1,347 @@
+/*
+ * The peer guard's judging: the other nodes' answers and the load
+ * balancers' stats into verdicts and a view per service. Pure.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lbagent/core/name.h"
+#include "lbagent/core/peer_view.h"
+
+#define PEER_SERVICES_MAX	1024	/* in one answer; beyond: malformed */
+
+void
+peer_view_answer_free(struct peer_answer *a)
+{
+	free(a->svc);
+	memset(a, 0, sizeof(*a));
+}
+
+/* A name as the config allows it; other text is not a name we match. */
+static int
+copy_name(char dst[CONFIG_NAME_MAX + 1], const json_t *v, bool empty_ok)
+{
+	const char	*s;
+	size_t		 len;
+
+	if (!json_is_string(v))
+		return -1;
+	s = json_string_value(v);
+	len = json_string_length(v);
+	if (len == 0 ? !empty_ok : strlen(s) != len || !name_valid(s))
+		return -1;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+int
+peer_view_answer_parse(const char *body, size_t len, struct peer_answer *a,
+    const char **why)
+{
+	json_error_t	 err;
+	json_t		*root, *svcs, *o;
+	size_t		 i;
+
+	memset(a, 0, sizeof(*a));
+	if (len > PEERS_ANSWER_MAX) {
+		*why = "answer too large";
+		return -1;
+	}
+	if ((root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err)) == NULL) {
+		*why = "not JSON";
+		return -1;
+	}
+	*why = NULL;
+	if (!json_is_object(root))
+		*why = "not a status document";
+	else if (copy_name(a->node_id, json_object_get(root, "node_id"),
+	    false) == -1)
+		*why = "no valid node_id";
+	else if (!json_is_array(svcs = json_object_get(root, "services")) ||
+	    json_array_size(svcs) == 0 ||
+	    json_array_size(svcs) > PEER_SERVICES_MAX)
+		*why = "no services";
+	else if ((a->svc = calloc(json_array_size(svcs),
+	    sizeof(*a->svc))) == NULL)
+		*why = "out of memory";
+	if (*why != NULL) {
+		json_decref(root);
+		peer_view_answer_free(a);
+		return -1;
+	}
+	json_array_foreach(svcs, i, o) {
+		struct peer_service	*s = &a->svc[i];
+		json_t			*server = json_object_get(o, "server");
+
+		if (!json_is_object(o) ||
+		    copy_name(s->name, json_object_get(o, "name"), true) == -1 ||
+		    !json_is_boolean(json_object_get(o, "serving")) ||
+		    (server != NULL && copy_name(s->server, server, false) == -1)) {
+			*why = "a service without a valid name, serving or "
+			    "server";
+			json_decref(root);
+			peer_view_answer_free(a);
+			return -1;
+		}
+		s->serving = json_is_true(json_object_get(o, "serving"));
+	}
+	a->nsvc = json_array_size(svcs);
+	json_decref(root);
+	return 0;
+}
+
+static const struct peer_service *
+answer_service(const struct peer_answer *a, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < a->nsvc; i++)
+		if (strcmp(a->svc[i].name, name) == 0)
+			return &a->svc[i];
+	return NULL;
+}
+
+bool
+peer_view_peer_ok(const struct peer_source *p)
+{
+	return p->answered && p->ans.svc != NULL;
+}
+
+bool
+peer_view_lb_ok(const struct lb_source *lb)
+{
+	return lb->answered && lb->csv != NULL;
+}
+
+const char *
+peer_view_peer_text(const struct peer_source *p)
+{
+	return p->text;
+}
+
+int64_t
+peer_view_peer_seen_ms(const struct peer_source *p)
+{
+	return p->seen_ms;
+}
+
+const char *
+peer_view_peer_node_id(const struct peer_source *p)
+{
+	return peer_view_peer_ok(p) ? p->ans.node_id : p->pinned;
+}
+
+const char *
+peer_view_peer_error(const struct peer_source *p)
+{
+	return p->error[0] ? p->error : "no answer yet";
+}
+
+const char *
+peer_view_lb_text(const struct lb_source *lb)
+{
+	return lb->text;
+}
+
+int64_t
+peer_view_lb_seen_ms(const struct lb_source *lb)
+{
+	return lb->seen_ms;
+}
+
+const char *
+peer_view_lb_error(const struct lb_source *lb)
+{
+	return lb->error[0] ? lb->error : "no answer yet";
+}
+
+/* An answer later than the service allows counts as none. */
+static bool
+in_time(bool answered, int64_t took_ms, uint64_t timeout_ms)
+{
+	return answered && took_ms <= (int64_t)timeout_ms;
+}
+
+void
+peer_view_judge(const struct peer_source *p, const struct lb_source *lbs,
+    size_t nlbs, const char *service, const char *backend, const char *my_id,
+    uint64_t timeout_ms, struct peer_verdict *v)
+{
+	const struct peer_service	*s;
+	const char			*server, *why;
+	struct hastats_row		 row;
+	size_t				 i, answered = 0;
+	int				 found;
+
+	memset(v, 0, sizeof(*v));
+	if (!peer_view_peer_ok(p)) {
+		snprintf(v->why, sizeof(v->why), "%s", peer_view_peer_error(p));
+		return;
+	}
+	snprintf(v->node_id, sizeof(v->node_id), "%s", p->ans.node_id);
+	if (strcmp(p->ans.node_id, my_id) == 0) {
+		v->self = true;
+		snprintf(v->why, sizeof(v->why), "this node");
+		return;
+	}
+	if (!in_time(true, p->took_ms, timeout_ms)) {
+		snprintf(v->why, sizeof(v->why), "timeout");
+		return;
+	}
+	if (p->pinned[0] != '\0' && strcmp(p->pinned, p->ans.node_id) != 0) {
+		snprintf(v->why, sizeof(v->why), "answered as %s, not %s (the "
+		    "node first seen there; a reload accepts it)",
+		    p->ans.node_id, p->pinned);
+		return;
+	}
+	if ((s = answer_service(&p->ans, service)) == NULL) {
+		snprintf(v->why, sizeof(v->why), "has no service '%s'", service);
+		return;
+	}
+	if (!s->serving) {
+		snprintf(v->why, sizeof(v->why), "not serving");
+		return;
+	}
+	server = s->server[0] != '\0' ? s->server : p->ans.node_id;
+	for (i = 0; i < nlbs; i++) {
+		const struct lb_source *lb = &lbs[i];
+
+		if (!in_time(peer_view_lb_ok(lb), lb->took_ms, timeout_ms))
+			continue;
+		answered++;
+		found = hastats_find(lb->csv, lb->len, backend, server, &row,
+		    &why);
+		if (found == -1) {
+			snprintf(v->why, sizeof(v->why), "%s: %s", lb->text,
+			    why);
+			return;
+		}
+		if (found == 0) {
+			snprintf(v->why, sizeof(v->why), "no server %s/%s on %s",
+			    backend, server, lb->text);
+			return;
+		}
+		if (!hastats_serving(&row)) {
+			if (row.status[0] != '\0' && strncmp(row.status, "UP",
+			    2) != 0 && strcmp(row.status, "no check") != 0)
+				snprintf(v->why, sizeof(v->why), "%s on %s",
+				    row.status, lb->text);
+			else
+				snprintf(v->why, sizeof(v->why), "weight %ld on "
+				    "%s", row.weight, lb->text);
+			return;
+		}
+	}
+	if (nlbs > 0 && answered == 0) {
+		snprintf(v->why, sizeof(v->why), "no load balancer answered");
+		return;
+	}
+	v->serving = true;
+}
+
+static void
+lb_warn(struct lb_view *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+lb_warn(struct lb_view *v, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (v->nwarnings == LB_WARNINGS_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(v->warnings[v->nwarnings++], sizeof(v->warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+void
+peer_view_lb(const struct lb_source *lb, const char *backend,
+    const char *server, const struct decision *told, struct lb_view *v)
+{
+	const char	*why, *admin;
+	int		 found;
+	long		 iw;
+
+	memset(v, 0, sizeof(*v));
+	if (!peer_view_lb_ok(lb)) {
+		snprintf(v->error, sizeof(v->error), "%s", peer_view_lb_error(lb));
+		return;
+	}
+	found = hastats_find(lb->csv, lb->len, backend, server, &v->row, &why);
+	if (found != 1) {
+		if (found == -1)
+			snprintf(v->error, sizeof(v->error), "%s", why);
+		else
+			snprintf(v->error, sizeof(v->error), "no server %s/%s",
+			    backend, server);
+		return;
+	}
+	v->found = true;
+	/*
+	 * The configured weight: from the servers state where the source
+	 * gives it; 2.6's CSV has only the current one (an agent's
+	 * percentage applied), so otherwise it is not known.
+	 */
+	iw = -1;
+	if (lb->state != NULL && hastats_initial_weight(lb->state,
+	    lb->state_len, backend, server, &iw, &why) != 1)
+		iw = -1;
+	v->row.initial_weight = iw;
+	if (iw >= 0 && iw < 10)
+		lb_warn(v, "initial weight %ld is below 10: percentages truncate "
+		    "(50%% gives %ld%s)", iw, iw / 2, iw == 1 ?
+		    ", every percentage below 100% gives 0" : "");
+	admin = hastats_admin(&v->row);
+	if (admin != NULL && !(strcmp(admin, "MAINT") == 0 &&
+	    told->state == NODE_MAINT) && !(strcmp(admin, "DRAIN") == 0 &&
+	    told->state == NODE_DRAIN))
+		lb_warn(v, "shows %s, which lbagent did not ask for (an "
+		    "operator's hand? lbagent leaves it as it is)",
+		    v->row.status);
+}
+
+void
+peer_view_aggregate(const struct peer_source *peers, size_t npeers,
+    const struct lb_source *lbs, size_t nlbs, const char *service,
+    const struct transition_conf *tc, const char *my_id, int64_t round_ms,
+    struct peer_verdict *verdicts, struct peer_view *v)
+{
+	size_t	wholen = 0, whylen = 0, j;
+	int	n;
+
+	v->round_ms = round_ms;
+	v->other_serving = false;
+	v->who[0] = v->why[0] = '\0';
+	for (j = 0; j < npeers; j++) {
+		struct peer_verdict	*pv = &verdicts[j];
+		const char		*id;
+
+		peer_view_judge(&peers[j], lbs, nlbs, service, tc->backend, my_id,
+		    tc->peer_timeout_ms, pv);
+		if (pv->self)
+			continue;
+		id = pv->node_id[0] ? pv->node_id : peers[j].text;
+		if (pv->serving) {
+			v->other_serving = true;
+			n = snprintf(v->who + wholen, sizeof(v->who) - wholen,
+			    "%s%s", wholen ? ", " : "", id);
+			if (n > 0 && (size_t)n < sizeof(v->who) - wholen)
+				wholen += (size_t)n;
+		} else {
+			n = snprintf(v->why + whylen, sizeof(v->why) - whylen,
+			    "%s%s: %s", whylen ? "; " : "", id, pv->why);
+			if (n > 0 && (size_t)n < sizeof(v->why) - whylen)
+				whylen += (size_t)n;
+		}
+	}
+	if (v->other_serving)
+		v->served_ms = round_ms;
+	if (v->why[0] == '\0')
+		snprintf(v->why, sizeof(v->why), "no other node listed");
+}

@@ -1,0 +1,390 @@
+/*
+ * A service's pipeline: rules, transitions or the kill switch, markers,
+ * then the lines and the claims. Pure: every time comes in, every log
+ * line goes out as a note (service.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lbagent/core/rules.h"
+#include "lbagent/core/service.h"
+#include "lbagent/core/units.h"
+
+static void	note(struct service_effects *, bool, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+static void
+note(struct service_effects *fx, bool warning, const char *fmt, ...)
+{
+	struct service_note	*n;
+	va_list			 ap;
+
+	if (fx->nnotes == SERVICE_NOTES_MAX)
+		return;
+	n = &fx->notes[fx->nnotes++];
+	n->warning = warning;
+	va_start(ap, fmt);
+	vsnprintf(n->text, sizeof(n->text), fmt, ap);
+	va_end(ap);
+}
+
+/* "" for the default service, "service web: " for the others. */
+static const char *
+prefix(const struct service *s, char buf[96])
+{
+	if (s->name[0] == '\0')
+		buf[0] = '\0';
+	else
+		snprintf(buf, 96, "service %s: ", s->name);
+	return buf;
+}
+
+const char *
+service_line(const struct service *s, char buf[REPLY_MAX])
+{
+	size_t	n = strcspn(s->lines[0], "\n");
+
+	memcpy(buf, s->lines[0], n);
+	buf[n] = '\0';
+	return buf;
+}
+
+int
+service_init(struct service *s, const char *name, const char *state_dir,
+    const struct transition_conf *tc, bool reasons, uint64_t forget_after_ms,
+    int64_t now_ms)
+{
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->reasons = reasons;
+	s->marker_out_ms = INT64_MIN;
+	if ((s->tr = transition_new(tc, now_ms)) == NULL)
+		return -1;
+	if ((s->keys = lbkeys_new((int64_t)forget_after_ms)) == NULL)
+		return -1;
+	if (name[0] != '\0' && asprintf(&s->marker_dir, "%s/%s", state_dir,
+	    name) == -1) {
+		s->marker_dir = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void
+service_free(struct service *s)
+{
+	lbkeys_free(s->keys);
+	s->keys = NULL;
+	transition_free(s->tr);
+	s->tr = NULL;
+	free(s->marker_dir);
+	s->marker_dir = NULL;
+}
+
+static void
+compose(struct service *s, const struct decision *d)
+{
+	unsigned	mask;
+
+	for (mask = 0; mask <= CLAIM_ALL; mask++)
+		s->lens[mask] = reply_compose(d, mask, s->reasons,
+		    s->lines[mask]);
+}
+
+void
+service_resume(struct service *s, const struct decision *d)
+{
+	s->has_decision = true;
+	s->decision = *d;
+	compose(s, d);
+}
+
+/* Says who a claim's end is owed to, or that nobody saw it. */
+static void
+release_note(const struct service *s, struct service_effects *fx,
+    const char *what, const char *word)
+{
+	char	p[96];
+	size_t	n = lbkeys_owing(s->keys);
+
+	if (n == 0)
+		note(fx, true, "%s%s ended; no load balancer saw it, so no %s is "
+		    "sent", prefix(s, p), what, word);
+	else
+		note(fx, true, "%s%s ended: sending %s to the %zu load "
+		    "balancer(s) that saw it", prefix(s, p), what, word, n);
+}
+
+/* Makes d the service's decision: new lines, a note, claims settled. */
+static void
+set_decision(struct service *s, const struct decision *d,
+    const struct service_input *in, struct service_effects *fx)
+{
+	char		 was[REPLY_MAX], now[REPLY_MAX], p[96], wb[24], nb[24];
+	unsigned	 claims, released, held;
+	const char	*what, *from, *to;
+
+	if (s->has_decision && decision_equal(&s->decision, d) && !in->at_start)
+		return;
+	/* A transition for the history; a step of a ramp is not one. */
+	from = s->has_decision ? decision_words(&s->decision, wb) : "start";
+	to = decision_words(d, nb);
+	if (strcmp(from, to) != 0 &&
+	    !(s->has_decision && s->decision.ramping && d->ramping)) {
+		history_add(&s->history, in->wall_ms, from, to,
+		    d->automation_off && d->reason[0] == '\0' ?
+		    "lbagent automation off" : d->reason);
+		s->transitions[d->automation_off && d->state == NODE_UP ?
+		    NODE_STATE_COUNT : d->state]++;
+	}
+	if (s->has_decision)
+		service_line(s, was);
+	compose(s, d);
+	service_line(s, now);
+	if (!s->has_decision) {
+		note(fx, false, "%sreplying \"%s\"", prefix(s, p), now);
+		fx->line_changed = true;
+	} else if (strcmp(was, now) != 0) {
+		note(fx, true, "%sreply changed%s: \"%s\" (was \"%s\")",
+		    prefix(s, p), in->at_start ? " at start-up" : "", now, was);
+		fx->line_changed = true;
+	}
+
+	claims = reply_claims(d);
+	/*
+	 * Off leaves the load balancers as they are: a weight lbagent set is
+	 * still held there, so it stays claimed (and a restore word not yet
+	 * delivered stays owed) until automation decides again.
+	 */
+	if (d->automation_off)
+		claims |= (lbkeys_claims(s->keys) | lbkeys_owed(s->keys)) &
+		    CLAIM_WEIGHT;
+	held = lbkeys_claims(s->keys);
+	released = held & ~claims;
+	lbkeys_claim(s->keys, claims);
+	what = s->has_decision ? decision_state_name(s->decision.state) : "claim";
+	if (released & CLAIM_ADMIN)
+		release_note(s, fx, what, "'ready'");
+	if (released & CLAIM_WEIGHT)
+		release_note(s, fx, "reduced weight", "'100%'");
+	s->decision = *d;
+	s->has_decision = true;
+	fx->decided = true;
+	/*
+	 * A claim that starts or ends is on disk before any reply carries its
+	 * lines: a restart must know what the load balancers may hold.
+	 */
+	if (claims != held)
+		fx->save_now = true;
+	else
+		fx->save = true;
+}
+
+/*
+ * Why automation is off ("LBAGENT_MODE=off", ...); NULL: it is on. The
+ * node's marker first, then the service's, the environment, the file.
+ */
+static const char *
+off_source(const struct service *s, const struct service_input *in,
+    char *buf, size_t size)
+{
+	const struct service_switch	*sw = in->sw;
+
+	if (in->node->m[MARKER_OFF].present)
+		snprintf(buf, size, "marker %s/off", sw->state_dir);
+	else if (s->marker_dir != NULL && in->own != NULL &&
+	    in->own->m[MARKER_OFF].present)
+		snprintf(buf, size, "marker %s/off", s->marker_dir);
+	else if (sw->mode_env == 1)
+		snprintf(buf, size, "LBAGENT_MODE=off");
+	else if (sw->mode_env == -1 && sw->conf_off)
+		snprintf(buf, size, "mode = off in %s", sw->conf_path);
+	else
+		return NULL;
+	return buf;
+}
+
+/* A monotonic time as the wall clock's date and time, for people. */
+static const char *
+wall_text(int64_t ms, const struct service_input *in, char buf[32])
+{
+	time_t		t = (time_t)((in->wall_ms - (in->now_ms - ms)) / 1000);
+	struct tm	tm;
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, 32, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, 32, "?");
+	return buf;
+}
+
+/* Switched off: says what the load balancers may still hold from lbagent. */
+static void
+switched_off(const struct service *s, const char *why,
+    const struct service_input *in, struct service_effects *fx)
+{
+	struct decision	d;
+	char		p[96], since[32], held[160];
+
+	transition_current(s->tr, &d);
+	if (d.state == NODE_DOWN)
+		snprintf(held, sizeof(held), "down since %s, held by HAProxy "
+		    "until an operator or lbagent says otherwise",
+		    wall_text(transition_since_ms(s->tr), in, since));
+	else if (d.weight < 100)
+		snprintf(held, sizeof(held), "weight %u%% since %s, held by "
+		    "HAProxy until an operator or lbagent says otherwise",
+		    d.weight, wall_text(transition_since_ms(s->tr), in, since));
+	else
+		snprintf(held, sizeof(held), "nothing: lbagent last said up at "
+		    "full weight");
+	note(fx, true, "%sautomation off (%s): no automated decisions; replies "
+	    "say only '# lbagent automation off' and markers still act. The "
+	    "load balancers may still hold from lbagent: %s", prefix(s, p), why,
+	    held);
+}
+
+/*
+ * A marker takes the node out whatever the peers say; the peer guard
+ * only warns, once per marker, when no other node serves (asked after
+ * the marker took effect).
+ */
+static void
+marker_guard(struct service *s, const struct decision *d,
+    const struct peer_view *pv, int64_t now_ms, struct service_effects *fx)
+{
+	char		 p[96];
+	const char	*kind;
+
+	if (d->state != NODE_MAINT && d->state != NODE_DRAIN) {
+		s->marker_out_ms = INT64_MIN;
+		s->marker_warned = false;
+		s->marker_warning[0] = '\0';
+		return;
+	}
+	kind = d->state == NODE_MAINT ? "maint" : "drain";
+	if (s->marker_out_ms == INT64_MIN)
+		s->marker_out_ms = now_ms;
+	if (pv->round_ms == INT64_MIN || pv->round_ms < s->marker_out_ms) {
+		fx->ask_peers = true;
+		return;
+	}
+	if (pv->other_serving) {
+		s->marker_warning[0] = '\0';
+		s->marker_warned = false;
+		return;
+	}
+	snprintf(s->marker_warning, sizeof(s->marker_warning), "%s marker "
+	    "obeyed, but no other node is serving", kind);
+	if (!s->marker_warned)
+		note(fx, true, "%speer-guard: %s (%s)", prefix(s, p),
+		    s->marker_warning, pv->why);
+	s->marker_warned = true;
+}
+
+/*
+ * The rules over the service's probes, the transition engine over the
+ * rules (unless automation is off), then its markers over that.
+ */
+void
+service_step(struct service *s, const struct service_input *in,
+    struct service_effects *fx)
+{
+	struct decision		 target, auto_d, d;
+	struct transition_notes	 tn;
+	char			 wb[SERVICE_OFF_BY_MAX], p[96], da[32];
+	const char		*why;
+	size_t			 i;
+	bool			 settled = true;
+
+	memset(fx, 0, offsetof(struct service_effects, notes));
+	fx->nnotes = 0;
+	rules_evaluate(in->probes, in->nprobes, &target);
+	s->target = target;
+	if ((why = off_source(s, in, wb, sizeof(wb))) != NULL) {
+		snprintf(s->off_by, sizeof(s->off_by), "%s", why);
+		if (!s->off)
+			switched_off(s, why, in, fx);
+		s->off = true;
+		decision_off(&auto_d);
+	} else {
+		if (s->off) {
+			/* Like a start: no going out sooner than down_after. */
+			transition_restart_counts(s->tr);
+			units_format_ms(transition_conf(s->tr)->down_after_ms, da,
+			    sizeof(da));
+			note(fx, true, "%sautomation on again: counting starts "
+			    "now (no going out within down_after %s)",
+			    prefix(s, p), da);
+		}
+		s->off = false;
+		for (i = 0; i < in->nprobes; i++)
+			settled = settled && in->settled[i];
+		if (transition_evaluate(s->tr, &target, settled, in->peers,
+		    in->now_ms, &auto_d, &tn))
+			fx->save_soon = true;
+		if (in->peers != NULL && guard_need_ms(s->tr) != INT64_MIN &&
+		    in->peers->round_ms < guard_need_ms(s->tr))
+			fx->ask_peers = true;
+		for (i = 0; i < tn.count; i++)
+			note(fx, tn.n[i].warning, "%s%s", prefix(s, p),
+			    tn.n[i].text);
+	}
+	decision_make(in->node, in->own, &auto_d, &d);
+	if (in->peers != NULL)
+		marker_guard(s, &d, in->peers, in->now_ms, fx);
+	set_decision(s, &d, in, fx);
+	fx->decision = s->decision;
+	service_line(s, fx->line);
+}
+
+void
+service_carry_over(struct service *to, struct service *from)
+{
+	lbkeys_free(to->keys);
+	to->keys = from->keys;
+	from->keys = NULL;
+	transition_carry(to->tr, from->tr);
+	to->history = from->history;
+	to->off = from->off;
+	memcpy(to->off_by, from->off_by, sizeof(to->off_by));
+	to->target = from->target;
+	to->replies = from->replies;
+	memcpy(to->transitions, from->transitions, sizeof(to->transitions));
+	to->has_decision = from->has_decision;
+	to->decision = from->decision;
+	to->marker_out_ms = from->marker_out_ms;
+	to->marker_warned = from->marker_warned;
+	memcpy(to->marker_warning, from->marker_warning,
+	    sizeof(to->marker_warning));
+	if (to->has_decision)
+		compose(to, &to->decision);	/* reply_reasons may differ */
+}
+
+size_t
+service_reply(struct service *s, const char *addr, const char *text,
+    size_t len, int64_t now_ms, char buf[REPLY_MAX], struct service_check *ck,
+    bool *save_soon, struct lbkeys_notes *notes)
+{
+	unsigned	restore;
+
+	restore = lbkeys_check(s->keys, addr, text, len, now_ms, &ck->created,
+	    save_soon, notes);
+	ck->carried = reply_claims(&s->decision);
+	ck->restore = restore;
+	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
+	lbkeys_note_reply(s->keys, buf, s->lens[restore] - 1);
+	s->replies++;
+	return s->lens[restore];
+}
+
+bool
+service_late_text(struct service *s, const char *addr, const char *text,
+    size_t len, const struct service_check *ck, int64_t now_ms,
+    struct lbkeys_notes *notes)
+{
+	return lbkeys_late_text(s->keys, addr, text, len, ck->carried,
+	    ck->created, now_ms, notes);
+}

@@ -1,0 +1,92 @@
+/*
+ * The transition engine's state, shared by its rooms and by nothing
+ * else: transition.c (hysteresis, the recovery ramp, flap damping),
+ * guard.c (the peer guard) and transition_json.c (its part of the state
+ * file). Everyone else holds a struct transition * and reads it through
+ * transition.h and guard.h.
+ */
+#ifndef LBAGENT_TRANSITION_IMPL_H
+#define LBAGENT_TRANSITION_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lbagent/core/guard.h"
+#include "lbagent/core/transition.h"
+
+#define NO_RUN		INT64_MIN
+#define IDX(level)	((level) + 1)
+
+/* The peer guard's part of an engine. Not persisted. */
+struct guard {
+	enum guard_state state;
+	int64_t		since_ms;	/* in that state since */
+	int64_t		want_ms;	/* going out due since; INT64_MIN: not */
+	int64_t		out_ms;		/* went out by the rules; INT64_MIN: not */
+	int64_t		need_ms;	/* wants a round started at or after
+					   this; INT64_MIN: none */
+	bool		warned;		/* this episode's hold was logged */
+	char		reason[REASON_MAX + 1];	/* "" when nothing held */
+};
+
+struct transition {
+	const struct transition_conf *conf;
+	int		level;		/* where the node is, before the ramp */
+	int64_t		since_ms;	/* ... since then */
+	char		reason[REASON_MAX + 1];	/* why it is there */
+	/*
+	 * The start of the current run of evaluations whose target was at or
+	 * below (le) / at or above (ge) each level; INT64_MIN: no run. A
+	 * "worse" run towards a weight must have seen a weight target (a down
+	 * target alone only ever leads to down, after down_after).
+	 */
+	int64_t		le_ms[LEVEL_COUNT], ge_ms[LEVEL_COUNT];
+	bool		le_weight[LEVEL_COUNT];
+	int		last_target;	/* of the last known evaluation */
+	int		pending;	/* -1 held back from worse, +1 from better */
+	int64_t		pending_ms;
+	/* The recovery ramp: active after coming back from out. */
+	bool		ramping;
+	int64_t		ramp_ms;	/* its start */
+	unsigned	ramp_weight;	/* the step replied now */
+	int64_t		ramp_step_ms;	/* when that step was taken */
+	/* Flap damping. */
+	int64_t		outs_ms[TRANSITION_OUTS_MAX];	/* oldest first */
+	size_t		nouts;
+	unsigned	damping;	/* 1, 2, 4, 8, 10: up_after's factor */
+	struct guard	guard;
+};
+
+/* --- transition.c, for the other rooms --- */
+
+/* Adds a line to what the caller logs; notes may be NULL. */
+void	transition_note(struct transition_notes *, bool warning,
+	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Remembers a going-out; the oldest goes when the list is full. */
+void	transition_push_out(struct transition *, int64_t ms);
+
+/* --- guard.c: the peer guard's steps in transition_evaluate --- */
+
+/* Sets up the guard for this evaluation (pv NULL: no peers). */
+void	guard_begin(struct transition *, const struct peer_view *pv,
+	    int64_t now_ms);
+/* An episode of the guard ends when the rules no longer want out. */
+void	guard_episode(struct transition *, int target, int64_t now_ms,
+	    struct transition_notes *);
+/*
+ * Going out by the rules is due: may it? It needs a round started since
+ * it became due, and that round must show another node serving.
+ */
+bool	guard_lets_out(struct transition *, const struct peer_view *pv,
+	    const struct decision *target, int64_t now_ms,
+	    struct transition_notes *);
+/* Going out by the rules, another node serving: what the guard notes. */
+void	guard_going_out(struct transition *, const struct peer_view *pv,
+	    int64_t now_ms, struct transition_notes *);
+/* Out by the rules: back in when no other node serves. */
+void	guard_while_out(struct transition *, const struct peer_view *pv,
+	    const struct decision *target, int64_t now_ms,
+	    struct transition_notes *);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * lbagentctl's command line: one table of commands gives parsing, the
+ * checks of what goes with what, and the usage text.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/core/name.h"
+#include "lbagent/ctl/args.h"
+#include "lbagent/daemon/config.h"
+
+/* Options beyond the global ones that a command takes. */
+#define OPT_JSON	0x1
+#define OPT_REASON	0x2
+#define OPT_SERVICE	0x4
+
+struct ctl_command {
+	const char	*name;
+	enum ctl_cmd	 cmd;
+	unsigned	 opts;
+	const char	*args;		/* for the usage line */
+	const char	*help;
+};
+
+static const struct ctl_command commands[] = {
+	{ "status", CTL_STATUS, OPT_JSON, "[--json] [SERVICE]",
+	  "what HAProxy is told now and why; SERVICE '-' is the default one" },
+	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE,
+	  "on|off [--reason TEXT] [--service NAME]",
+	  "set or remove the maint marker, wait until lbagent answers so" },
+	{ "drain", CTL_DRAIN, OPT_REASON | OPT_SERVICE,
+	  "on|off [--reason TEXT] [--service NAME]",
+	  "set or remove the drain marker, wait until lbagent answers so" },
+	{ "mode", CTL_MODE, OPT_SERVICE, "auto|off [--service NAME]",
+	  "switch automation off (the off marker) or back on" },
+	{ "check", CTL_CHECK, 0, "[-f FILE]",
+	  "check the configuration, as lbagent -c does" },
+	{ "reload", CTL_RELOAD, 0, "",
+	  "make lbagent reload its configuration (SIGHUP), show the result" },
+};
+
+#define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
+
+void
+ctl_usage(FILE *fp, bool full)
+{
+	size_t	i;
+
+	fprintf(fp, "usage: lbagentctl [-f CONFIG] [-s ADDRESS] [-t SECONDS] "
+	    "COMMAND ...\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(fp, "       lbagentctl %s%s%s\n", commands[i].name,
+		    commands[i].args[0] != '\0' ? " " : "", commands[i].args);
+	fprintf(fp, "       lbagentctl -h | -V\n");
+	if (!full)
+		return;
+	fprintf(fp, "\nControls the lbagent running on this node.\n\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(fp, "  %-7s %s\n", commands[i].name, commands[i].help);
+	fprintf(fp,
+	    "\n"
+	    "  -f CONFIG    lbagent's configuration (default %s):\n"
+	    "               state_dir for the markers, [http] for the API\n"
+	    "  -s ADDRESS   the HTTP API: unix:/PATH, http://HOST:PORT or "
+	    "HOST:PORT\n"
+	    "               (default: the config's [http] listen, unix first)\n"
+	    "  -t SECONDS   how long to wait for lbagent to show a change "
+	    "(default %d)\n"
+	    "  --json       status: the API's JSON\n"
+	    "  --reason T   maint/drain on: the marker's first line\n"
+	    "  --service N  maint/drain/mode: only service N (default: node-wide)"
+	    "\n"
+	    "\n"
+	    "Exit status: 0 done, 1 failed (lbagent not running, no change "
+	    "within the\ntimeout, configuration errors), 2 usage.\n",
+	    CONFIG_DEFAULT_PATH, CTL_TIMEOUT_DEFAULT_S);
+}
+
+static int
+complain(char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+complain(char *why, size_t size, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, size, fmt, ap);
+	va_end(ap);
+	return CTL_EXIT_USAGE;
+}
+
+static bool
+one_line(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s == '\n' || *s == '\r')
+			return false;
+	return true;
+}
+
+static int
+parse_timeout(const char *s, double *out)
+{
+	char	*end;
+	double	 v;
+
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || !isfinite(v) || v <= 0 || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
+    size_t whysize)
+{
+	enum { LONG_JSON = 256, LONG_REASON, LONG_SERVICE };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "address", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, LONG_JSON },
+		{ "reason", required_argument, NULL, LONG_REASON },
+		{ "service", required_argument, NULL, LONG_SERVICE },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct ctl_command *c = NULL;
+	char		 name_why[256];
+	unsigned	 given = 0;
+	char		*pos[4];
+	size_t		 npos = 0, i;
+	int		 ch;
+	bool		 help = false, version = false;
+
+	memset(o, 0, sizeof(*o));
+	o->timeout_s = CTL_TIMEOUT_DEFAULT_S;
+	why[0] = '\0';
+	/* Options may come before or after the command (GNU permutation). */
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "-:f:s:t:hV", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 1:
+			if (npos == sizeof(pos) / sizeof(pos[0]))
+				return complain(why, whysize,
+				    "too many arguments");
+			pos[npos++] = optarg;
+			break;
+		case 'f':
+			o->config = optarg;
+			break;
+		case 's':
+			o->address = optarg;
+			break;
+		case 't':
+			if (parse_timeout(optarg, &o->timeout_s) == -1)
+				return complain(why, whysize, "-t '%s': expected "
+				    "seconds, more than 0", optarg);
+			break;
+		case 'h':
+			help = true;
+			break;
+		case 'V':
+			version = true;
+			break;
+		case LONG_JSON:
+			o->json = true;
+			given |= OPT_JSON;
+			break;
+		case LONG_REASON:
+			if (!one_line(optarg))
+				return complain(why, whysize,
+				    "--reason: one line of text");
+			o->reason = optarg;
+			given |= OPT_REASON;
+			break;
+		case LONG_SERVICE:
+			if (strcmp(optarg, "-") == 0 || optarg[0] == '\0')
+				return complain(why, whysize, "--service: the "
+				    "default service has only the node-wide "
+				    "markers; leave --service out for those");
+			/* The configuration's check: no name of state_dir's. */
+			if (name_service(optarg, name_why,
+			    sizeof(name_why)) == -1)
+				return complain(why, whysize, "--service '%s': %s",
+				    optarg, name_why);
+			o->service = optarg;
+			given |= OPT_SERVICE;
+			break;
+		case ':':
+			return complain(why, whysize, "%s needs a value",
+			    argv[optind - 1]);
+		default:
+			if (optopt != 0 && optopt < 256)
+				return complain(why, whysize,
+				    "unknown option -%c", optopt);
+			return complain(why, whysize, "unknown option %s",
+			    argv[optind - 1]);
+		}
+	}
+	if (help) {
+		o->cmd = CTL_HELP;
+		return 0;
+	}
+	if (version) {
+		o->cmd = CTL_VERSION;
+		return 0;
+	}
+	if (npos == 0)
+		return complain(why, whysize, "a command is needed");
+	for (i = 0; i < NCOMMANDS && c == NULL; i++)
+		if (strcmp(pos[0], commands[i].name) == 0)
+			c = &commands[i];
+	if (c == NULL)
+		return complain(why, whysize, "unknown command '%s'", pos[0]);
+	o->cmd = c->cmd;
+	if ((given & ~c->opts) != 0)
+		return complain(why, whysize, "%s: %s does not go with it",
+		    c->name, (given & ~c->opts & OPT_JSON) ? "--json" :
+		    (given & ~c->opts & OPT_REASON) ? "--reason" : "--service");
+
+	switch (c->cmd) {
+	case CTL_STATUS:
+		if (npos > 2)
+			return complain(why, whysize, "status: one SERVICE "
+			    "at most");
+		if (npos == 2) {
+			if (strcmp(pos[1], "-") == 0)
+				o->service = "";
+			else if (name_service(pos[1], name_why,
+			    sizeof(name_why)) == -1)
+				return complain(why, whysize, "status: '%s' is "
+				    "not a service name: %s ('-' is the default "
+				    "service)", pos[1], name_why);
+			else
+				o->service = pos[1];
+		}
+		break;
+	case CTL_MAINT:
+	case CTL_DRAIN:
+		if (npos != 2 || (strcmp(pos[1], "on") != 0 &&
+		    strcmp(pos[1], "off") != 0))
+			return complain(why, whysize, "%s: on or off", c->name);
+		o->on = strcmp(pos[1], "on") == 0;
+		if (!o->on && o->reason != NULL)
+			return complain(why, whysize, "%s off: --reason goes "
+			    "with 'on'", c->name);
+		break;
+	case CTL_MODE:
+		if (npos != 2 || (strcmp(pos[1], "auto") != 0 &&
+		    strcmp(pos[1], "off") != 0))
+			return complain(why, whysize, "mode: auto or off");
+		/* "on" means the marker is there: automation off. */
+		o->on = strcmp(pos[1], "off") == 0;
+		break;
+	case CTL_CHECK:
+	case CTL_RELOAD:
+		if (npos != 1)
+			return complain(why, whysize, "%s takes no arguments",
+			    c->name);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

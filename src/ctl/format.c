@@ -1,0 +1,733 @@
+/*
+ * lbagentctl status as text: the /status document, in at most `width`
+ * columns. Every string from the document is untrusted (probe reasons,
+ * agent-send texts): control and non-ASCII bytes are shown as '?', so
+ * that nothing can drive the terminal, and a column is a byte.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/core/units.h"
+#include "lbagent/ctl/format.h"
+
+#define HISTORY_SHOWN	10
+#define LABEL_W		14	/* "  reply         value" */
+#define NAME_COL	24	/* widest name column of the tables */
+#define TEXT_MAX	1024	/* longer strings are cut: status, not a dump */
+
+struct out {
+	FILE		*fp;
+	unsigned	 width;
+};
+
+/* ------------------------------------------------------------- helpers */
+
+static const char *
+str(const json_t *obj, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(obj, key));
+
+	return s != NULL ? s : "";
+}
+
+static bool
+num(const json_t *obj, const char *key, double *v)
+{
+	const json_t	*j = json_object_get(obj, key);
+
+	if (!json_is_number(j))
+		return false;
+	*v = json_number_value(j);
+	return isfinite(*v);
+}
+
+/* Untrusted text made printable, at most TEXT_MAX bytes. */
+static void
+clean(char *dst, size_t size, const char *src)
+{
+	size_t	i;
+
+	for (i = 0; src[i] != '\0' && i + 1 < size && i < TEXT_MAX; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+/* Seconds from the status, in the house format of elapsed times. */
+static void
+format_age(char *buf, size_t size, double s)
+{
+	if (!isfinite(s) || s < 0)
+		s = 0;
+	if (s > 1e15)
+		s = 1e15;
+	units_format_age((uint64_t)llround(s * 1000), buf, size);
+}
+
+/* "2026-11-29T10:02:11Z" as "2026-11-29 10:02:11 UTC"; anything else as is. */
+static void
+format_time(char *buf, size_t size, const char *iso)
+{
+	char	c[64];
+
+	clean(c, sizeof(c), iso);
+	if (strlen(c) >= 19 && c[10] == 'T' && c[strlen(c) - 1] == 'Z')
+		snprintf(buf, size, "%.10s %.8s UTC", c, c + 11);
+	else
+		snprintf(buf, size, "%s", c);
+}
+
+/* A measured value: whole numbers as such, others with two decimals. */
+static void
+format_value(char *buf, size_t size, double v)
+{
+	if (fabs(v) < 1e15 && v == floor(v))
+		snprintf(buf, size, "%.0f", v);
+	else if (fabs(v) < 1e15)
+		snprintf(buf, size, "%.2f", v);
+	else
+		snprintf(buf, size, "%.3g", v);
+}
+
+/* "up", "up 50%", "down", "drain", "maint". */
+static void
+state_words(char *buf, size_t size, const json_t *obj)
+{
+	char	 st[32];
+	double	 w;
+
+	clean(st, sizeof(st), str(obj, "state"));
+	if (strcmp(st, "up") == 0 && num(obj, "weight", &w) && w < 100)
+		snprintf(buf, size, "up %.0f%%", w);
+	else
+		snprintf(buf, size, "%s", st[0] != '\0' ? st : "?");
+}
+
+/*
+ * Writes indent spaces, head, then text right after it, wrapped at the
+ * width with every further line indented by hang columns. A word too long
+ * for a line is cut where the line ends.
+ */
+static void
+para(struct out *o, unsigned indent, const char *head, unsigned hang,
+    const char *text)
+{
+	const char	*p = text;
+	unsigned	 col;
+	size_t		 wlen, room;
+	bool		 first = true;
+
+	if (hang + 10 > o->width)
+		hang = 0;
+	fprintf(o->fp, "%*s%s", (int)indent, "", head);
+	col = indent + (unsigned)strlen(head);
+	for (;;) {
+		p += strspn(p, " ");
+		if (*p == '\0')
+			break;
+		wlen = strcspn(p, " ");
+		if (!first) {
+			if (col + 1 + wlen > o->width) {
+				fprintf(o->fp, "\n%*s", (int)hang, "");
+				col = hang;
+			} else {
+				fputc(' ', o->fp);
+				col++;
+			}
+		}
+		while (col + wlen > o->width) {
+			room = o->width > col ? o->width - col : 0;
+			fwrite(p, 1, room, o->fp);
+			p += room;
+			wlen -= room;
+			fprintf(o->fp, "\n%*s", (int)hang, "");
+			col = hang;
+		}
+		fwrite(p, 1, wlen, o->fp);
+		col += (unsigned)wlen;
+		p += wlen;
+		first = false;
+	}
+	fputc('\n', o->fp);
+}
+
+/* A formatted paragraph. */
+static void
+paraf(struct out *o, unsigned indent, const char *head, unsigned hang,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+paraf(struct out *o, unsigned indent, const char *head, unsigned hang,
+    const char *fmt, ...)
+{
+	char	buf[4 * TEXT_MAX];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	para(o, indent, head, hang, buf);
+}
+
+/* "  label       " + value, wrapped under the value's column. */
+static void
+field(struct out *o, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+field(struct out *o, const char *label, const char *fmt, ...)
+{
+	char	head[LABEL_W + 1], buf[4 * TEXT_MAX];
+	va_list	ap;
+
+	snprintf(head, sizeof(head), "%-*s ", LABEL_W - 3, label);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	para(o, 2, head, LABEL_W, buf);
+}
+
+const json_t *
+ctl_service(const json_t *root, const char *name)
+{
+	const json_t	*services = json_object_get(root, "services");
+	const json_t	*s;
+	size_t		 i;
+
+	json_array_foreach(services, i, s)
+		if (json_is_object(s) && strcmp(str(s, "name"), name) == 0)
+			return s;
+	return NULL;
+}
+
+const char *
+ctl_service_label(const char *name)
+{
+	return name[0] == '\0' ? "(default)" : name;
+}
+
+/* ------------------------------------------------------------ sections */
+
+static void
+header(struct out *o, const json_t *root, bool detail)
+{
+	char	node[128], ver[64], path[TEXT_MAX], t[64];
+	double	inc = 0, pid = 0, reloads = 0;
+	const json_t *lr;
+
+	clean(node, sizeof(node), str(root, "node_id"));
+	num(root, "incarnation", &inc);
+	if (!detail) {
+		paraf(o, 0, "", 0, "node %s, incarnation %.0f", node, inc);
+		para(o, 0, "", 0, "(public view: the detail needs the unix "
+		    "socket or the token of [http] token_file)");
+		return;
+	}
+	clean(ver, sizeof(ver), str(root, "version"));
+	clean(path, sizeof(path), str(root, "config"));
+	num(root, "pid", &pid);
+	num(root, "reloads", &reloads);
+	paraf(o, 0, "", 2, "lbagent %s, pid %.0f, node %s, incarnation %.0f",
+	    ver, pid, node, inc);
+	format_time(t, sizeof(t), str(root, "started_at"));
+	paraf(o, 0, "", 2, "config %s, started %s", path, t);
+	lr = json_object_get(root, "last_reload");
+	if (!json_is_object(lr)) {
+		paraf(o, 0, "", 2, "reloads: %.0f", reloads);
+		return;
+	}
+	format_time(t, sizeof(t), str(lr, "at"));
+	if (json_is_true(json_object_get(lr, "ok"))) {
+		paraf(o, 0, "", 2, "reloads: %.0f, the last at %s: ok", reloads,
+		    t);
+	} else {
+		const json_t	*e;
+		size_t		 i;
+		char		 line[TEXT_MAX];
+
+		paraf(o, 0, "", 2, "reloads: %.0f, the last at %s: FAILED, "
+		    "still running the previous configuration:", reloads, t);
+		json_array_foreach(json_object_get(lr, "errors"), i, e) {
+			clean(line, sizeof(line), json_string_value(e) != NULL ?
+			    json_string_value(e) : "?");
+			para(o, 2, "", 4, line);
+		}
+	}
+}
+
+static void
+summary(struct out *o, const json_t *root, const char *only)
+{
+	const json_t	*s;
+	size_t		 i, w = 9, n;
+	char		 name[TEXT_MAX], st[32];
+	double		 weight;
+
+	/* Longer names than NAME_COL get a line of their own. */
+	json_array_foreach(json_object_get(root, "services"), i, s) {
+		n = strlen(ctl_service_label(str(s, "name")));
+		if (n > w && n <= NAME_COL)
+			w = n;
+	}
+	fprintf(o->fp, "%-*s  %-6s %6s  %-7s  %s\n", (int)w, "SERVICE", "STATE",
+	    "WEIGHT", "SERVING", "AUTOMATION");
+	json_array_foreach(json_object_get(root, "services"), i, s) {
+		if (only != NULL && strcmp(str(s, "name"), only) != 0)
+			continue;
+		clean(name, sizeof(name), ctl_service_label(str(s, "name")));
+		clean(st, sizeof(st), str(s, "state"));
+		if (!num(s, "weight", &weight))
+			weight = 0;
+		/* A long name gets its own line; the columns stay put. */
+		if (strlen(name) > w)
+			fprintf(o->fp, "%s\n%-*s", name, (int)w, "");
+		else
+			fprintf(o->fp, "%-*s", (int)w, name);
+		fprintf(o->fp, "  %-6s %6.0f  %-7s  %s\n", st, weight,
+		    json_is_true(json_object_get(s, "serving")) ? "yes" : "no",
+		    str(s, "automation")[0] == 'o' ? "off" : "auto");
+	}
+}
+
+static void
+transition(struct out *o, const json_t *tr)
+{
+	const json_t	*p, *r, *d;
+	char		 words[32], since[64], age[32], text[TEXT_MAX];
+	double		 v, w, to, started, ends, factor, outs, upafter;
+
+	if (!json_is_object(tr))
+		return;
+	state_words(words, sizeof(words), tr);
+	format_time(since, sizeof(since), str(tr, "since"));
+	if (num(tr, "since_s", &v)) {
+		format_age(age, sizeof(age), v);
+		field(o, "transition", "%s for %s (since %s)", words, age,
+		    since);
+	} else
+		field(o, "transition", "%s since %s", words, since);
+	if (json_is_object(p = json_object_get(tr, "pending"))) {
+		clean(text, sizeof(text), str(p, "text"));
+		if (text[0] == '\0') {
+			char	towards[64];
+
+			clean(towards, sizeof(towards), str(p, "towards"));
+			snprintf(text, sizeof(text), "towards %s", towards);
+		}
+		field(o, "pending", "%s", text);
+	}
+	if (json_is_object(r = json_object_get(tr, "ramp"))) {
+		char	a1[32], a2[32];
+
+		if (!num(r, "weight", &w))
+			w = 0;
+		if (!num(r, "to", &to))
+			to = 100;
+		if (!num(r, "started_s", &started))
+			started = 0;
+		if (!num(r, "ends_in_s", &ends))
+			ends = 0;
+		format_age(a1, sizeof(a1), started);
+		format_age(a2, sizeof(a2), ends);
+		field(o, "ramp", "at %.0f%%, rising to %.0f%%; started %s ago, "
+		    "ends in %s", w, to, a1, a2);
+	}
+	if (json_is_object(d = json_object_get(tr, "damping"))) {
+		if (!num(d, "factor", &factor))
+			factor = 1;
+		if (!num(d, "outs_in_window", &outs))
+			outs = 0;
+		if (factor > 1 && num(d, "up_after_s", &upafter)) {
+			format_age(age, sizeof(age), upafter);
+			field(o, "damping", "up_after x%.0f (%.0f goings-out in "
+			    "the flap window): back up after %s of passing",
+			    factor, outs, age);
+		} else if (factor > 1) {
+			field(o, "damping", "up_after x%.0f (%.0f goings-out in "
+			    "the flap window)", factor, outs);
+		} else {
+			field(o, "damping", "none (%.0f going%s-out in the flap "
+			    "window)", outs, outs == 1 ? "" : "s");
+		}
+	}
+}
+
+static void
+markers(struct out *o, const json_t *svc)
+{
+	const json_t	*ms = json_object_get(svc, "markers"), *m;
+	char		 kind[16], reason[TEXT_MAX], label[LABEL_W];
+	size_t		 i;
+
+	if (!json_is_array(ms))
+		return;
+	if (json_array_size(ms) == 0) {
+		field(o, "markers", "none");
+		return;
+	}
+	json_array_foreach(ms, i, m) {
+		clean(kind, sizeof(kind), str(m, "kind"));
+		clean(reason, sizeof(reason), str(m, "reason"));
+		snprintf(label, sizeof(label), "%s", i == 0 ? "markers" : "");
+		field(o, label, "%s (%s): %s", kind,
+		    strcmp(str(m, "scope"), "node") == 0 ? "node-wide" :
+		    "this service",
+		    json_is_true(json_object_get(m, "unreadable")) ?
+		    "present, unreadable" : reason);
+	}
+}
+
+static void
+probes(struct out *o, const json_t *svc)
+{
+	const json_t	*ps = json_object_get(svc, "probes"), *p, *last, *runs;
+	char		 name[TEXT_MAX], type[16], result[16], counted[16];
+	char		 value[32], ago[40], took[32], reason[TEXT_MAX];
+	char		 notes[256];
+	size_t		 i, nw = 12, n;
+	double		 v, ok, warn, crit;
+
+	if (!json_is_array(ps))
+		return;
+	if (json_array_size(ps) == 0) {
+		field(o, "probes", "none");
+		return;
+	}
+	json_array_foreach(ps, i, p)
+		if ((n = strlen(str(p, "name"))) > nw && n <= NAME_COL)
+			nw = n;
+	fprintf(o->fp, "  probes\n    %-*s %-8s %-6s %10s  %-10s %s\n", (int)nw,
+	    "NAME", "TYPE", "RESULT", "VALUE", "LAST RUN", "TOOK");
+	json_array_foreach(ps, i, p) {
+		clean(name, sizeof(name), str(p, "name"));
+		clean(type, sizeof(type), str(p, "type"));
+		clean(counted, sizeof(counted), str(p, "counted"));
+		last = json_object_get(p, "last");
+		snprintf(result, sizeof(result), "-");
+		snprintf(value, sizeof(value), "-");
+		snprintf(ago, sizeof(ago), "not yet");
+		snprintf(took, sizeof(took), "-");
+		reason[0] = '\0';
+		if (json_is_object(last)) {
+			clean(result, sizeof(result), str(last, "result"));
+			clean(reason, sizeof(reason), str(last, "reason"));
+			if (num(last, "value", &v))
+				format_value(value, sizeof(value), v);
+			if (num(last, "ago_s", &v)) {
+				format_age(ago, sizeof(ago), v);
+				strncat(ago, " ago", sizeof(ago) - strlen(ago) - 1);
+			}
+			if (num(last, "duration_ms", &v))
+				snprintf(took, sizeof(took), v < 1000 ?
+				    "%.0f ms" : "%.1f s", v < 1000 ? v :
+				    v / 1000);
+		}
+		if (strlen(name) > nw)
+			fprintf(o->fp, "    %s\n    %-*s", name, (int)nw, "");
+		else
+			fprintf(o->fp, "    %-*s", (int)nw, name);
+		fprintf(o->fp, " %-8s %-6s %10s  %-10s %s\n", type, result,
+		    value, ago, took);
+		/* What the rules go by, when it is not the last run's word. */
+		notes[0] = '\0';
+		if (!json_is_true(json_object_get(p, "settled")))
+			snprintf(notes, sizeof(notes), "not settled yet");
+		else if (counted[0] != '\0' && strcmp(counted, result) != 0)
+			snprintf(notes, sizeof(notes), "counts as %s", counted);
+		runs = json_object_get(p, "runs");
+		if (json_is_object(runs) && num(runs, "ok", &ok) &&
+		    num(runs, "warn", &warn) && num(runs, "crit", &crit)) {
+			size_t	l = strlen(notes);
+
+			snprintf(notes + l, sizeof(notes) - l,
+			    "%sruns %.0f ok, %.0f warn, %.0f crit",
+			    l > 0 ? "; " : "", ok, warn, crit);
+			/* Runs lbagent could not make, when there were. */
+			l = strlen(notes);
+			if (num(runs, "unknown", &v) && v > 0)
+				snprintf(notes + l, sizeof(notes) - l,
+				    ", %.0f unknown", v);
+		}
+		if (reason[0] != '\0')
+			paraf(o, 6, "", 6, "%s (%s)", reason, notes);
+		else if (notes[0] != '\0')
+			paraf(o, 6, "", 6, "(%s)", notes);
+	}
+}
+
+static void
+load_balancers(struct out *o, const json_t *svc)
+{
+	const json_t	*lbs = json_object_get(svc, "load_balancers"), *lb, *w;
+	char		 addr[128], text[TEXT_MAX], reply[TEXT_MAX], ago[32];
+	char		 owed[256], word[32], last[TEXT_MAX + 16];
+	size_t		 i, j;
+	double		 seen, checks;
+
+	if (!json_is_array(lbs))
+		return;
+	if (json_array_size(lbs) == 0) {
+		field(o, "asked by", "no load balancer recently");
+		return;
+	}
+	fprintf(o->fp, "  load balancers that asked\n");
+	json_array_foreach(lbs, i, lb) {
+		clean(addr, sizeof(addr), str(lb, "address"));
+		clean(text, sizeof(text), str(lb, "text"));
+		clean(reply, sizeof(reply), str(lb, "last_reply"));
+		if (!num(lb, "last_seen_s", &seen))
+			seen = 0;
+		if (!num(lb, "checks", &checks))
+			checks = 0;
+		format_age(ago, sizeof(ago), seen);
+		owed[0] = '\0';
+		json_array_foreach(json_object_get(lb, "owed"), j, w) {
+			clean(word, sizeof(word), json_string_value(w) != NULL ?
+			    json_string_value(w) : "?");
+			if (strlen(owed) + strlen(word) + 3 < sizeof(owed)) {
+				if (owed[0] != '\0')
+					strcat(owed, ", ");
+				strcat(owed, word);
+			}
+		}
+		/* Keys come back from the state file; their last line does not. */
+		if (reply[0] != '\0')
+			snprintf(last, sizeof(last), "last reply \"%s\"", reply);
+		else
+			snprintf(last, sizeof(last), "no reply since lbagent "
+			    "started");
+		if (text[0] != '\0')
+			paraf(o, 4, "", 6, "%s \"%s\": asked %s ago (%.0f "
+			    "checks), %s", addr, text, ago, checks, last);
+		else
+			paraf(o, 4, "", 6, "%s (no agent-send): asked %s ago "
+			    "(%.0f checks), %s", addr, ago, checks, last);
+		if (owed[0] != '\0')
+			paraf(o, 6, "", 6, "still owed: %s", owed);
+	}
+}
+
+static void
+history(struct out *o, const json_t *svc)
+{
+	const json_t	*h = json_object_get(svc, "history"), *t;
+	char		 at[64], from[32], to[32], reason[TEXT_MAX], head[160];
+	size_t		 i, n, first;
+
+	if (!json_is_array(h))
+		return;
+	n = json_array_size(h);
+	if (n == 0) {
+		field(o, "history", "no transitions yet");
+		return;
+	}
+	first = n > HISTORY_SHOWN ? n - HISTORY_SHOWN : 0;
+	if (first > 0)
+		fprintf(o->fp, "  last %d of %zu transitions, newest last\n",
+		    HISTORY_SHOWN, n);
+	else
+		fprintf(o->fp, "  transitions, newest last\n");
+	for (i = first; i < n; i++) {
+		t = json_array_get(h, i);
+		format_time(at, sizeof(at), str(t, "at"));
+		/* The date is the same for most lines; the time says enough. */
+		if (strlen(at) > 4 && strcmp(at + strlen(at) - 4, " UTC") == 0)
+			at[strlen(at) - 4] = '\0';
+		clean(from, sizeof(from), str(t, "from"));
+		clean(to, sizeof(to), str(t, "to"));
+		clean(reason, sizeof(reason), str(t, "reason"));
+		snprintf(head, sizeof(head), "%s  %s -> %s", at, from, to);
+		if (reason[0] != '\0')
+			paraf(o, 4, head, 8, ": %s", reason);
+		else
+			para(o, 4, head, 8, "");
+	}
+}
+
+/* The peer guard of a service: what it holds and whom it asked. */
+static void
+peer_guard(struct out *o, const json_t *svc)
+{
+	const json_t	*g = json_object_get(svc, "peer_guard"), *p;
+	char		 state[32], reason[TEXT_MAX], who[TEXT_MAX], why[TEXT_MAX];
+	char		 id[TEXT_MAX], ago[32];
+	double		 asked;
+	size_t		 i;
+
+	if (!json_is_object(g))
+		return;
+	clean(state, sizeof(state), str(g, "state"));
+	if (strcmp(state, "off") == 0) {
+		field(o, "peer guard", "off (no [peers] agents)");
+		return;
+	}
+	clean(reason, sizeof(reason), str(g, "reason"));
+	field(o, "peer guard", "%s%s%s", state, reason[0] != '\0' ? ": " : "",
+	    reason);
+	clean(who, sizeof(who), str(g, "serving_peers"));
+	clean(why, sizeof(why), str(g, "why"));
+	if (!num(g, "asked_s", &asked))
+		paraf(o, 6, "", 6, "the other nodes: not asked yet");
+	else {
+		format_age(ago, sizeof(ago), asked);
+		if (json_is_true(json_object_get(g, "other_serving")))
+			paraf(o, 6, "", 6, "serving elsewhere: %s (asked %s ago)",
+			    who, ago);
+		else
+			paraf(o, 6, "", 6, "NO OTHER NODE SERVING (asked %s ago): "
+			    "%s", ago, why);
+	}
+	json_array_foreach(json_object_get(g, "peers"), i, p) {
+		clean(id, sizeof(id), str(p, "node_id"));
+		clean(why, sizeof(why), str(p, "why_not"));
+		if (json_is_true(json_object_get(p, "serving")))
+			paraf(o, 8, "", 10, "%s: serving", id[0] ? id : "?");
+		else
+			paraf(o, 8, "", 10, "%s: not serving: %s", id[0] ? id :
+			    "?", why);
+	}
+	clean(why, sizeof(why), str(g, "marker_warning"));
+	if (why[0] != '\0')
+		paraf(o, 6, "", 6, "WARNING: %s", why);
+}
+
+/* How each load balancer's stats show this service's server. */
+static void
+haproxy_view(struct out *o, const json_t *root, const json_t *svc)
+{
+	const json_t	*lbs = json_object_get(root, "haproxy"), *lb, *m, *w;
+	char		 src[TEXT_MAX], st[64], agent[64], err[TEXT_MAX];
+	char		 be[TEXT_MAX], srv[TEXT_MAX], text[TEXT_MAX];
+	char		 init[32];
+	double		 weight, iw;
+	size_t		 i, j, k;
+
+	if (!json_is_array(lbs) || json_array_size(lbs) == 0)
+		return;
+	fprintf(o->fp, "  as the load balancers show it\n");
+	json_array_foreach(lbs, i, lb) {
+		clean(src, sizeof(src), str(lb, "source"));
+		json_array_foreach(json_object_get(lb, "this_node"), j, m) {
+			if (strcmp(str(m, "service"), str(svc, "name")) != 0)
+				continue;
+			clean(be, sizeof(be), str(m, "backend"));
+			clean(srv, sizeof(srv), str(m, "server"));
+			if (!json_is_true(json_object_get(m, "found"))) {
+				clean(err, sizeof(err), str(m, "error"));
+				paraf(o, 4, "", 6, "%s: %s/%s: %s", src, be, srv,
+				    err);
+				continue;
+			}
+			clean(st, sizeof(st), str(m, "status"));
+			clean(agent, sizeof(agent), str(m, "agent_status"));
+			if (!num(m, "weight", &weight))
+				weight = -1;
+			if (num(m, "initial_weight", &iw))
+				snprintf(init, sizeof(init), "%.0f", iw);
+			else
+				snprintf(init, sizeof(init), "unknown");
+			paraf(o, 4, "", 6, "%s: %s/%s %s, weight %.0f (initial "
+			    "%s), agent %s", src, be, srv, st, weight, init,
+			    agent[0] ? agent : "-");
+			json_array_foreach(json_object_get(m, "warnings"), k, w) {
+				clean(text, sizeof(text), json_string_value(w) ?
+				    json_string_value(w) : "?");
+				paraf(o, 6, "", 6, "WARNING: %s", text);
+			}
+		}
+	}
+}
+
+/* Every peer the node asks, once (not per service). */
+static void
+peers_list(struct out *o, const json_t *root)
+{
+	const json_t	*ps = json_object_get(root, "peers"), *p;
+	char		 agent[TEXT_MAX], id[TEXT_MAX], why[TEXT_MAX], ago[32];
+	char		 seen[48];
+	double		 s;
+	size_t		 i;
+
+	if (!json_is_array(ps) || json_array_size(ps) == 0)
+		return;
+	fprintf(o->fp, "\npeers\n");
+	json_array_foreach(ps, i, p) {
+		clean(agent, sizeof(agent), str(p, "agent"));
+		clean(id, sizeof(id), str(p, "node_id"));
+		clean(why, sizeof(why), str(p, "why_not"));
+		if (num(p, "last_seen_s", &s)) {
+			format_age(ago, sizeof(ago), s);
+			snprintf(seen, sizeof(seen), "answered %s ago", ago);
+		} else
+			snprintf(seen, sizeof(seen), "never answered");
+		if (json_is_true(json_object_get(p, "self")))
+			paraf(o, 2, "", 4, "%s: this node", agent);
+		else if (json_is_true(json_object_get(p, "serving")))
+			paraf(o, 2, "", 4, "%s (%s): serving, %s", id[0] ? id :
+			    "?", agent, seen);
+		else
+			paraf(o, 2, "", 4, "%s (%s): not serving: %s; %s",
+			    id[0] ? id : "?", agent, why, seen);
+	}
+}
+
+static void
+service(struct out *o, const json_t *root, const json_t *svc)
+{
+	char		 name[TEXT_MAX], words[32], reply[TEXT_MAX];
+	char		 reason[TEXT_MAX], by[TEXT_MAX];
+	const json_t	*target = json_object_get(svc, "target");
+
+	clean(name, sizeof(name), ctl_service_label(str(svc, "name")));
+	state_words(words, sizeof(words), svc);
+	fputc('\n', o->fp);
+	paraf(o, 0, "", 2, "service %s: %s, %s", name, words,
+	    json_is_true(json_object_get(svc, "serving")) ? "serving" :
+	    "not serving");
+	clean(reply, sizeof(reply), str(svc, "reply"));
+	field(o, "reply", "%s", reply[0] != '\0' ? reply : "(nothing yet)");
+	clean(reason, sizeof(reason), str(svc, "reason"));
+	field(o, "decision", "%s%s%s", words, reason[0] != '\0' ? ": " : "",
+	    reason);
+	if (json_is_object(target)) {
+		state_words(words, sizeof(words), target);
+		clean(reason, sizeof(reason), str(target, "reason"));
+		field(o, "rules say", "%s%s%s", words,
+		    reason[0] != '\0' ? ": " : "", reason);
+	}
+	if (strcmp(str(svc, "automation"), "off") == 0) {
+		clean(by, sizeof(by), str(svc, "automation_off_by"));
+		field(o, "automation", "OFF%s%s%s", by[0] != '\0' ? " (" : "",
+		    by, by[0] != '\0' ? ")" : "");
+	} else
+		field(o, "automation", "auto");
+	transition(o, json_object_get(svc, "transition"));
+	markers(o, svc);
+	probes(o, svc);
+	peer_guard(o, svc);
+	load_balancers(o, svc);
+	haproxy_view(o, root, svc);
+	history(o, svc);
+}
+
+void
+ctl_format_status(FILE *fp, const json_t *root, const char *only,
+    unsigned width)
+{
+	struct out	 o = { fp, width < 40 ? 40 : width };
+	bool		 detail = json_is_true(json_object_get(root, "detail"));
+	const json_t	*s;
+	size_t		 i;
+
+	header(&o, root, detail);
+	fputc('\n', fp);
+	summary(&o, root, only);
+	if (!detail)
+		return;
+	json_array_foreach(json_object_get(root, "services"), i, s)
+		if (only == NULL || strcmp(str(s, "name"), only) == 0)
+			service(&o, root, s);
+	peers_list(&o, root);
+}

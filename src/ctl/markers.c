@@ -1,0 +1,217 @@
+/*
+ * lbagentctl's markers: the same files an operator's touch or rm makes,
+ * written so that lbagent never reads half of one, and what the daemon
+ * should show once it has read them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lbagent/ctl/markers.h"
+#include "lbagent/daemon/atomic_file.h"
+
+int
+ctl_marker_path(char *buf, size_t size, const char *state_dir,
+    const char *service, enum marker_kind kind)
+{
+	int	n;
+
+	if (service != NULL)
+		n = snprintf(buf, size, "%s/%s/%s", state_dir, service,
+		    marker_name(kind));
+	else
+		n = snprintf(buf, size, "%s/%s", state_dir, marker_name(kind));
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static int
+marker_dir(char *buf, size_t size, const char *state_dir, const char *service)
+{
+	int	n;
+
+	n = service != NULL ? snprintf(buf, size, "%s/%s", state_dir, service) :
+	    snprintf(buf, size, "%s", state_dir);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/*
+ * A service's directory must be one, not a symbolic link: lbagent does not
+ * read markers through a link, and lbagentctl writes none through it.
+ */
+static int
+own_dir(const char *dir, const char *service, char *err, size_t errsize)
+{
+	struct stat	st;
+
+	if (service == NULL || lstat(dir, &st) == -1 || !S_ISLNK(st.st_mode))
+		return 0;
+	snprintf(err, errsize, "%s is a symbolic link: lbagent does not read "
+	    "markers through it, lbagentctl writes none there", dir);
+	return -1;
+}
+
+/* What went wrong in an atomic write, in lbagentctl's words. */
+static void
+say(const struct atomic_file_error *e, const char *state_dir,
+    const char *dir, const char *path, char *err, size_t errsize)
+{
+	const char	*why = strerror(e->error);
+
+	switch (e->step) {
+	case ATOMIC_FILE_TMP_NAME:
+		snprintf(err, errsize, "%s: path too long", state_dir);
+		break;
+	case ATOMIC_FILE_CREATE:
+		snprintf(err, errsize, "cannot write in %s: %s", dir, why);
+		break;
+	case ATOMIC_FILE_WRITE:
+		snprintf(err, errsize, "cannot write %s: %s", e->tmp, why);
+		break;
+	case ATOMIC_FILE_RENAME:
+		snprintf(err, errsize, "cannot create %s: %s", path, why);
+		break;
+	case ATOMIC_FILE_DIR_OPEN:
+		snprintf(err, errsize, "%s: %s", dir, why);
+		break;
+	case ATOMIC_FILE_DIR_SYNC:
+		snprintf(err, errsize, "fsync %s: %s", dir, why);
+		break;
+	}
+}
+
+int
+ctl_marker_set(const char *state_dir, const char *service,
+    enum marker_kind kind, const char *reason, char *err, size_t errsize)
+{
+	struct atomic_file_error	e;
+	char				dir[PATH_MAX], path[PATH_MAX];
+	char				tmp[PATH_MAX];
+	int				n;
+
+	if (marker_dir(dir, sizeof(dir), state_dir, service) == -1 ||
+	    ctl_marker_path(path, sizeof(path), state_dir, service, kind) == -1 ||
+	    (n = snprintf(tmp, sizeof(tmp), "%s/.%s", dir,
+	    marker_name(kind))) < 0 || (size_t)n >= sizeof(tmp)) {
+		snprintf(err, errsize, "%s: path too long", state_dir);
+		return -1;
+	}
+	/* lbagent makes both at start-up, with these permissions. */
+	if (mkdir(state_dir, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errsize, "cannot create %s: %s", state_dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (service != NULL && mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errsize, "cannot create %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (own_dir(dir, service, err, errsize) == -1)
+		return -1;
+	/* What touch would make: 0666 less the umask. */
+	if (atomic_file_write(dir, path, tmp, ATOMIC_FILE_UNIQUE, reason, 0666,
+	    &e) == -1) {
+		say(&e, state_dir, dir, path, err, errsize);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ctl_marker_clear(const char *state_dir, const char *service,
+    enum marker_kind kind, char *err, size_t errsize)
+{
+	struct atomic_file_error	e;
+	char				dir[PATH_MAX], path[PATH_MAX];
+
+	if (marker_dir(dir, sizeof(dir), state_dir, service) == -1 ||
+	    ctl_marker_path(path, sizeof(path), state_dir, service, kind) == -1) {
+		snprintf(err, errsize, "%s: path too long", state_dir);
+		return -1;
+	}
+	if (own_dir(dir, service, err, errsize) == -1)
+		return -1;
+	if (unlink(path) == -1) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		snprintf(err, errsize, "cannot remove %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (atomic_file_sync_dir(dir, &e) == -1) {
+		say(&e, state_dir, dir, path, err, errsize);
+		return -1;
+	}
+	return 0;
+}
+
+void
+ctl_expect_from(const struct markers *node, const struct markers *own,
+    struct ctl_expect *e)
+{
+	const struct markers	*all[2] = { node, own };
+	bool			 maint = false, drain = false, off = false;
+	size_t			 i;
+
+	for (i = 0; i < 2; i++) {
+		if (all[i] == NULL)
+			continue;
+		maint |= all[i]->m[MARKER_MAINT].present;
+		drain |= all[i]->m[MARKER_DRAIN].present;
+		off |= all[i]->m[MARKER_OFF].present;
+	}
+	/* Maint wins over drain, as in every reply. */
+	e->state = maint ? "maint" : drain ? "drain" : NULL;
+	e->off = off;
+}
+
+static const char *
+str(const json_t *obj, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(obj, key));
+
+	return s != NULL ? s : "";
+}
+
+bool
+ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
+    bool check_automation)
+{
+	const char	*state = str(svc, "state");
+	const char	*automation = str(svc, "automation");
+
+	if (!json_is_object(svc))
+		return false;
+	if (check_state) {
+		if (e->state != NULL && strcmp(state, e->state) != 0)
+			return false;
+		if (e->state == NULL && (strcmp(state, "maint") == 0 ||
+		    strcmp(state, "drain") == 0 || state[0] == '\0'))
+			return false;
+	}
+	if (check_automation)
+		return strcmp(automation, e->off ? "off" : "auto") == 0;
+	return true;
+}
+
+const char *
+ctl_off_not_by_marker(const json_t *svc)
+{
+	const json_t	*markers = json_object_get(svc, "markers");
+	const json_t	*m;
+	const char	*by;
+	size_t		 i;
+
+	if (!json_is_array(markers) || strcmp(str(svc, "automation"), "off") != 0)
+		return NULL;
+	json_array_foreach(markers, i, m)
+		if (strcmp(str(m, "kind"), "off") == 0)
+			return NULL;
+	by = json_string_value(json_object_get(svc, "automation_off_by"));
+	return by != NULL && by[0] != '\0' ? by : "a setting of lbagent's";
+}

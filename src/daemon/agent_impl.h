@@ -1,0 +1,63 @@
+/*
+ * The agent's own parts, shared by its files: agent.c (the services'
+ * wiring: probes, markers, timers, the reply path, the views),
+ * agent_state.c (the state file) and agent_reload.c (a reload).
+ */
+#ifndef LBAGENT_AGENT_IMPL_H
+#define LBAGENT_AGENT_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <event2/event.h>
+
+#include "lbagent/core/rules.h"
+#include "lbagent/core/service.h"
+#include "lbagent/daemon/agent.h"
+#include "lbagent/daemon/markers.h"
+#include "lbagent/daemon/state.h"
+
+/* A service and what feeds it. */
+struct svc {
+	struct service		 s;
+	struct probe		**probes;	/* agent::probes owns them */
+	size_t			 nprobes;
+	struct rules_input	*in;		/* the probes, for each step */
+	bool			*settled;
+	struct markers		 own;		/* its directory's, last read */
+};
+
+struct agent {
+	struct event_base	*base;
+	const struct config	*cfg;
+	const struct probe_env	*env;
+	struct probe		**probes;
+	size_t			 nprobes;
+	struct svc		*svcs;		/* [0]: the default service */
+	size_t			 nsvcs;
+	struct markers		 node;		/* state_dir's own markers */
+	uint64_t		 incarnation;
+	int			 mode_env;	/* LBAGENT_MODE: -1 unset, 0, 1 off */
+	char			 boot_id[BOOT_ID_MAX];
+	int64_t			 started_wall_ms;
+	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
+	struct event		*soon_ev;
+	bool			 save_failed;
+	struct peers		*peers;		/* NULL: no peer guard */
+};
+
+/* agent.c */
+int	agent_create_services(struct agent *);
+void	agent_free_services(struct svc *, size_t n);
+void	agent_read_markers(struct agent *, bool at_start);
+void	agent_probe_ran(struct probe *, bool changed, void *agent);
+void	agent_peers_changed(void *agent);
+
+/* agent_state.c */
+void	agent_schedule_save(struct agent *);
+void	agent_schedule_save_soon(struct agent *);
+void	agent_save_cb(evutil_socket_t, short, void *agent);
+/* Loads the state file into the services and composes the old lines. */
+void	agent_load_state(struct agent *);
+
+#endif

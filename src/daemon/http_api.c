@@ -1,0 +1,991 @@
+/*
+ * The HTTP API: a small HTTP/1.1 server of its own on the agent's event
+ * loop, for GET and HEAD of a few paths. It owns each connection from
+ * accept to close, so that everything a caller can hold is bounded: a
+ * total deadline for the request (from accept to its last header, however
+ * slowly the bytes come), another for writing the reply, a cap on
+ * connections that leaves descriptors to the rest of the process, and a
+ * pause, not a spin, when accept() runs out of them. One request per
+ * connection: every reply says "Connection: close". TCP callers need the
+ * bearer token for the detail of /status; unix-socket callers have it
+ * (the socket's permissions are the access control). Listening sockets
+ * whose address stays are kept across reloads, with their connections.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "lbagent/core/text.h"
+#include "lbagent/daemon/clock.h"
+#include "lbagent/daemon/http_api.h"
+#include "lbagent/daemon/log.h"
+#include "lbagent/daemon/net.h"
+
+#define HTTP_BACKLOG		64
+#define HTTP_DRAIN_MAX		(64 * 1024)	/* read after the reply, at most */
+#define HTTP_RESUME_AFTER_MS	100		/* after running out of descriptors */
+#define HTTP_MIN_CONNECTIONS	4		/* however low the descriptor limit */
+#define HTTP_KEY_MAX		(sizeof("unix:") + 108)
+
+enum conn_state {
+	CONN_REQUEST,	/* reading the request line and headers */
+	CONN_REPLY,	/* writing the reply */
+	CONN_DRAIN,	/* reply written, write side shut: reading to EOF */
+};
+
+/* One listening socket. */
+struct http_sock {
+	struct http_api		*api;
+	struct evconnlistener	*ev;
+	bool			 trusted;	/* unix: the detail for every caller */
+	bool			 passed;	/* by systemd: kept across reloads */
+	bool			 wanted;	/* during a reload */
+	char			 key[HTTP_KEY_MAX];	/* what a reload matches */
+	char			*path;		/* our unix socket: unlinked at close */
+};
+
+struct http_conn {
+	struct http_conn	*prev, *next;	/* http_api::conns */
+	struct http_api		*api;
+	evutil_socket_t		 fd;
+	struct event		 ev;
+	enum conn_state		 state;
+	bool			 trusted;
+	int64_t			 deadline_ms;
+	size_t			 inlen, scanned, drained;
+	struct evbuffer		*out;
+	char			 in[HTTP_MAX_HEADERS_BYTES + 1];
+};
+
+struct http_api {
+	struct event_base		*base;
+	const struct agent		*agent;
+	const struct status_daemon	*dm;
+	char				 token[HTTP_TOKEN_MAX + 1];
+	size_t				 token_len;	/* 0: no token */
+	uint64_t			 max_conns;	/* [http] max_connections */
+	uint64_t			 agent_conns;	/* [agent] max_connections */
+	struct http_sock		**socks;
+	size_t				 nsocks;
+	struct http_conn		*conns;
+	size_t				 nconns;
+	bool				 paused;
+	bool				 starved;	/* out of descriptors; logged once */
+	struct event			*resume_ev;
+	struct log_limit		 accept_limit;
+};
+
+/* One request, parsed in place in its connection's buffer. */
+struct http_req {
+	struct http_conn	*c;
+	bool			 head;		/* HEAD: the headers only */
+	const char		*method;
+	const char		*target;
+	const char		*auth;		/* Authorization, or NULL */
+};
+
+static void	conn_cb(evutil_socket_t, short, void *);
+
+bool
+http_api_token_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+	unsigned char	diff = alen != blen;
+	size_t		i;
+
+	/* Over the presented token's bytes, whatever they hold. */
+	for (i = 0; i < alen; i++)
+		diff |= (unsigned char)a[i] ^ (unsigned char)(i < blen ? b[i] : 0);
+	return diff == 0 && blen > 0;
+}
+
+/*
+ * Queues the reply: status line, headers, then the body unless HEAD. On
+ * failure (memory) the connection closes without one.
+ */
+static void
+reply(struct http_req *r, int code, const char *reason, const char *ctype,
+    const char *body, size_t len, const char *extra)
+{
+	struct evbuffer	*out = r->c->out;
+
+	if (evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: %s\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "Connection: close\r\n"
+	    "%s\r\n", code, reason, ctype, len, extra ? extra : "") == -1 ||
+	    (!r->head && len > 0 && evbuffer_add(out, body, len) == -1))
+		evbuffer_drain(out, evbuffer_get_length(out));
+}
+
+static void
+send_json(struct http_req *r, int code, const char *reason, json_t *o,
+    const char *extra)
+{
+	char	*text = o ? json_dumps(o, JSON_INDENT(1) | JSON_SORT_KEYS |
+		    JSON_REAL_PRECISION(6)) : NULL;
+	size_t	 len;
+
+	json_decref(o);
+	if (text == NULL) {
+		reply(r, 500, "Internal Server Error", "text/plain",
+		    "out of memory\n", 14, NULL);
+		return;
+	}
+	len = strlen(text);
+	text[len] = '\n';	/* json_dumps' NUL: the body is text and '\n' */
+	reply(r, code, reason, "application/json", text, len + 1, extra);
+	free(text);
+}
+
+static void
+send_error(struct http_req *r, int code, const char *reason, const char *msg)
+{
+	send_json(r, code, reason, json_pack("{s:s}", "error", msg), NULL);
+}
+
+/*
+ * The caller's standing: 1 detail, 0 public, -1 a wrong token (answered
+ * 401: a client that sends one expects the detail).
+ */
+static int
+standing(const struct http_req *r)
+{
+	const struct http_api	*api = r->c->api;
+	const char		*auth = r->auth;
+
+	if (r->c->trusted)
+		return 1;
+	if (auth == NULL)
+		return 0;
+	if (strncasecmp(auth, "Bearer ", 7) != 0)	/* schemes ignore case */
+		return -1;
+	auth += 7;
+	return http_api_token_equal(auth, strlen(auth), api->token,
+	    api->token_len) ? 1 : -1;
+}
+
+static void
+get_status(struct http_req *r)
+{
+	struct http_api		*api = r->c->api;
+	struct status_clock	 c = { clock_now_ms(), clock_wall_ms() };
+	int			 who = standing(r);
+
+	if (who == -1) {
+		send_error(r, 401, "Unauthorized", api->token_len ?
+		    "wrong token" : "no token is configured ([http] token_file)");
+		return;
+	}
+	send_json(r, 200, "OK", status_json(api->agent, api->dm, who == 1, &c),
+	    NULL);
+}
+
+static void
+get_metrics(struct http_req *r)
+{
+	size_t	 len;
+	char	*text = status_metrics(r->c->api->agent, &len);
+
+	if (text == NULL) {
+		reply(r, 500, "Internal Server Error", "text/plain",
+		    "out of memory\n", 14, NULL);
+		return;
+	}
+	reply(r, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text,
+	    len, NULL);
+	free(text);
+}
+
+static void
+get_health(struct http_req *r, const char *name)
+{
+	const struct agent	*agent = r->c->api->agent;
+	int			 i = agent_find_service(agent, name);
+	bool			 ok;
+	json_t			*o;
+
+	if (i < 0) {
+		send_error(r, 404, "Not Found", "no such service");
+		return;
+	}
+	o = status_health(agent, (size_t)i, &ok);
+	send_json(r, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", o, NULL);
+}
+
+static void
+route(struct http_req *r)
+{
+	struct evhttp_uri	*uri;
+	const char		*path;
+	char			*name;
+
+	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
+		send_json(r, 405, "Method Not Allowed", json_pack("{s:s}",
+		    "error", "only GET and HEAD"), "Allow: GET, HEAD\r\n");
+		return;
+	}
+	if ((uri = evhttp_uri_parse(r->target)) == NULL) {
+		send_error(r, 400, "Bad Request", "malformed request target");
+		return;
+	}
+	path = evhttp_uri_get_path(uri);
+	if (path == NULL || path[0] == '\0')
+		path = "/";
+	if (strcmp(path, "/status") == 0)
+		get_status(r);
+	else if (strcmp(path, "/metrics") == 0)
+		get_metrics(r);
+	else if (strcmp(path, "/health") == 0)
+		get_health(r, "");
+	else if (strncmp(path, "/health/", 8) == 0 && path[8] != '\0') {
+		if ((name = evhttp_uridecode(path + 8, 0, NULL)) == NULL)
+			reply(r, 500, "Internal Server Error", "text/plain",
+			    "out of memory\n", 14, NULL);
+		else {
+			get_health(r, name);
+			free(name);
+		}
+	} else
+		send_error(r, 404, "Not Found",
+		    "no such path (try /status, /metrics, /health)");
+	evhttp_uri_free(uri);
+}
+
+/* The next line of the head, its CR LF or LF cut; NULL after the last. */
+static char *
+next_line(char **p, char *end)
+{
+	char	*line = *p, *nl;
+
+	if (line >= end)
+		return NULL;
+	if ((nl = memchr(line, '\n', (size_t)(end - line))) == NULL)
+		nl = end;
+	*nl = '\0';
+	if (nl > line && nl[-1] == '\r')
+		nl[-1] = '\0';
+	*p = nl + 1;
+	return line;
+}
+
+static bool
+is_tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	    (ch >= '0' && ch <= '9') || strchr("!#$%&'*+-.^_`|~", ch) != NULL;
+}
+
+static bool
+is_token(const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++)
+		if (!is_tchar((unsigned char)s[i]))
+			return false;
+	return len > 0;
+}
+
+/*
+ * Parses the head (the first len bytes of c->in, ending in an empty line)
+ * and queues the reply. A body is never needed: it is read and dropped
+ * after the reply, as is anything else the client sends.
+ */
+static void
+conn_request(struct http_conn *c, size_t len)
+{
+	struct http_req	 r = { c, false, NULL, NULL, NULL };
+	char		*p = c->in, *end = c->in + len, *line, *sp, *colon;
+	char		*v, *e;
+	unsigned long	 clen;
+
+	while (p < end && (*p == '\r' || *p == '\n'))
+		p++;
+	/* The request line: METHOD SP TARGET SP HTTP/1.x */
+	if ((line = next_line(&p, end)) == NULL ||
+	    (sp = strchr(line, ' ')) == NULL) {
+		send_error(&r, 400, "Bad Request", "malformed request line");
+		return;
+	}
+	*sp = '\0';
+	r.method = line;
+	r.target = sp + 1;
+	r.head = strcmp(r.method, "HEAD") == 0;
+	if ((sp = strchr(sp + 1, ' ')) == NULL || sp == r.target ||
+	    !is_token(r.method, strlen(r.method)) ||
+	    strncmp(sp + 1, "HTTP/1.", 7) != 0 || sp[8] < '0' || sp[8] > '9' ||
+	    sp[9] != '\0') {
+		send_error(&r, 400, "Bad Request", "malformed request line");
+		return;
+	}
+	*sp = '\0';
+	while ((line = next_line(&p, end)) != NULL && line[0] != '\0') {
+		if ((colon = strchr(line, ':')) == NULL ||
+		    !is_token(line, (size_t)(colon - line))) {
+			send_error(&r, 400, "Bad Request", "malformed header");
+			return;
+		}
+		*colon = '\0';
+		for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
+			;
+		for (e = v + strlen(v); e > v && (e[-1] == ' ' ||
+		    e[-1] == '\t'); e--)
+			;
+		*e = '\0';
+		if (strcasecmp(line, "Authorization") == 0)
+			r.auth = v;
+		else if (strcasecmp(line, "Content-Length") == 0) {
+			if (v[0] < '0' || v[0] > '9' || (errno = 0,
+			    clen = strtoul(v, &e, 10), *e != '\0') ||
+			    errno == ERANGE) {
+				send_error(&r, 400, "Bad Request",
+				    "malformed Content-Length");
+				return;
+			}
+			if (clen > HTTP_MAX_BODY_BYTES) {
+				send_error(&r, 413, "Payload Too Large",
+				    "at most " HTTP_MAX_BODY_TEXT " bytes of body");
+				return;
+			}
+		}
+	}
+	route(&r);
+}
+
+/* (Re)arms the connection's event for `what`, until its deadline. */
+static void
+conn_wait(struct http_conn *c, short what)
+{
+	int64_t		left = c->deadline_ms - clock_now_ms();
+	struct timeval	tv;
+
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = (time_t)(left / 1000);
+	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
+	event_del(&c->ev);
+	event_assign(&c->ev, c->api->base, c->fd, what, conn_cb, c);
+	event_add(&c->ev, &tv);
+}
+
+static void
+api_pause(struct http_api *api)
+{
+	size_t	i;
+
+	if (api->paused)
+		return;
+	for (i = 0; i < api->nsocks; i++)
+		evconnlistener_disable(api->socks[i]->ev);
+	api->paused = true;
+}
+
+/*
+ * How many connections the API may hold now: [http] max_connections, but
+ * never more than the descriptor limit leaves after the agent port's
+ * max_connections and HTTP_NOFILE_RESERVE for probes, the state file,
+ * listening sockets, libevent and libcurl. Read at each accept, so that a
+ * limit lowered while running is honoured.
+ */
+static size_t
+api_cap(const struct http_api *api)
+{
+	struct rlimit	rl;
+	uint64_t	cap = api->max_conns, room, least;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		room = rl.rlim_cur > api->agent_conns + HTTP_NOFILE_RESERVE ?
+		    rl.rlim_cur - api->agent_conns - HTTP_NOFILE_RESERVE : 0;
+		if (room < cap)
+			cap = room;
+	}
+	least = api->max_conns < HTTP_MIN_CONNECTIONS ? api->max_conns :
+	    HTTP_MIN_CONNECTIONS;
+	return (size_t)(cap < least ? least : cap);
+}
+
+static void
+api_resume(struct http_api *api)
+{
+	size_t	i;
+
+	if (!api->paused || api->nconns >= api_cap(api))
+		return;
+	for (i = 0; i < api->nsocks; i++)
+		evconnlistener_enable(api->socks[i]->ev);
+	api->paused = false;
+}
+
+static void
+conn_close(struct http_conn *c)
+{
+	struct http_api	*api = c->api;
+
+	event_del(&c->ev);
+	evutil_closesocket(c->fd);
+	evbuffer_free(c->out);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		api->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	api->nconns--;
+	free(c);
+	if (!evtimer_pending(api->resume_ev, NULL))
+		api_resume(api);
+}
+
+/* Reads and drops what comes after the reply, until EOF or a bound. */
+static void
+conn_drain(struct http_conn *c)
+{
+	char	buf[4096];
+	ssize_t	n;
+
+	for (;;) {
+		n = recv(c->fd, buf, sizeof(buf), 0);
+		if (n > 0) {
+			c->drained += (size_t)n;
+			if (c->drained > HTTP_DRAIN_MAX)
+				break;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			conn_wait(c, EV_READ);
+			return;
+		}
+		break;		/* EOF, or gone */
+	}
+	conn_close(c);
+}
+
+static void
+conn_flush(struct http_conn *c)
+{
+	int	n;
+
+	while (evbuffer_get_length(c->out) > 0) {
+		if ((n = evbuffer_write(c->out, c->fd)) > 0)
+			continue;
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK) {
+			conn_wait(c, EV_WRITE);
+			return;
+		}
+		conn_close(c);		/* reset or gone: nothing to finish */
+		return;
+	}
+	/*
+	 * Our FIN ends the reply; reading until the client's keeps unread
+	 * input (a body, a pipelined request) from turning into a reset
+	 * that could cost it the reply.
+	 */
+	shutdown(c->fd, SHUT_WR);
+	c->state = CONN_DRAIN;
+	conn_drain(c);
+}
+
+/* The request is in (or is refused): the reply has its own deadline. */
+static void
+conn_reply(struct http_conn *c, size_t headlen)
+{
+	if (headlen > 0)
+		conn_request(c, headlen);
+	else {
+		struct http_req r = { c, false, NULL, NULL, NULL };
+
+		send_error(&r, 431, "Request Header Fields Too Large",
+		    "at most " HTTP_MAX_HEADERS_TEXT " bytes of headers");
+	}
+	if (evbuffer_get_length(c->out) == 0) {
+		conn_close(c);		/* no memory for a reply */
+		return;
+	}
+	c->state = CONN_REPLY;
+	c->deadline_ms = clock_now_ms() + HTTP_REPLY_MS;
+	conn_flush(c);
+}
+
+/* The length of the head once its empty line is in, else 0. */
+static size_t
+head_length(struct http_conn *c)
+{
+	size_t	i = c->scanned > 0 ? c->scanned : 1;
+
+	for (; i < c->inlen; i++)
+		if (c->in[i] == '\n' && (c->in[i - 1] == '\n' ||
+		    (i >= 2 && c->in[i - 1] == '\r' && c->in[i - 2] == '\n')))
+			return i + 1;
+	c->scanned = c->inlen;
+	return 0;
+}
+
+static void
+conn_read(struct http_conn *c)
+{
+	size_t	len;
+	ssize_t	n;
+
+	while (c->inlen < HTTP_MAX_HEADERS_BYTES) {
+		n = recv(c->fd, c->in + c->inlen, HTTP_MAX_HEADERS_BYTES -
+		    c->inlen, 0);
+		if (n > 0) {
+			c->inlen += (size_t)n;
+			if ((len = head_length(c)) > 0) {
+				conn_reply(c, len);
+				return;
+			}
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			conn_wait(c, EV_READ);
+			return;
+		}
+		conn_close(c);		/* gone before a whole request */
+		return;
+	}
+	conn_reply(c, 0);		/* the headers are too large */
+}
+
+static void
+conn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	(void)fd;
+	if ((what & EV_TIMEOUT) && clock_now_ms() >= c->deadline_ms) {
+		/* Too slow to send its request, or to read the reply. */
+		conn_close(c);
+		return;
+	}
+	switch (c->state) {
+	case CONN_REQUEST:
+		conn_read(c);
+		return;
+	case CONN_REPLY:
+		conn_flush(c);
+		return;
+	case CONN_DRAIN:
+		conn_drain(c);
+		return;
+	}
+}
+
+static void
+accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
+    int socklen, void *arg)
+{
+	struct http_sock	*sock = arg;
+	struct http_api		*api = sock->api;
+	struct http_conn	*c;
+
+	(void)ev;
+	(void)sa;
+	(void)socklen;
+	if (api->starved) {
+		log_notice("http API: accepting again (%zu connections open)",
+		    api->nconns);
+		api->starved = false;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->out = evbuffer_new()) == NULL) {
+		log_limited(&api->accept_limit, LOG_WARNING,
+		    "http API: out of memory for a connection");
+		free(c);
+		evutil_closesocket(fd);
+		return;
+	}
+	c->api = api;
+	c->fd = fd;
+	c->trusted = sock->trusted;
+	c->state = CONN_REQUEST;
+	/* The whole request, however slowly it comes, within this. */
+	c->deadline_ms = clock_now_ms() + HTTP_REQUEST_MS;
+	event_assign(&c->ev, api->base, fd, EV_READ, conn_cb, c);
+	c->next = api->conns;
+	if (api->conns != NULL)
+		api->conns->prev = c;
+	api->conns = c;
+	if (++api->nconns >= api_cap(api))
+		api_pause(api);
+	conn_wait(c, EV_READ);
+}
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	api_resume(arg);
+}
+
+static void
+accept_error_cb(struct evconnlistener *ev, void *arg)
+{
+	struct http_api	*api = ((struct http_sock *)arg)->api;
+	struct timeval	 tv = { 0, HTTP_RESUME_AFTER_MS * 1000 };
+	int		 err = EVUTIL_SOCKET_ERROR();
+
+	(void)ev;
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+		/* Pause instead of spinning on a socket we cannot serve. */
+		if (!api->starved)
+			log_warnx("http API: accept: %s (%zu connections "
+			    "open): pausing, retrying every %d ms",
+			    strerror(err), api->nconns, HTTP_RESUME_AFTER_MS);
+		api->starved = true;
+		api_pause(api);
+		event_add(api->resume_ev, &tv);
+		return;
+	}
+	log_limited(&api->accept_limit, LOG_WARNING, "http API: accept: %s",
+	    strerror(err));
+}
+
+/*
+ * Accepts on fd, a listening socket (bound, and listening when backlog is
+ * 0). The API owns fd from now on, failure included, and path (a unix
+ * socket to unlink at close) too.
+ */
+static int
+sock_add(struct http_api *api, int fd, int backlog, bool trusted,
+    const char *key, char *path)
+{
+	struct http_sock	*sock, **grown;
+
+	grown = realloc(api->socks, (api->nsocks + 1) * sizeof(*grown));
+	if (grown != NULL)
+		api->socks = grown;
+	if (grown == NULL || (sock = calloc(1, sizeof(*sock))) == NULL) {
+		log_errx("http listen %s: out of memory", key);
+		goto fail;
+	}
+	sock->api = api;
+	sock->trusted = trusted;
+	sock->passed = key[0] == '\0';
+	sock->wanted = true;
+	sock->path = path;
+	snprintf(sock->key, sizeof(sock->key), "%s", key);
+	sock->ev = evconnlistener_new(api->base, accept_cb, sock,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, backlog, fd);
+	if (sock->ev == NULL) {
+		log_err("http listen %s", key[0] ? key : "(passed socket)");
+		free(sock);
+		goto fail;
+	}
+	evconnlistener_set_error_cb(sock->ev, accept_error_cb);
+	if (api->paused)
+		evconnlistener_disable(sock->ev);
+	api->socks[api->nsocks++] = sock;
+	return 0;
+fail:
+	close(fd);
+	if (path != NULL) {
+		unlink(path);
+		free(path);
+	}
+	return -1;
+}
+
+static void
+sock_free(struct http_sock *sock)
+{
+	evconnlistener_free(sock->ev);
+	if (sock->path != NULL) {
+		unlink(sock->path);
+		free(sock->path);
+	}
+	free(sock);
+}
+
+ssize_t
+http_api_token_read(const char *path, char *out, const char **why)
+{
+	char	buf[HTTP_TOKEN_MAX + 2], *start, *end;
+	ssize_t	n;
+	size_t	len;
+	int	fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) == -1) {
+		*why = strerror(errno);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n == -1) {
+		*why = strerror(errno);
+		return -1;
+	}
+	buf[n] = '\0';
+	start = buf + strspn(buf, " \t");
+	end = start + strcspn(start, "\r\n");
+	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	len = (size_t)(end - start);
+	if (len == 0)
+		*why = "empty";
+	else if (len > HTTP_TOKEN_MAX)
+		*why = "longer than " HTTP_TOKEN_MAX_TEXT " bytes";
+	else {
+		memcpy(out, start, len);
+		out[len] = '\0';
+	}
+	explicit_bzero(buf, sizeof(buf));
+	return len == 0 || len > HTTP_TOKEN_MAX ? -1 : (ssize_t)len;
+}
+
+/* The token for the detail; none when unreadable (logged, never shown). */
+static void
+read_token(struct http_api *api, const char *file)
+{
+	const char	*why;
+	ssize_t		 n;
+
+	api->token_len = 0;
+	if (file == NULL)
+		return;
+	if ((n = http_api_token_read(file, api->token, &why)) == -1) {
+		log_warnx("[http] token_file %s: %s; the detail of /status is "
+		    "only on unix sockets", file, why);
+		return;
+	}
+	api->token_len = (size_t)n;
+}
+
+struct bind_ctx {
+	struct http_api	*api;
+	const char	*key;
+};
+
+static int
+tcp_bound(int fd, const struct sockaddr *sa, void *arg)
+{
+	struct bind_ctx	*ctx = arg;
+	char		 text[80];
+
+	if (sock_add(ctx->api, fd, HTTP_BACKLOG, false, ctx->key, NULL) == -1)
+		return -1;
+	net_addr_text(sa, text, sizeof(text));
+	log_notice("http API on %s", text);
+	return 0;
+}
+
+/*
+ * A unix socket at path, mode 0660: a socket left by an earlier run is
+ * replaced, anything else there is an error.
+ */
+static int
+bind_unix(struct http_api *api, const char *path, const char *key)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	mode_t			 old;
+	char			*copy;
+	int			 fd, rc;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_errx("http listen unix:%s: exists and is not a socket",
+			    path);
+			return -1;
+		}
+		unlink(path);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1) {
+		log_err("http listen unix:%s: socket", path);
+		return -1;
+	}
+	old = umask(0117);
+	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc == -1) {
+		log_err("http listen unix:%s: bind", path);
+		close(fd);
+		return -1;
+	}
+	if ((copy = strdup(path)) == NULL) {
+		log_errx("http listen unix:%s: out of memory", path);
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	if (sock_add(api, fd, HTTP_BACKLOG, true, key, copy) == -1)
+		return -1;
+	log_notice("http API on unix:%s (detail for every caller there)", path);
+	return 0;
+}
+
+/* What a reload matches a socket by: unix:PATH, or the address as written. */
+static void
+listen_key(const struct config_http_listen *l, char key[HTTP_KEY_MAX])
+{
+	if (l->is_unix)
+		snprintf(key, HTTP_KEY_MAX, "unix:%s", l->path);
+	else
+		snprintf(key, HTTP_KEY_MAX, "%s", l->tcp.text);
+}
+
+/*
+ * Binds every configured address except those a socket serves already
+ * (marked wanted instead); with mark_only, binds nothing.
+ */
+static int
+listen_all(struct http_api *api, const struct config *cfg, bool mark_only)
+{
+	struct bind_ctx	ctx;
+	char		key[HTTP_KEY_MAX];
+	size_t		i, k;
+	bool		have;
+	int		rc = 0;
+
+	for (i = 0; i < cfg->http.count; i++) {
+		const struct config_http_listen *l = &cfg->http.addr[i];
+
+		listen_key(l, key);
+		for (k = 0, have = false; k < api->nsocks; k++) {
+			if (!api->socks[k]->passed &&
+			    strcmp(api->socks[k]->key, key) == 0) {
+				api->socks[k]->wanted = true;
+				have = true;
+			}
+		}
+		if (have || mark_only)
+			continue;
+		ctx.api = api;
+		ctx.key = key;
+		if (l->is_unix ? bind_unix(api, l->path, key) == -1 :
+		    net_bind(&l->tcp, tcp_bound, &ctx) == -1)
+			rc = -1;
+	}
+	return rc;
+}
+
+static void
+api_settings(struct http_api *api, const struct config *cfg)
+{
+	api->max_conns = cfg->http.max_connections;
+	api->agent_conns = cfg->max_connections;
+	read_token(api, cfg->http.token_file);
+}
+
+struct http_api *
+http_api_new(struct event_base *base, const struct config *cfg,
+    const struct agent *agent, const struct status_daemon *dm,
+    const int *fds, size_t nfds)
+{
+	struct http_api		*api;
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	size_t			 i;
+	int			 fd;
+
+	if ((api = calloc(1, sizeof(*api))) == NULL)
+		return NULL;
+	api->base = base;
+	api->agent = agent;
+	api->dm = dm;
+	api->accept_limit.interval_ms = LOG_LIMIT_MS;
+	if ((api->resume_ev = evtimer_new(base, resume_cb, api)) == NULL) {
+		log_errx("cannot start the http API");
+		goto fail;
+	}
+	api_settings(api, cfg);
+	if (listen_all(api, cfg, false) == -1)
+		goto fail;
+	for (i = 0; i < nfds; i++) {
+		len = sizeof(ss);
+		/* The API closes what it accepts on; main keeps the original. */
+		if (getsockname(fds[i], (struct sockaddr *)&ss, &len) == -1 ||
+		    (fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) == -1) {
+			log_err("http: passed descriptor %d", fds[i]);
+			goto fail;
+		}
+		if (sock_add(api, fd, 0, ss.ss_family == AF_UNIX, "", NULL) == -1)
+			goto fail;
+		log_notice("http API on the socket systemd passed (%s)",
+		    ss.ss_family == AF_UNIX ? "unix: detail for every caller" :
+		    "TCP");
+	}
+	return api;
+fail:
+	http_api_free(api);
+	return NULL;
+}
+
+int
+http_api_reload(struct http_api *api, const struct config *cfg)
+{
+	size_t	i, k;
+	int	rc;
+
+	api_settings(api, cfg);
+	for (i = 0; i < api->nsocks; i++)
+		api->socks[i]->wanted = api->socks[i]->passed;
+	/* Mark what stays, close what goes (a path may be bound anew), bind. */
+	listen_all(api, cfg, true);
+	for (i = 0, k = 0; i < api->nsocks; i++) {
+		struct http_sock *sock = api->socks[i];
+
+		if (sock->wanted) {
+			api->socks[k++] = sock;
+			continue;
+		}
+		log_notice("reload: the http API no longer listens on %s",
+		    sock->key);
+		sock_free(sock);
+	}
+	api->nsocks = k;
+	rc = listen_all(api, cfg, false);
+	/* max_connections may have grown. */
+	if (!evtimer_pending(api->resume_ev, NULL))
+		api_resume(api);
+	return rc;
+}
+
+void
+http_api_free(struct http_api *api)
+{
+	size_t	i;
+
+	if (api == NULL)
+		return;
+	for (i = 0; i < api->nsocks; i++)
+		sock_free(api->socks[i]);
+	free(api->socks);
+	api->socks = NULL;
+	api->nsocks = 0;
+	api->paused = true;
+	while (api->conns != NULL)
+		conn_close(api->conns);
+	if (api->resume_ev != NULL)
+		event_free(api->resume_ev);
+	explicit_bzero(api->token, sizeof(api->token));
+	free(api);
+}

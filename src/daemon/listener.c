@@ -1,0 +1,874 @@
+/*
+ * The agent port. Each connection is a small state machine driven by one
+ * event: read the request (agent-send) if one is coming, write the reply,
+ * then read until the peer closes, so that we never close with unread
+ * input (the kernel would answer it with a reset that can cost HAProxy
+ * the reply). Everything is bounded: bytes, time, connections.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stddef.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/event_struct.h>
+#include <event2/listener.h>
+
+#include "lbagent/core/lbkeys.h"
+#include "lbagent/daemon/clock.h"
+#include "lbagent/daemon/listener.h"
+#include "lbagent/daemon/log.h"
+#include "lbagent/daemon/net.h"
+
+#define LISTEN_BACKLOG		4096
+#define NAME_KEY_MAX		160
+#define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
+#define RESUME_AFTER_MS		100	/* after running out of descriptors */
+
+enum conn_state {
+	CONN_REQUEST,	/* waiting for the request line */
+	CONN_REPLY,	/* writing the reply line */
+	CONN_DRAIN,	/* reply written, write side shut: reading to EOF */
+};
+
+/* One listening socket and the service it is for. */
+struct port {
+	struct listener		*l;
+	struct evconnlistener	*ev;
+	int			 service;	/* or AGENT_SHARED_PORT */
+	/* What a reload matches it by: service name and address as written. */
+	char			 key[NAME_KEY_MAX];
+	bool			 passed;	/* by systemd: kept across reloads */
+	bool			 wanted;	/* during a reload */
+};
+
+struct conn {
+	struct conn		*prev, *next;	/* listener::conns */
+	struct listener		*l;
+	int			 port;		/* the port's service */
+	int			 service;	/* chosen when replying */
+	evutil_socket_t		 fd;
+	struct event		 ev;
+	enum conn_state		 state;
+	int64_t			 deadline_ms;
+	int64_t			 request_until_ms;
+	char			 addr[LBKEY_ADDR_MAX];
+	size_t			 reqlen;
+	bool			 replied_early;	/* before any request text */
+	bool			 quiet_addr;	/* known to send none; not waited for */
+	bool			 late_done;
+	struct agent_check	 ck;
+	size_t			 outlen, outoff;
+	size_t			 drained;
+	/* Buffers last: a reused conn zeroes everything before them. */
+	char			 req[LISTENER_REQUEST_MAX];
+	char			 out[REPLY_MAX];
+};
+
+struct listener {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct agent		*agent;
+	struct port		**ports;
+	size_t			 nports;
+	struct conn		*conns;
+	size_t			 nconns;
+	struct conn		*spare;		/* freed conns kept for reuse */
+	size_t			 nspare;
+	bool			 paused;
+	bool			 pressed;	/* near capacity: short holds */
+	bool			 starved;	/* out of descriptors; logged once */
+	struct event		*resume_ev;
+	struct log_limit	 refused_log;	/* addresses over their share */
+};
+
+enum io_result { IO_DONE, IO_AGAIN, IO_CLOSED };
+
+static void	conn_cb(evutil_socket_t, short, void *);
+
+static void
+listener_pause(struct listener *l)
+{
+	size_t	i;
+
+	if (l->paused)
+		return;
+	for (i = 0; i < l->nports; i++)
+		evconnlistener_disable(l->ports[i]->ev);
+	l->paused = true;
+}
+
+static void
+listener_resume(struct listener *l)
+{
+	size_t	i;
+
+	if (!l->paused || l->nconns >= l->cfg->max_connections)
+		return;
+	for (i = 0; i < l->nports; i++)
+		evconnlistener_enable(l->ports[i]->ev);
+	l->paused = false;
+}
+
+static void
+conn_close(struct conn *c)
+{
+	struct listener	*l = c->l;
+
+	event_del(&c->ev);
+	evutil_closesocket(c->fd);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		l->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	l->nconns--;
+	if (l->nconns * LISTENER_PRESSED_DEN <
+	    l->cfg->max_connections * LISTENER_PRESSED_NUM)
+		l->pressed = false;
+	if (l->nspare < SPARE_CONNS) {
+		c->next = l->spare;
+		l->spare = c;
+		l->nspare++;
+	} else
+		free(c);
+	if (!event_pending(l->resume_ev, EV_TIMEOUT, NULL))
+		listener_resume(l);
+}
+
+/* (Re)arms the connection's event for `what`, until `until_ms` at most. */
+static void
+conn_wait(struct conn *c, short what, int64_t until_ms)
+{
+	int64_t		left = until_ms - clock_now_ms();
+	struct timeval	tv;
+
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = (time_t)(left / 1000);
+	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
+	event_del(&c->ev);
+	event_assign(&c->ev, c->l->base, c->fd, what, conn_cb, c);
+	event_add(&c->ev, &tv);
+}
+
+/* Reads request bytes until a newline, the limit, EOF or EAGAIN. */
+static enum io_result
+conn_read_request(struct conn *c)
+{
+	ssize_t	n;
+
+	while (c->reqlen < sizeof(c->req)) {
+		n = recv(c->fd, c->req + c->reqlen, sizeof(c->req) - c->reqlen, 0);
+		if (n > 0) {
+			if (memchr(c->req + c->reqlen, '\n', (size_t)n) != NULL) {
+				c->reqlen += (size_t)n;
+				return IO_DONE;
+			}
+			c->reqlen += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return IO_DONE;		/* sent what it had, then shut */
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return IO_AGAIN;
+		return IO_CLOSED;		/* reset: nobody to answer */
+	}
+	return IO_DONE;
+}
+
+/* The request's first line, without its line ending: the key's text. */
+static size_t
+request_text_len(const char *req, size_t len)
+{
+	const char	*nl = memchr(req, '\n', len);
+
+	if (nl != NULL)
+		len = (size_t)(nl - req);
+	if (len > 0 && req[len - 1] == '\r')
+		len--;
+	return len;
+}
+
+static void
+conn_enter_drain(struct conn *c)
+{
+	/* Our FIN tells a reader the line is complete. */
+	shutdown(c->fd, SHUT_WR);
+	c->state = CONN_DRAIN;
+	conn_wait(c, EV_READ, c->deadline_ms);
+}
+
+/*
+ * Whether the reply can be followed by close() at once instead of reading
+ * until the peer closes. Only when nothing can still arrive and nothing
+ * hangs on where the reply went: nothing was sent, the address is known
+ * and has never sent agent-send text (quiet_addr, decided in accept_cb
+ * where that was looked up already), and the reply neither claims nor
+ * restores anything (a late request text would otherwise have to move
+ * that bookkeeping to its own key). This is HAProxy without agent-send
+ * while the node is up, the common case, at the cost of a bare
+ * accept/write/close loop.
+ */
+static bool
+conn_may_close_now(const struct conn *c)
+{
+	return c->quiet_addr && !c->ck.created && c->ck.carried == 0 &&
+	    c->ck.restore == 0;
+}
+
+static void
+conn_write(struct conn *c)
+{
+	ssize_t	n;
+
+	while (c->outoff < c->outlen) {
+		n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n >= 0) {
+			c->outoff += (size_t)n;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			c->state = CONN_REPLY;
+			conn_wait(c, EV_WRITE, c->deadline_ms);
+			return;
+		}
+		conn_close(c);		/* reset or gone: nothing to finish */
+		return;
+	}
+	if (conn_may_close_now(c)) {
+		conn_close(c);
+		return;
+	}
+	conn_enter_drain(c);
+}
+
+static void
+conn_reply(struct conn *c)
+{
+	size_t	len = request_text_len(c->req, c->reqlen);
+
+	c->replied_early = c->reqlen == 0;
+	c->service = agent_select(c->l->agent, c->port, c->req, len);
+	c->outlen = agent_reply(c->l->agent, c->service, c->addr, c->req, len,
+	    c->out, &c->ck);
+	c->outoff = 0;
+	conn_write(c);
+}
+
+/*
+ * Reads what comes after the reply. Text that arrives after an early
+ * reply is the request we did not wait for: it tells the key.
+ */
+static void
+conn_drain(struct conn *c)
+{
+	char	buf[4096];
+	ssize_t	n;
+	size_t	take;
+
+	for (;;) {
+		n = recv(c->fd, buf, sizeof(buf), 0);
+		if (n == 0 || (n == -1 && errno != EINTR && errno != EAGAIN &&
+		    errno != EWOULDBLOCK)) {
+			/* Late text without a newline ends with the connection. */
+			if (c->replied_early && !c->late_done && c->reqlen > 0)
+				agent_late_text(c->l->agent, c->service,
+				    c->addr, c->req,
+				    request_text_len(c->req, c->reqlen), &c->ck);
+			conn_close(c);
+			return;
+		}
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			conn_wait(c, EV_READ, c->deadline_ms);
+			return;
+		}
+		if (c->replied_early && !c->late_done) {
+			take = sizeof(c->req) - c->reqlen;
+			if (take > (size_t)n)
+				take = (size_t)n;
+			memcpy(c->req + c->reqlen, buf, take);
+			c->reqlen += take;
+			if (memchr(c->req, '\n', c->reqlen) != NULL ||
+			    c->reqlen == sizeof(c->req)) {
+				c->late_done = true;
+				agent_late_text(c->l->agent, c->service,
+				    c->addr, c->req,
+				    request_text_len(c->req, c->reqlen), &c->ck);
+			}
+		}
+		c->drained += (size_t)n;
+		if (c->drained > LISTENER_DRAIN_MAX) {
+			conn_close(c);
+			return;
+		}
+	}
+}
+
+static void
+conn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+	int64_t		 now = clock_now_ms();
+
+	(void)fd;
+	if ((what & EV_TIMEOUT) && now >= c->deadline_ms) {
+		conn_close(c);
+		return;
+	}
+	switch (c->state) {
+	case CONN_REQUEST:
+		if (what & EV_READ) {
+			switch (conn_read_request(c)) {
+			case IO_CLOSED:
+				conn_close(c);
+				return;
+			case IO_AGAIN:
+				if (now < c->request_until_ms) {
+					conn_wait(c, EV_READ, c->request_until_ms);
+					return;
+				}
+				break;
+			case IO_DONE:
+				break;
+			}
+		}
+		conn_reply(c);
+		return;
+	case CONN_REPLY:
+		conn_write(c);
+		return;
+	case CONN_DRAIN:
+		conn_drain(c);
+		return;
+	}
+}
+
+/* Dotted quad without printf: this runs for every check. */
+static void
+format_ipv4(const unsigned char *a, char buf[LBKEY_ADDR_MAX])
+{
+	char	*p = buf;
+	int	 i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned v = a[i];
+
+		if (v >= 100)
+			*p++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*p++ = (char)('0' + v / 10 % 10);
+		*p++ = (char)('0' + v % 10);
+		*p++ = i < 3 ? '.' : '\0';
+	}
+}
+
+/* The peer's address as text; IPv4-mapped IPv6 reads as IPv4. */
+static void
+format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
+{
+	const struct sockaddr_in6	*s6 = (const void *)sa;
+	const struct sockaddr_in	*s4 = (const void *)sa;
+
+	buf[0] = '\0';
+	if (sa->sa_family == AF_INET)
+		format_ipv4((const unsigned char *)&s4->sin_addr, buf);
+	else if (sa->sa_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		format_ipv4(&s6->sin6_addr.s6_addr[12], buf);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &s6->sin6_addr, buf, LBKEY_ADDR_MAX);
+	if (buf[0] == '\0')
+		snprintf(buf, LBKEY_ADDR_MAX, "unknown");
+}
+
+/*
+ * Near capacity: every open connection is cut to a short hold, so that
+ * the slots turn over and the kernel's queue (where the load balancers'
+ * checks wait) drains. Done once, on entering that state.
+ */
+static void
+press(struct listener *l, int64_t now)
+{
+	int64_t		 until = now + LISTENER_PRESSED_DEADLINE_MS;
+	struct conn	*c;
+
+	l->pressed = true;
+	for (c = l->conns; c != NULL; c = c->next) {
+		if (c->deadline_ms <= until)
+			continue;
+		c->deadline_ms = until;
+		switch (c->state) {
+		case CONN_REQUEST:
+			/* Answered when the wait ends, before the deadline. */
+			if (c->request_until_ms > now +
+			    LISTENER_PRESSED_REQUEST_WAIT_MS)
+				c->request_until_ms = now +
+				    LISTENER_PRESSED_REQUEST_WAIT_MS;
+			conn_wait(c, EV_READ, c->request_until_ms);
+			break;
+		case CONN_REPLY:
+			conn_wait(c, EV_WRITE, until);
+			break;
+		case CONN_DRAIN:
+			conn_wait(c, EV_READ, until);
+			break;
+		}
+	}
+}
+
+/* Open connections one source address may hold (listener.h). */
+static size_t
+per_source_max(const struct listener *l)
+{
+	size_t	n = (size_t)l->cfg->max_connections / LISTENER_SOURCE_SHARE;
+
+	return n < LISTENER_SOURCE_MIN ? LISTENER_SOURCE_MIN : n;
+}
+
+/*
+ * Whether addr holds its share of the connections already. Counted only
+ * once that many are open at all: a handful of checks costs nothing.
+ */
+static bool
+source_over_share(const struct listener *l, const char *addr)
+{
+	const struct conn	*c;
+	size_t			 max = per_source_max(l), n = 0;
+
+	if (l->nconns < max)
+		return false;
+	for (c = l->conns; c != NULL; c = c->next)
+		if (strcmp(c->addr, addr) == 0 && ++n >= max)
+			return true;
+	return false;
+}
+
+static void
+accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
+    int socklen, void *arg)
+{
+	struct port	*port = arg;
+	struct listener	*l = port->l;
+	struct conn	*c;
+	char		 addr[LBKEY_ADDR_MAX];
+	int64_t		 now = clock_now_ms();
+	bool		 pressed;
+
+	(void)ev;
+	(void)socklen;
+	if (l->starved) {
+		log_notice("accepting again (%zu connections open)", l->nconns);
+		l->starved = false;
+	}
+	/*
+	 * Fairness: one address cannot take the slots every load balancer
+	 * needs. Closed unanswered, which HAProxy counts as no answer (not
+	 * as a failed check).
+	 */
+	format_addr(sa, addr);
+	if (source_over_share(l, addr)) {
+		evutil_closesocket(fd);
+		log_limited(&l->refused_log, LOG_WARNING, "agent port: %s "
+		    "holds %zu connections, its share of max_connections: "
+		    "refusing more from it", addr, per_source_max(l));
+		return;
+	}
+	if ((c = l->spare) != NULL) {
+		l->spare = c->next;
+		l->nspare--;
+		/* Only the state before the buffers needs to start at zero. */
+		memset(c, 0, offsetof(struct conn, req));
+	} else if ((c = calloc(1, sizeof(*c))) == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->l = l;
+	c->port = port->service;
+	c->fd = fd;
+	/* Near capacity every connection is held briefly, so slots turn over. */
+	pressed = (l->nconns + 1) * LISTENER_PRESSED_DEN >=
+	    l->cfg->max_connections * LISTENER_PRESSED_NUM;
+	if (pressed && !l->pressed)
+		press(l, now);
+	c->deadline_ms = now + (pressed ? LISTENER_PRESSED_DEADLINE_MS :
+	    LISTENER_DEADLINE_MS);
+	c->state = CONN_REQUEST;
+	memcpy(c->addr, addr, sizeof(c->addr));
+	event_assign(&c->ev, l->base, fd, EV_READ, conn_cb, c);
+	c->next = l->conns;
+	if (l->conns != NULL)
+		l->conns->prev = c;
+	l->conns = c;
+	if (++l->nconns >= l->cfg->max_connections)
+		listener_pause(l);
+
+	switch (conn_read_request(c)) {
+	case IO_CLOSED:
+		conn_close(c);
+		return;
+	case IO_DONE:
+		conn_reply(c);
+		return;
+	case IO_AGAIN:
+		break;
+	}
+	/*
+	 * Nothing complete yet. On a port shared by several services the
+	 * name decides the answer: wait for it. Otherwise wait briefly only
+	 * when text is coming (part of it is here, or this address has sent
+	 * text before); else answer now, and text that still comes is read
+	 * after the reply.
+	 */
+	if (agent_wants_name(l->agent, c->port)) {
+		c->request_until_ms = now + (int64_t)l->cfg->request_timeout_ms;
+		if (pressed && l->cfg->request_timeout_ms >
+		    LISTENER_PRESSED_REQUEST_WAIT_MS)
+			c->request_until_ms = now +
+			    LISTENER_PRESSED_REQUEST_WAIT_MS;
+		conn_wait(c, EV_READ, c->request_until_ms);
+		return;
+	}
+	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
+		c->request_until_ms = now + (pressed ?
+		    LISTENER_PRESSED_REQUEST_WAIT_MS : LISTENER_REQUEST_WAIT_MS);
+		conn_wait(c, EV_READ, c->request_until_ms);
+		return;
+	}
+	c->quiet_addr = true;
+	conn_reply(c);
+}
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	listener_resume(arg);
+}
+
+static void
+accept_error_cb(struct evconnlistener *ev, void *arg)
+{
+	struct listener	*l = ((struct port *)arg)->l;
+	struct timeval	 tv = { 0, RESUME_AFTER_MS * 1000 };
+	int		 err = EVUTIL_SOCKET_ERROR();
+
+	(void)ev;
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+		/* Pause instead of spinning on a listener we cannot serve. */
+		if (!l->starved)
+			log_warnx("accept: %s (%zu connections open): pausing, "
+			    "retrying every %d ms", strerror(err), l->nconns,
+			    RESUME_AFTER_MS);
+		l->starved = true;
+		listener_pause(l);
+		event_add(l->resume_ev, &tv);
+		return;
+	}
+	log_warnx("accept: %s", strerror(err));
+}
+
+/*
+ * Accepts on fd, a listening socket, for service; backlog as for
+ * evconnlistener_new. The port owns fd from now on, failure included.
+ */
+static int
+port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
+    const char *what, const char *key)
+{
+	struct port		*port, **grown;
+	struct evconnlistener	*ev;
+
+	/* Each port has its own allocation: its address is the callback's. */
+	grown = realloc(l->ports, (l->nports + 1) * sizeof(*grown));
+	if (grown == NULL || (port = calloc(1, sizeof(*port))) == NULL) {
+		if (grown != NULL)
+			l->ports = grown;
+		log_errx("listen %s: out of memory", what);
+		close(fd);
+		return -1;
+	}
+	l->ports = grown;
+	port->l = l;
+	port->service = service;
+	port->passed = key == NULL;
+	port->wanted = true;
+	snprintf(port->key, sizeof(port->key), "%s", key ? key : "");
+	ev = evconnlistener_new(l->base, accept_cb, port,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, backlog, fd);
+	if (ev == NULL) {
+		log_err("listen %s", what);
+		free(port);
+		close(fd);
+		return -1;
+	}
+	evconnlistener_set_error_cb(ev, accept_error_cb);
+	port->ev = ev;
+	l->ports[l->nports++] = port;
+	return 0;
+}
+
+struct bound_ctx {
+	struct listener			*l;
+	const struct config_listen	*cl;
+	int				 service;
+	char				 key[NAME_KEY_MAX];
+};
+
+/* A socket net_bind() bound: the listener accepts on it from now on. */
+static int
+attach_bound(int fd, const struct sockaddr *sa, void *arg)
+{
+	struct bound_ctx	*ctx = arg;
+	char			 text[80];
+
+	if (port_add(ctx->l, fd, ctx->service, LISTEN_BACKLOG,
+	    ctx->cl->text, ctx->key) == -1)
+		return -1;
+	net_addr_text(sa, text, sizeof(text));
+	log_notice("listening on %s", text);
+	return 0;
+}
+
+/* "web\n*:9510": what a reload matches a port by. */
+static void
+port_key(char key[NAME_KEY_MAX], const char *service,
+    const struct config_listen *cl)
+{
+	snprintf(key, NAME_KEY_MAX, "%s\n%s", service, cl->text);
+}
+
+/*
+ * Binds every address of one list, for one service (or the shared port),
+ * except those a port already serves (a reload: marked wanted instead).
+ */
+static int
+listen_all(struct listener *l, const struct config_listens *ls, int service,
+    const char *name, bool mark_only)
+{
+	struct bound_ctx	ctx;
+	size_t			i, k;
+	bool			have;
+
+	for (i = 0; i < ls->count; i++) {
+		ctx.l = l;
+		ctx.cl = &ls->addr[i];
+		ctx.service = service;
+		port_key(ctx.key, name, &ls->addr[i]);
+		for (k = 0, have = false; k < l->nports; k++) {
+			if (!l->ports[k]->passed &&
+			    strcmp(l->ports[k]->key, ctx.key) == 0) {
+				l->ports[k]->wanted = true;
+				l->ports[k]->service = service;
+				have = true;
+			}
+		}
+		if (!have && !mark_only &&
+		    net_bind(&ls->addr[i], attach_bound, &ctx) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Accepts on sockets passed by systemd for the shared port. They keep the
+ * backlog their socket unit gave them.
+ */
+static int
+listen_passed(struct listener *l, const int *fds, size_t nfds)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	char			 text[80], what[32];
+	size_t			 i;
+
+	for (i = 0; i < nfds; i++) {
+		snprintf(what, sizeof(what), "descriptor %d", fds[i]);
+		if (port_add(l, fds[i], AGENT_SHARED_PORT, 0, what, NULL) == -1) {
+			while (++i < nfds)
+				close(fds[i]);
+			return -1;
+		}
+		len = sizeof(ss);
+		if (getsockname(fds[i], (struct sockaddr *)&ss, &len) == -1) {
+			log_notice("listening on %s (socket activation)", what);
+			continue;
+		}
+		net_addr_text((struct sockaddr *)&ss, text, sizeof(text));
+		log_notice("listening on %s (socket activation)", text);
+	}
+	return 0;
+}
+
+struct listener *
+listener_new(struct event_base *base, const struct config *cfg,
+    struct agent *agent, const int *fds, size_t nfds)
+{
+	struct listener	*l;
+	size_t		 i;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return NULL;
+	}
+	l->base = base;
+	l->cfg = cfg;
+	l->agent = agent;
+	l->refused_log = (struct log_limit)LOG_LIMIT_INIT(0);
+	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		goto fail;
+	}
+	/* Passed sockets replace [agent] listen; services' ports still bind. */
+	if (nfds > 0 ? listen_passed(l, fds, nfds) == -1 :
+	    listen_all(l, &cfg->listen, AGENT_SHARED_PORT, "", false) == -1)
+		goto fail;
+	/* Service i of the config is the agent's service i + 1. */
+	for (i = 0; i < cfg->nservices; i++)
+		if (listen_all(l, &cfg->services[i].listen, (int)i + 1,
+		    cfg->services[i].name, false) == -1)
+			goto fail;
+	if (l->nports == 0) {
+		log_errx("no address to listen on");
+		goto fail;
+	}
+	return l;
+fail:
+	listener_free(l);
+	return NULL;
+}
+
+/*
+ * A service number of the old configuration as one of the reloaded agent's
+ * (services are matched by name, and may have moved); -2 when it is gone.
+ */
+static int
+remap_service(const struct listener *l, int service)
+{
+	const char	*name;
+	int		 now;
+
+	if (service == AGENT_SHARED_PORT)
+		return service;
+	name = service == 0 ? "" : l->cfg->services[service - 1].name;
+	return (now = agent_find_service(l->agent, name)) >= 0 ? now : -2;
+}
+
+/*
+ * Connections open across a reload (the agent already reloaded, l->cfg
+ * still the old configuration) follow their services by name. One whose
+ * service is gone is closed if not answered yet, and its late text, if
+ * any still comes, is read and dropped: it has no service to go to.
+ */
+static void
+remap_conns(struct listener *l)
+{
+	struct conn	*c, *next;
+	int		 port, service;
+
+	for (c = l->conns; c != NULL; c = next) {
+		next = c->next;
+		port = remap_service(l, c->port);
+		service = c->state == CONN_REQUEST ? 0 :
+		    remap_service(l, c->service);
+		if (port == -2 || service == -2) {
+			if (c->state == CONN_REQUEST) {
+				conn_close(c);
+				continue;
+			}
+			c->late_done = true;
+		}
+		c->port = port == -2 ? AGENT_SHARED_PORT : port;
+		if (service >= 0)
+			c->service = service;
+	}
+}
+
+int
+listener_reload(struct listener *l, const struct config *cfg)
+{
+	bool	passed = false, bind;
+	size_t	i, k;
+	int	rc = 0;
+
+	for (i = 0; i < l->nports; i++) {
+		l->ports[i]->wanted = l->ports[i]->passed;
+		passed |= l->ports[i]->passed;
+	}
+	remap_conns(l);
+	l->cfg = cfg;
+	/*
+	 * First mark the ports that stay (with their service's new number),
+	 * then close the others (an address may move to another service),
+	 * then bind what is new; one that fails is logged, the rest go on.
+	 */
+	for (bind = false;; bind = true) {
+		if (!passed && listen_all(l, &cfg->listen, AGENT_SHARED_PORT, "",
+		    !bind) == -1)
+			rc = -1;
+		for (i = 0; i < cfg->nservices; i++)
+			if (listen_all(l, &cfg->services[i].listen, (int)i + 1,
+			    cfg->services[i].name, !bind) == -1)
+				rc = -1;
+		if (bind)
+			break;
+		for (i = 0, k = 0; i < l->nports; i++) {
+			struct port *p = l->ports[i];
+
+			if (p->wanted) {
+				l->ports[k++] = p;
+				continue;
+			}
+			log_notice("reload: no longer listening on %s",
+			    strchr(p->key, '\n') + 1);
+			evconnlistener_free(p->ev);
+			free(p);
+		}
+		l->nports = k;
+	}
+	return rc;
+}
+
+void
+listener_free(struct listener *l)
+{
+	size_t	i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->nports; i++) {
+		evconnlistener_free(l->ports[i]->ev);
+		free(l->ports[i]);
+	}
+	free(l->ports);
+	l->ports = NULL;
+	l->nports = 0;
+	l->paused = true;
+	while (l->conns != NULL)
+		conn_close(l->conns);
+	while (l->spare != NULL) {
+		struct conn *c = l->spare;
+
+		l->spare = c->next;
+		free(c);
+	}
+	if (l->resume_ev != NULL)
+		event_free(l->resume_ev);
+	free(l);
+}

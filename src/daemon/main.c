@@ -1,0 +1,339 @@
+/*
+ * lbagent: answers HAProxy's agent-check with what this node should get.
+ * Start-up in dependency order, shutdown in reverse.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "lbagent/daemon/agent.h"
+#include "lbagent/daemon/clock.h"
+#include "lbagent/daemon/config.h"
+#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/daemon/http_api.h"
+#include "lbagent/daemon/listener.h"
+#include "lbagent/daemon/log.h"
+#include "lbagent/daemon/systemd.h"
+#include "lbagent/probes/exec.h"
+
+#ifndef LBAGENT_VERSION
+#define LBAGENT_VERSION "unknown"
+#endif
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: lbagent [-cd] [-f FILE]\n"
+	    "       lbagent -V | -h | --keys\n"
+	    "\n"
+	    "Answers HAProxy's agent-check on this backend node.\n"
+	    "\n"
+	    "  -f FILE      configuration (default %s)\n"
+	    "  -c           check the configuration: print 'configuration OK',\n"
+	    "               or every error as FILE:LINE: message, and exit\n"
+	    "  -d, --debug  log at debug level too (libcurl's words on failed\n"
+	    "               probes, libevent's)\n"
+	    "  -V, --version  print the version and exit\n"
+	    "  -h, --help   this help\n"
+	    "  --keys       print every configuration key with its default\n"
+	    "\n"
+	    "Runs in the foreground. SIGTERM or SIGINT stop it.\n",
+	    CONFIG_DEFAULT_PATH);
+}
+
+/*
+ * Both ports' connections and our own few: [agent] max_connections +
+ * [http] max_connections + HTTP_NOFILE_RESERVE. The HTTP API takes at
+ * most what the limit leaves after the agent port and the reserve (see
+ * http_api.c), so it never starves probes or the agent port.
+ */
+static void
+raise_nofile(uint64_t agent, uint64_t http)
+{
+	struct rlimit	rl;
+	uint64_t	want = agent + http + HTTP_NOFILE_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return;
+	if (rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ?
+	    want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_warn("setrlimit(RLIMIT_NOFILE)");
+	if (rl.rlim_cur < want)
+		log_warnx("only %llu file descriptors allowed, %llu wanted: "
+		    "the agent port (max_connections %llu) will pause "
+		    "accepting earlier, the HTTP API gets what is left",
+		    (unsigned long long)rl.rlim_cur, (unsigned long long)want,
+		    (unsigned long long)agent);
+}
+
+static void
+stop_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	log_notice("signal %d: stopping", (int)sig);
+	systemd_stopping();
+	event_base_loopbreak(arg);
+}
+
+/* What a reload replaces; main's, for hup_cb. */
+struct daemon {
+	struct event_base	*base;
+	struct config		*cfg;
+	struct agent		*agent;
+	struct listener		*listener;
+	struct http_api		*http;
+	struct status_daemon	 dm;
+	struct systemd_sockets	 sockets;
+	struct probe_env	*env;
+};
+
+static struct daemon	lbd;
+
+/* Keeps a reload's outcome for /status (and lbagentctl reload). */
+static void
+reload_outcome(struct daemon *d, bool ok, const struct config_errors *errs)
+{
+	size_t	i;
+
+	for (i = 0; i < d->dm.nreload_errors; i++)
+		free(d->dm.reload_errors[i]);
+	free(d->dm.reload_errors);
+	d->dm.reload_errors = NULL;
+	d->dm.nreload_errors = 0;
+	if (errs != NULL && errs->count > 0 &&
+	    (d->dm.reload_errors = calloc(errs->count, sizeof(char *))) != NULL)
+		for (i = 0; i < errs->count; i++)
+			if ((d->dm.reload_errors[d->dm.nreload_errors] =
+			    strdup(errs->lines[i])) != NULL)
+				d->dm.nreload_errors++;
+	d->dm.reloads++;
+	d->dm.has_reload = true;
+	d->dm.reload_ok = ok;
+	d->dm.reload_wall_ms = clock_wall_ms();
+}
+
+static void
+reload_outcome_free(struct daemon *dd)
+{
+	size_t	i;
+
+	for (i = 0; i < dd->dm.nreload_errors; i++)
+		free(dd->dm.reload_errors[i]);
+	free(dd->dm.reload_errors);
+}
+
+/*
+ * SIGHUP: a new configuration, or none. Any error keeps the running one
+ * and says why; a good one is swapped in without closing the ports that
+ * stay, and probes and services that stay keep their state.
+ */
+static void
+hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon		*d = arg;
+	struct config_errors	 errs;
+	struct config		*cfg;
+	size_t			 i;
+
+	(void)sig;
+	(void)what;
+	systemd_reloading();
+	log_notice("SIGHUP: reloading %s", d->cfg->path);
+	if ((cfg = config_load(d->cfg->path, &errs)) == NULL) {
+		for (i = 0; i < errs.count; i++)
+			log_errx("%s", errs.lines[i]);
+		log_errx("reload failed: keeping the running configuration");
+		reload_outcome(d, false, &errs);
+		config_errors_free(&errs);
+		systemd_ready();
+		return;
+	}
+	config_errors_free(&errs);
+	if (agent_reload(d->agent, cfg, d->cfg) == -1) {
+		config_free(cfg);
+		reload_outcome(d, false, NULL);
+		systemd_ready();
+		return;
+	}
+	listener_reload(d->listener, cfg);
+	/* The API keeps the sockets that stay, and their connections. */
+	http_api_reload(d->http, cfg);
+	d->env->proc_root = cfg->proc_root;	/* probes read it at each run */
+	config_free(d->cfg);
+	d->cfg = cfg;
+	reload_outcome(d, true, NULL);
+	log_notice("reloaded %s", cfg->path);
+	systemd_ready();
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "keys", no_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char		*path = CONFIG_DEFAULT_PATH;
+	struct config_errors	 errs;
+	struct probe_env	 env = { NULL, NULL, NULL };
+	struct event		*sigs[3] = { NULL, NULL, NULL };
+	int			 ch, check = 0, rc = 1, mode_env;
+	char			 mode_bad[260];
+	size_t			 i;
+
+	while ((ch = getopt_long(argc, argv, "cdf:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			check = 1;
+			break;
+		case 'd':
+			log_set_debug(1);
+			break;
+		case 'f':
+			path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'k':
+			config_print_keys(stdout);
+			return 0;
+		case 'V':
+			printf("lbagent %s\n", LBAGENT_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	lbd.cfg = config_load(path, &errs);
+	/* The kill switch must never be mistyped into "on". */
+	if ((mode_env = agent_mode_env(mode_bad, sizeof(mode_bad))) == -2) {
+		fprintf(stderr, "lbagent: LBAGENT_MODE='%s': expected auto or "
+		    "off\n", mode_bad);
+		config_errors_free(&errs);
+		config_free(lbd.cfg);
+		return 1;
+	}
+	if (check) {
+		for (i = 0; i < errs.count; i++)
+			printf("%s\n", errs.lines[i]);
+		if (lbd.cfg != NULL)
+			printf("configuration OK\n");
+		config_errors_free(&errs);
+		config_free(lbd.cfg);
+		return lbd.cfg != NULL ? 0 : 1;
+	}
+	log_init("lbagent");
+	if (lbd.cfg == NULL) {
+		for (i = 0; i < errs.count; i++)
+			log_errx("%s", errs.lines[i]);
+		log_errx("not starting: the configuration has errors");
+		config_errors_free(&errs);
+		return 1;
+	}
+	config_errors_free(&errs);
+	log_notice("lbagent %s starting with %s", LBAGENT_VERSION, lbd.cfg->path);
+	/* Before any thread: both read and clean up the environment. */
+	systemd_init();
+	if (systemd_listen_fds(&lbd.sockets) == -1) {
+		log_errx("not starting: the sockets passed by systemd are "
+		    "not usable");
+		goto out;
+	}
+	systemd_status("starting");
+
+	signal(SIGPIPE, SIG_IGN);
+	/* What exec probes leave outside their groups comes back to us. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
+	/* Probe jitter differs from node to node and from start to start. */
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	raise_nofile(lbd.cfg->max_connections, lbd.cfg->http.max_connections);
+	if ((lbd.base = event_base_new()) == NULL) {
+		log_errx("cannot create the event loop");
+		goto out;
+	}
+	memset(&env, 0, sizeof(env));
+	lbd.env = &env;
+	env.base = lbd.base;
+	env.proc_root = lbd.cfg->proc_root;
+	if ((env.curl = curl_loop_new(lbd.base)) == NULL) {
+		log_errx("cannot start libcurl");
+		goto out;
+	}
+	if ((lbd.agent = agent_new(lbd.base, lbd.cfg, &env, mode_env)) == NULL) {
+		log_errx("cannot start the agent");
+		goto out;
+	}
+	lbd.listener = listener_new(lbd.base, lbd.cfg, lbd.agent, lbd.sockets.agent,
+	    lbd.sockets.nagent);
+	lbd.sockets.nagent = 0;	/* the listener's now, even when it failed */
+	if (lbd.listener == NULL)
+		goto out;
+	lbd.http = http_api_new(lbd.base, lbd.cfg, lbd.agent, &lbd.dm, lbd.sockets.http,
+	    lbd.sockets.nhttp);
+	if (lbd.http == NULL)
+		goto out;
+	sigs[0] = evsignal_new(lbd.base, SIGTERM, stop_cb, lbd.base);
+	sigs[1] = evsignal_new(lbd.base, SIGINT, stop_cb, lbd.base);
+	sigs[2] = evsignal_new(lbd.base, SIGHUP, hup_cb, &lbd);
+	for (i = 0; i < 3; i++) {
+		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) == -1) {
+			log_errx("cannot install signal handlers");
+			goto out;
+		}
+	}
+	if (systemd_watchdog_start(lbd.base) == -1)
+		goto out;
+	/* Every port is accepting: checks that come now are answered. */
+	systemd_ready();
+	if (event_base_dispatch(lbd.base) == -1) {
+		log_errx("event loop failed");
+		goto out;
+	}
+	rc = 0;
+out:
+	for (i = 0; i < 3; i++)
+		if (sigs[i] != NULL)
+			event_free(sigs[i]);
+	http_api_free(lbd.http);
+	listener_free(lbd.listener);
+	systemd_sockets_free(&lbd.sockets);
+	agent_free(lbd.agent);
+	curl_loop_free(env.curl);
+	/* Cancelled exec runs' process groups die now, not a second later. */
+	probe_exec_reap_all();
+	systemd_close();	/* its timer goes before the loop does */
+	if (lbd.base != NULL) {
+		/* Callbacks of cancelled work (evdns lookups) free what they hold. */
+		event_base_loop(lbd.base, EVLOOP_NONBLOCK);
+		event_base_free(lbd.base);
+	}
+	log_notice("stopped");
+	log_close();
+	config_free(lbd.cfg);
+	reload_outcome_free(&lbd);
+	return rc;
+}

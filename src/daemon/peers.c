@@ -1,0 +1,516 @@
+/*
+ * The peer guard's rounds: other nodes' lbagent and the load balancers
+ * asked on the loop; their answers judged by peer_view.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/daemon/clock.h"
+#include "lbagent/daemon/fetch.h"
+#include "lbagent/daemon/peers.h"
+
+#define NO_TIME		INT64_MIN
+/*
+ * To the Runtime API (HTTP sources get the stats page's CSV): the CSV,
+ * then the configured weights, which 2.6's CSV does not have.
+ */
+#define LB_REQUEST	"show stat;show servers state\n"
+
+/* A source as the rounds ask it: its address and the fetch in flight. */
+struct asked {
+	struct peers		*owner;		/* NULL: taken by a reload */
+	struct fetch_source	 src;
+	struct fetch		*fetch;		/* in flight */
+	size_t			 i;		/* in peers or lbs */
+};
+
+_Static_assert(sizeof(((struct fetch_source *)0)->text) == PEERS_TEXT_MAX,
+    "a source is shown as fetch.c writes it");
+
+struct svc_guard {
+	char			 name[CONFIG_NAME_MAX + 1];
+	const struct transition_conf *tc;
+	struct peer_view	 view;
+	struct peer_verdict	*verdicts;	/* one per peer */
+};
+
+struct peers {
+	struct event_base	*base;
+	struct curl_loop	*curl;
+	const struct config	*cfg;
+	void			(*changed)(void *);
+	void			*arg;
+	struct peer_source	*peers;		/* what they answered */
+	struct asked		*peers_asked;	/* how they are asked */
+	size_t			 npeers;
+	struct lb_source	*lbs;
+	struct asked		*lbs_asked;
+	size_t			 nlbs;
+	struct svc_guard	*svcs;
+	size_t			 nsvcs;
+	uint64_t		 timeout_ms;	/* the longest any service allows */
+	bool			 in_flight, again;
+	size_t			 waiting;	/* answers the round waits for */
+	int64_t			 round_ms;	/* the round in flight's start */
+	int64_t			 done_ms;	/* the last answered round's start */
+	struct event		*timer;
+};
+
+static void	round_start(struct peers *);
+
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	round_start(arg);
+}
+
+/* The next round at the interval from the last one's start. */
+static void
+schedule(struct peers *ps)
+{
+	int64_t		in = ps->round_ms + (int64_t)ps->cfg->peers.interval_ms -
+			    clock_now_ms();
+	struct timeval	tv;
+
+	if (in < 0)
+		in = 0;
+	tv.tv_sec = (time_t)(in / 1000);
+	tv.tv_usec = (suseconds_t)(in % 1000 * 1000);
+	evtimer_add(ps->timer, &tv);
+}
+
+/* The first round of a module: from the loop, not from its creator. */
+static void
+soon(struct peers *ps)
+{
+	struct timeval	tv = { 0, 0 };
+
+	evtimer_add(ps->timer, &tv);
+}
+
+/* Verdicts for every service, once every source has answered or not. */
+static void
+judge_all(struct peers *ps)
+{
+	size_t	i;
+
+	for (i = 0; i < ps->nsvcs; i++)
+		peer_view_aggregate(ps->peers, ps->npeers, ps->lbs, ps->nlbs,
+		    ps->svcs[i].name, ps->svcs[i].tc, ps->cfg->node_id,
+		    ps->round_ms, ps->svcs[i].verdicts, &ps->svcs[i].view);
+}
+
+static void
+round_done(struct peers *ps)
+{
+	ps->in_flight = false;
+	ps->done_ms = ps->round_ms;
+	judge_all(ps);
+	if (ps->again) {
+		ps->again = false;
+		round_start(ps);
+	} else
+		schedule(ps);
+	ps->changed(ps->arg);
+}
+
+static void
+peer_done(void *arg, bool ok, const char *body, size_t len, const char *error)
+{
+	struct asked		*q = arg;
+	struct peers		*ps = q->owner;
+	struct peer_source	*p = &ps->peers[q->i];
+	struct peer_answer	 ans;
+	const char		*why;
+
+	q->fetch = NULL;
+	p->took_ms = clock_now_ms() - ps->round_ms;
+	peer_view_answer_free(&p->ans);
+	p->answered = false;
+	if (!ok)
+		snprintf(p->error, sizeof(p->error), "%s", error);
+	else if (peer_view_answer_parse(body, len, &ans, &why) == -1)
+		snprintf(p->error, sizeof(p->error), "bad answer: %s", why);
+	else {
+		p->ans = ans;
+		p->answered = true;
+		p->error[0] = '\0';
+		p->seen_ms = clock_now_ms();
+		if (p->pinned[0] == '\0')
+			snprintf(p->pinned, sizeof(p->pinned), "%s", ans.node_id);
+	}
+	if (--ps->waiting == 0)
+		round_done(ps);
+}
+
+static void
+lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
+{
+	struct asked		*q = arg;
+	struct peers		*ps = q->owner;
+	struct lb_source	*lb = &ps->lbs[q->i];
+	char			*copy = NULL;
+
+	q->fetch = NULL;
+	lb->took_ms = clock_now_ms() - ps->round_ms;
+	if (ok && (copy = malloc(len + 1)) == NULL) {
+		ok = false;
+		error = "out of memory";
+	}
+	free(lb->csv);
+	lb->csv = NULL;
+	lb->len = 0;
+	lb->state = NULL;
+	lb->state_len = 0;
+	lb->answered = ok;
+	if (!ok)
+		snprintf(lb->error, sizeof(lb->error), "%s", error);
+	else {
+		memcpy(copy, body, len);
+		copy[len] = '\0';
+		lb->csv = copy;
+		lb->len = hastats_split(copy, len, &lb->state, &lb->state_len);
+		lb->error[0] = '\0';
+		lb->seen_ms = clock_now_ms();
+	}
+	if (--ps->waiting == 0)
+		round_done(ps);
+}
+
+/* Asks every source at once; the round ends with the last answer. */
+static void
+round_start(struct peers *ps)
+{
+	size_t	i;
+
+	evtimer_del(ps->timer);
+	ps->in_flight = true;
+	ps->round_ms = clock_now_ms();
+	ps->waiting = 1;	/* until every fetch is started */
+	for (i = 0; i < ps->npeers; i++) {
+		struct peer_source *p = &ps->peers[i];
+		struct asked *q = &ps->peers_asked[i];
+
+		if ((q->fetch = fetch_start(ps->base, ps->curl, &q->src, NULL,
+		    ps->timeout_ms, PEERS_ANSWER_MAX, peer_done, q)) != NULL)
+			ps->waiting++;
+		else {
+			peer_view_answer_free(&p->ans);
+			p->answered = false;
+			snprintf(p->error, sizeof(p->error), "cannot ask (out "
+			    "of resources)");
+		}
+	}
+	for (i = 0; i < ps->nlbs; i++) {
+		struct lb_source *lb = &ps->lbs[i];
+		struct asked *q = &ps->lbs_asked[i];
+
+		if ((q->fetch = fetch_start(ps->base, ps->curl, &q->src,
+		    LB_REQUEST, ps->timeout_ms, PEERS_CSV_MAX, lb_done,
+		    q)) != NULL)
+			ps->waiting++;
+		else {
+			lb->answered = false;
+			snprintf(lb->error, sizeof(lb->error), "cannot ask (out "
+			    "of resources)");
+		}
+	}
+	if (--ps->waiting == 0)
+		round_done(ps);
+}
+
+void
+peers_ask(struct peers *ps)
+{
+	if (ps == NULL)
+		return;
+	if (ps->in_flight)
+		ps->again = true;
+	else
+		round_start(ps);
+}
+
+void
+peers_view(const struct peers *ps, size_t i, struct peer_view *v)
+{
+	*v = ps->svcs[i].view;
+}
+
+/* The ([peers] or service) settings and name of service i. */
+static void
+service_of(const struct config *cfg, size_t i, const char **name,
+    const struct transition_conf **tc)
+{
+	*name = i == 0 ? "" : cfg->services[i - 1].name;
+	*tc = i == 0 ? &cfg->transitions : &cfg->services[i - 1].transitions;
+}
+
+static void
+sources_free(struct peers *ps)
+{
+	size_t	i;
+
+	for (i = 0; ps->peers_asked != NULL && i < ps->npeers; i++)
+		if (ps->peers_asked[i].fetch != NULL)
+			fetch_cancel(ps->peers_asked[i].fetch);
+	for (i = 0; ps->peers != NULL && i < ps->npeers; i++)
+		peer_view_answer_free(&ps->peers[i].ans);
+	for (i = 0; ps->lbs_asked != NULL && i < ps->nlbs; i++)
+		if (ps->lbs_asked[i].fetch != NULL)
+			fetch_cancel(ps->lbs_asked[i].fetch);
+	for (i = 0; ps->lbs != NULL && i < ps->nlbs; i++)
+		free(ps->lbs[i].csv);
+	for (i = 0; ps->svcs != NULL && i < ps->nsvcs; i++)
+		free(ps->svcs[i].verdicts);
+	free(ps->peers);
+	free(ps->peers_asked);
+	free(ps->lbs);
+	free(ps->lbs_asked);
+	free(ps->svcs);
+	ps->npeers = ps->nlbs = ps->nsvcs = 0;
+}
+
+void
+peers_free(struct peers *ps)
+{
+	if (ps == NULL)
+		return;
+	sources_free(ps);
+	if (ps->timer != NULL)
+		event_free(ps->timer);
+	free(ps);
+}
+
+/* Builds the sources and services of cfg into an empty module. */
+static int
+build(struct peers *ps, const struct config *cfg)
+{
+	const struct config_list	*ag = &cfg->peers.agents;
+	const struct config_list	*hx = &cfg->peers.haproxy;
+	const char			*why, *name;
+	const struct transition_conf	*tc;
+	int64_t				 now = clock_now_ms();
+	char				 url[sizeof(ps->peers_asked[0].src.url)];
+	size_t				 i;
+
+	ps->cfg = cfg;
+	ps->npeers = ag->count;
+	ps->nlbs = hx->count;
+	ps->nsvcs = 1 + cfg->nservices;
+	ps->peers = calloc(ps->npeers ? ps->npeers : 1, sizeof(*ps->peers));
+	ps->peers_asked = calloc(ps->npeers ? ps->npeers : 1,
+	    sizeof(*ps->peers_asked));
+	ps->lbs = calloc(ps->nlbs ? ps->nlbs : 1, sizeof(*ps->lbs));
+	ps->lbs_asked = calloc(ps->nlbs ? ps->nlbs : 1, sizeof(*ps->lbs_asked));
+	ps->svcs = calloc(ps->nsvcs, sizeof(*ps->svcs));
+	if (ps->peers == NULL || ps->peers_asked == NULL || ps->lbs == NULL ||
+	    ps->lbs_asked == NULL || ps->svcs == NULL)
+		return -1;
+	ps->timeout_ms = 0;
+	for (i = 0; i < ps->nsvcs; i++) {
+		struct svc_guard *g = &ps->svcs[i];
+
+		service_of(cfg, i, &name, &tc);
+		snprintf(g->name, sizeof(g->name), "%s", name);
+		g->tc = tc;
+		g->view.round_ms = NO_TIME;
+		g->view.served_ms = now;	/* alone_grace counts from here */
+		snprintf(g->view.why, sizeof(g->view.why), "not asked yet");
+		if ((g->verdicts = calloc(ps->npeers ? ps->npeers : 1,
+		    sizeof(*g->verdicts))) == NULL)
+			return -1;
+		if (tc->peer_timeout_ms > ps->timeout_ms)
+			ps->timeout_ms = tc->peer_timeout_ms;
+	}
+	for (i = 0; i < ps->npeers; i++) {
+		struct peer_source *p = &ps->peers[i];
+		struct asked *q = &ps->peers_asked[i];
+
+		q->owner = ps;
+		q->i = i;
+		p->seen_ms = NO_TIME;
+		/* The API's base URL; its /status is what we read. */
+		if (config_agent_status_url(ag->items[i], url,
+		    sizeof(url)) == -1 ||
+		    fetch_source_parse(url, &q->src, &why) == -1)
+			return -1;	/* the config checked the same */
+		memcpy(p->text, q->src.text, sizeof(p->text));
+	}
+	for (i = 0; i < ps->nlbs; i++) {
+		struct asked *q = &ps->lbs_asked[i];
+
+		q->owner = ps;
+		q->i = i;
+		ps->lbs[i].seen_ms = NO_TIME;
+		if (fetch_source_parse(hx->items[i], &q->src, &why) == -1)
+			return -1;
+		memcpy(ps->lbs[i].text, q->src.text, sizeof(ps->lbs[i].text));
+	}
+	return 0;
+}
+
+struct peers *
+peers_new(struct event_base *base, struct curl_loop *curl,
+    const struct config *cfg, void (*changed)(void *), void *arg,
+    bool *failed)
+{
+	struct peers	*ps;
+
+	*failed = false;
+	if (!config_peers_on(cfg))
+		return NULL;
+	if ((ps = calloc(1, sizeof(*ps))) == NULL) {
+		*failed = true;
+		return NULL;
+	}
+	ps->base = base;
+	ps->curl = curl;
+	ps->changed = changed;
+	ps->arg = arg;
+	ps->done_ms = NO_TIME;
+	if ((ps->timer = evtimer_new(base, timer_cb, ps)) == NULL ||
+	    build(ps, cfg) == -1) {
+		peers_free(ps);
+		*failed = true;
+		return NULL;
+	}
+	soon(ps);
+	return ps;
+}
+
+/* The same address, credentials included: what a fetch would ask. */
+static bool
+same_source(const struct fetch_source *a, const struct fetch_source *b)
+{
+	return a->kind == b->kind && strcmp(a->url, b->url) == 0 &&
+	    strcmp(a->path, b->path) == 0 && strcmp(a->host, b->host) == 0 &&
+	    strcmp(a->port, b->port) == 0;
+}
+
+struct peers *
+peers_reload(struct peers *old, const struct config *cfg, bool *failed)
+{
+	struct peers	*ps;
+	size_t		 i, j;
+
+	if (old == NULL)
+		return NULL;	/* the caller creates one with peers_new */
+	if (!config_peers_on(cfg)) {
+		peers_free(old);
+		*failed = false;
+		return NULL;
+	}
+	if ((ps = calloc(1, sizeof(*ps))) == NULL ||
+	    (ps->timer = evtimer_new(old->base, timer_cb, ps)) == NULL ||
+	    build(ps, cfg) == -1) {
+		if (ps != NULL) {
+			sources_free(ps);
+			if (ps->timer != NULL)
+				event_free(ps->timer);
+			free(ps);
+		}
+		*failed = true;
+		return old;
+	}
+	*failed = false;
+	ps->base = old->base;
+	ps->curl = old->curl;
+	ps->changed = old->changed;
+	ps->arg = old->arg;
+	ps->done_ms = old->done_ms;
+	ps->round_ms = old->done_ms;
+	/*
+	 * What a source at the same address learned stays learned: the full
+	 * address, credentials included (the shown text has them redacted,
+	 * and cut), and each old source's data to one new source at most.
+	 */
+	for (i = 0; i < ps->npeers; i++)
+		for (j = 0; j < old->npeers; j++) {
+			struct peer_source *n = &ps->peers[i], *o = &old->peers[j];
+			struct asked *oq = &old->peers_asked[j];
+
+			if (oq->owner == NULL ||
+			    !same_source(&ps->peers_asked[i].src, &oq->src))
+				continue;
+			n->answered = peer_view_peer_ok(o);
+			memcpy(n->error, o->error, sizeof(n->error));
+			n->ans = o->ans;
+			memset(&o->ans, 0, sizeof(o->ans));
+			n->took_ms = o->took_ms;
+			n->seen_ms = o->seen_ms;
+			/* A reload accepts whoever answers there now. */
+			snprintf(n->pinned, sizeof(n->pinned), "%s",
+			    n->answered ? n->ans.node_id : "");
+			/* Taken; old is freed below, nothing reads owner again. */
+			o->answered = false;
+			oq->owner = NULL;
+			break;
+		}
+	for (i = 0; i < ps->nlbs; i++)
+		for (j = 0; j < old->nlbs; j++) {
+			struct lb_source *n = &ps->lbs[i], *o = &old->lbs[j];
+			struct asked *oq = &old->lbs_asked[j];
+
+			if (oq->owner == NULL ||
+			    !same_source(&ps->lbs_asked[i].src, &oq->src))
+				continue;
+			n->answered = peer_view_lb_ok(o);
+			memcpy(n->error, o->error, sizeof(n->error));
+			n->csv = o->csv;
+			n->len = o->len;
+			n->state = o->state;
+			n->state_len = o->state_len;
+			n->took_ms = o->took_ms;
+			n->seen_ms = o->seen_ms;
+			o->csv = NULL;
+			o->len = o->state_len = 0;
+			o->state = NULL;
+			o->answered = false;
+			oq->owner = NULL;
+			break;
+		}
+	for (i = 0; i < ps->nsvcs; i++)
+		for (j = 0; j < old->nsvcs; j++)
+			if (strcmp(ps->svcs[i].name, old->svcs[j].name) == 0)
+				ps->svcs[i].view.served_ms =
+				    old->svcs[j].view.served_ms;
+	peers_free(old);
+	/* Verdicts under the new settings from what is known, then ask. */
+	if (ps->done_ms != NO_TIME)
+		judge_all(ps);
+	soon(ps);
+	return ps;
+}
+
+size_t
+peers_npeers(const struct peers *ps)
+{
+	return ps->npeers;
+}
+
+const struct peer_source *
+peers_peer(const struct peers *ps, size_t i)
+{
+	return &ps->peers[i];
+}
+
+const struct peer_verdict *
+peers_verdict(const struct peers *ps, size_t i, size_t j)
+{
+	return &ps->svcs[i].verdicts[j];
+}
+
+size_t
+peers_nlbs(const struct peers *ps)
+{
+	return ps->nlbs;
+}
+
+const struct lb_source *
+peers_lb(const struct peers *ps, size_t i)
+{
+	return &ps->lbs[i];
+}

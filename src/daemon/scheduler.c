@@ -1,0 +1,251 @@
+/* The probe scheduler: intervals, jitter, timeouts, fall/rise. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/core/units.h"
+#include "lbagent/daemon/clock.h"
+#include "lbagent/daemon/log.h"
+#include "lbagent/daemon/scheduler.h"
+
+/* Unknown runs are logged at most this often per probe, with a count. */
+#define UNKNOWN_LOG_EVERY_MS	60000
+
+struct probe {
+	const struct probe_conf	*conf;
+	struct probe_kconf	*kconf;		/* held: what run.conf points into */
+	struct probe_run	 run;
+	struct probe_state	 st;
+	struct event		*next_ev;	/* the next run */
+	struct event		*timeout_ev;	/* the run in flight's deadline */
+	scheduler_ran_fn		 ran;
+	void			*arg;
+	/* Unknown runs not logged yet, and when we last logged one. */
+	unsigned		 unknown_unlogged;
+	bool			 unknown_logged;
+	int64_t			 unknown_logged_ms;
+	char			 unknown_reason[PROBE_REASON_MAX + 1];
+};
+
+static void	probe_reported(struct probe_run *, const struct probe_outcome *);
+
+bool
+scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
+    const struct probe_outcome *out)
+{
+	bool	changed = false;
+
+	st->has_run = true;
+	st->last = *out;
+	st->runs[out->result]++;
+	/*
+	 * lbagent could not run the check: nothing is learnt of the service,
+	 * so streaks, what it counts as and whether it is settled stay.
+	 */
+	if (out->result == PROBE_UNKNOWN)
+		return false;
+	if (out->result == PROBE_OK) {
+		st->ok_streak++;
+		st->bad_streak = 0;
+		if (st->ok_streak >= rise)
+			st->settled = true;
+		if (st->counted != PROBE_OK && st->ok_streak >= rise) {
+			st->counted = PROBE_OK;
+			st->counted_reason[0] = '\0';
+			changed = true;
+		}
+		return changed;
+	}
+	st->bad_streak++;
+	st->ok_streak = 0;
+	if (st->bad_streak >= fall)
+		st->settled = true;
+	/*
+	 * Failing after `fall` bad runs; once failing, a change between warn
+	 * and crit counts at once. The reason is the one of the run that
+	 * changed what the probe counts as, so that replies stay steady while
+	 * a measured number moves.
+	 */
+	if ((st->counted == PROBE_OK && st->bad_streak >= fall) ||
+	    (st->counted != PROBE_OK && st->counted != out->result)) {
+		st->counted = out->result;
+		memcpy(st->counted_reason, out->reason, sizeof(out->reason));
+		changed = true;
+	}
+	return changed;
+}
+
+/* interval +/- 10%, so that probes do not fire in lockstep. */
+static struct timeval
+next_delay(const struct probe *p)
+{
+	int64_t		ms = (int64_t)p->conf->interval_ms;
+	int64_t		span = ms / 5;
+	struct timeval	tv;
+
+	if (span > 0)
+		ms += random() % (span + 1) - span / 2;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return tv;
+}
+
+static void
+run_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct probe	*p = arg;
+	struct timeval	 next = next_delay(p), limit;
+
+	(void)fd;
+	(void)what;
+	evtimer_add(p->next_ev, &next);
+	if (p->run.in_flight)
+		return;		/* cannot happen: timeout < interval */
+	limit.tv_sec = (time_t)(p->conf->timeout_ms / 1000);
+	limit.tv_usec = (suseconds_t)(p->conf->timeout_ms % 1000) * 1000;
+	evtimer_add(p->timeout_ev, &limit);
+	p->st.last_run_ms = clock_now_ms();
+	p->run.in_flight = true;
+	p->run.ops->start(&p->run);
+}
+
+static void
+timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct probe	*p = arg;
+	char		 limit[32];
+
+	(void)fd;
+	(void)what;
+	if (!p->run.in_flight)
+		return;
+	if (p->run.ops->cancel != NULL)
+		p->run.ops->cancel(&p->run);
+	units_format_ms(p->conf->timeout_ms, limit, sizeof(limit));
+	probe_report(&p->run, PROBE_CRIT, NAN, "timed out after %s", limit);
+}
+
+/*
+ * A shortage of lbagent's own may last and hit every run: the first
+ * unknown run is logged, later ones at most once a minute with how many
+ * there were since, so that the log neither floods nor hides them.
+ */
+static void
+log_unknown(struct probe *p, const struct probe_outcome *out)
+{
+	int64_t	now = clock_now_ms();
+
+	if (out->result == PROBE_UNKNOWN) {
+		p->unknown_unlogged++;
+		memcpy(p->unknown_reason, out->reason, sizeof(out->reason));
+	}
+	if (p->unknown_unlogged == 0 || (p->unknown_logged &&
+	    now - p->unknown_logged_ms < UNKNOWN_LOG_EVERY_MS))
+		return;
+	if (out->result != PROBE_UNKNOWN)
+		log_warnx("probe %s: %u unknown run%s not counted since the "
+		    "last such message, the last: %s", p->conf->name,
+		    p->unknown_unlogged, p->unknown_unlogged == 1 ? "" : "s",
+		    p->unknown_reason);
+	else if (p->unknown_unlogged == 1)
+		log_warnx("probe %s: unknown, not counted: %s", p->conf->name,
+		    p->unknown_reason);
+	else
+		log_warnx("probe %s: unknown, not counted: %s (%u unknown runs "
+		    "since the last such message)", p->conf->name,
+		    p->unknown_reason, p->unknown_unlogged);
+	p->unknown_unlogged = 0;
+	p->unknown_logged = true;
+	p->unknown_logged_ms = now;
+}
+
+static void
+probe_reported(struct probe_run *run, const struct probe_outcome *out)
+{
+	struct probe	*p = run->owner;
+	bool		 changed;
+
+	evtimer_del(p->timeout_ev);
+	p->st.last_duration_ms = clock_now_ms() - p->st.last_run_ms;
+	changed = scheduler_state_apply(&p->st, p->conf->fall, p->conf->rise, out);
+	log_unknown(p, out);
+	if (changed && p->st.counted == PROBE_OK)
+		log_notice("probe %s: ok again (%s)", p->conf->name, out->reason);
+	else if (changed)
+		log_notice("probe %s: %s: %s", p->conf->name,
+		    probe_result_name(p->st.counted), p->st.counted_reason);
+	if (p->ran != NULL)
+		p->ran(p, changed, p->arg);
+}
+
+struct probe *
+scheduler_probe_new(const struct probe_conf *conf, const struct probe_env *env,
+    scheduler_ran_fn ran, void *arg)
+{
+	struct probe	*p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->conf = conf;
+	p->ran = ran;
+	p->arg = arg;
+	p->run.ops = conf->ops;
+	p->run.name = conf->name;
+	p->kconf = config_kconf_hold(conf->kconf);
+	p->run.conf = p->kconf != NULL ? p->kconf->conf : NULL;
+	p->run.env = env;
+	p->run.timeout_ms = (int64_t)conf->timeout_ms;
+	p->run.reported = probe_reported;
+	p->run.owner = p;
+	if ((p->next_ev = evtimer_new(env->base, run_cb, p)) == NULL ||
+	    (p->timeout_ev = evtimer_new(env->base, timeout_cb, p)) == NULL) {
+		scheduler_probe_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int
+scheduler_probe_start(struct probe *p)
+{
+	struct timeval	now = { 0, 0 };
+
+	return evtimer_add(p->next_ev, &now);
+}
+
+void
+scheduler_probe_free(struct probe *p)
+{
+	if (p == NULL)
+		return;
+	if (p->run.in_flight && p->run.ops->cancel != NULL)
+		p->run.ops->cancel(&p->run);
+	p->run.in_flight = false;
+	if (p->run.keep != NULL && p->run.ops->keep_free != NULL)
+		p->run.ops->keep_free(p->run.keep);
+	if (p->next_ev != NULL)
+		event_free(p->next_ev);
+	if (p->timeout_ev != NULL)
+		event_free(p->timeout_ev);
+	config_kconf_release(p->kconf);
+	free(p);
+}
+
+void
+scheduler_probe_set_conf(struct probe *p, const struct probe_conf *conf)
+{
+	/* The same settings: the kind's own stay the ones it holds. */
+	p->conf = conf;
+	p->run.name = conf->name;
+}
+
+const struct probe_conf *
+scheduler_probe_conf(const struct probe *p)
+{
+	return p->conf;
+}
+
+const struct probe_state *
+scheduler_probe_state(const struct probe *p)
+{
+	return &p->st;
+}

@@ -1,0 +1,711 @@
+/* The status document, the metrics and the health verdict. No I/O. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lbagent/core/guard.h"
+#include "lbagent/core/history.h"
+#include "lbagent/core/lbkeys.h"
+#include "lbagent/core/text.h"
+#include "lbagent/core/transition.h"
+#include "lbagent/daemon/markers.h"
+#include "lbagent/daemon/peers.h"
+#include "lbagent/daemon/scheduler.h"
+#include "lbagent/daemon/status.h"
+
+void
+status_iso_time(int64_t wall_ms, char buf[32])
+{
+	time_t		t = (time_t)(wall_ms / 1000);
+	struct tm	tm;
+	char		s[24];
+
+	if (gmtime_r(&t, &tm) == NULL || strftime(s, sizeof(s),
+	    "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(s, sizeof(s), "?");
+	snprintf(buf, 32, "%s.%03dZ", s, (int)(wall_ms % 1000));
+}
+
+/* A monotonic time on the wall clock, as ISO 8601. */
+static json_t *
+iso_of(int64_t ms, const struct status_clock *c)
+{
+	char	buf[32];
+
+	status_iso_time(c->wall_ms - (c->now_ms - ms), buf);
+	return json_string(buf);
+}
+
+static double
+seconds(int64_t ms)
+{
+	return (double)ms / 1000.0;
+}
+
+/*
+ * What the service tells HAProxy, as state and weight. With automation
+ * off and no marker, it is what HAProxy was last told by automation and
+ * still holds.
+ */
+static void
+effective(const struct agent_service_view *v, struct decision *d)
+{
+	*d = *v->decision;
+	if (d->automation_off && d->state == NODE_UP)
+		transition_current(v->tr, d);
+}
+
+static bool
+serving(const struct decision *d)
+{
+	return d->state == NODE_UP && d->weight > 0;
+}
+
+/* The line without its newline. */
+static json_t *
+line_json(const char *line)
+{
+	return json_stringn(line, strcspn(line, "\n"));
+}
+
+static json_t *
+markers_json(const struct agent_service_view *v)
+{
+	json_t	*a = json_array();
+	int	 k;
+
+	for (k = 0; a != NULL && k < MARKER_COUNT; k++) {
+		const struct marker *m = NULL;
+		const char *scope = "node";
+
+		if (v->own != NULL && v->own->m[k].present) {
+			m = &v->own->m[k];
+			scope = "service";
+		} else if (v->node->m[k].present)
+			m = &v->node->m[k];
+		if (m == NULL)
+			continue;
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b}",
+		    "kind", marker_name((enum marker_kind)k), "scope", scope,
+		    "reason", m->reason, "unreadable", m->unreadable));
+	}
+	return a;
+}
+
+static json_t *
+probes_json(const struct agent_service_view *v, const struct status_clock *c)
+{
+	json_t	*a = json_array(), *last;
+	size_t	 i;
+
+	for (i = 0; a != NULL && i < v->nprobes; i++) {
+		const struct probe_conf *pc = scheduler_probe_conf(v->probes[i]);
+		const struct probe_state *st = scheduler_probe_state(v->probes[i]);
+
+		last = json_null();
+		if (st->has_run)
+			last = json_pack("{s:s, s:s, s:o, s:o, s:f, s:I}",
+			    "result", probe_result_name(st->last.result),
+			    "reason", st->last.reason,
+			    "value", isfinite(st->last.value) ?
+			    json_real(st->last.value) : json_null(),
+			    "at", iso_of(st->last_run_ms, c),
+			    "ago_s", seconds(c->now_ms - st->last_run_ms),
+			    "duration_ms", (json_int_t)st->last_duration_ms);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b, s:o, "
+		    "s:{s:I, s:I, s:I, s:I}}", "name", pc->name, "type",
+		    pc->ops->name, "counted", probe_result_name(st->counted),
+		    "settled", st->settled, "last", last, "runs",
+		    "ok", (json_int_t)st->runs[PROBE_OK],
+		    "warn", (json_int_t)st->runs[PROBE_WARN],
+		    "crit", (json_int_t)st->runs[PROBE_CRIT],
+		    "unknown", (json_int_t)st->runs[PROBE_UNKNOWN]));
+	}
+	return a;
+}
+
+static json_t *
+owed_json(unsigned owes)
+{
+	json_t		*a = json_array();
+	unsigned	 b;
+
+	for (b = 0; a != NULL && b < CLAIM_COUNT; b++)
+		if (owes & (1u << b))
+			json_array_append_new(a,
+			    json_string(reply_restore_word(1u << b)));
+	return a;
+}
+
+static json_t *
+lbs_json(const struct agent_service_view *v, const struct status_clock *c)
+{
+	json_t	*a = json_array();
+	char	 text[4 * LBKEY_TEXT_MAX + 1];
+	size_t	 i;
+
+	for (i = 0; a != NULL && i < lbkeys_count(v->keys); i++) {
+		const struct lbkey *k = lbkeys_get(v->keys, i);
+
+		text_escape(text, k->text, k->textlen);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:I, s:o, "
+		    "s:o}", "address", k->addr, "text", text, "last_seen_s",
+		    seconds(c->now_ms - k->last_seen_ms), "checks",
+		    (json_int_t)k->checks, "last_reply", line_json(k->last_reply),
+		    "owed", owed_json(k->owes)));
+	}
+	return a;
+}
+
+static json_t *
+history_json(const struct history *h)
+{
+	json_t	*a = json_array();
+	char	 at[32];
+	size_t	 i;
+
+	for (i = 0; a != NULL && i < history_count(h); i++) {
+		const struct history_entry *e = history_get(h, i);
+
+		status_iso_time(e->wall_ms, at);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s}", "at",
+		    at, "from", e->from, "to", e->to, "reason", e->reason));
+	}
+	return a;
+}
+
+static json_t *
+decision_json(const struct decision *d)
+{
+	return json_pack("{s:s, s:i, s:s}", "state", decision_state_name(d->state),
+	    "weight", d->state == NODE_UP ? (int)d->weight : 0, "reason",
+	    d->reason);
+}
+
+static json_t *
+engine_json(const struct transition *t, const struct status_clock *c)
+{
+	const struct transition_conf	*tc = transition_conf(t);
+	struct transition_pending	 p;
+	struct decision			 d;
+	json_t				*pending = json_null(), *ramp = json_null();
+	char				 text[160], lb[16];
+	size_t				 outs = 0, i;
+	int64_t				 ramp_ms;
+
+	transition_current(t, &d);
+	if (transition_pending(t, c->now_ms, &p)) {
+		transition_pending_text(t, &p, text, sizeof(text));
+		pending = json_pack("{s:s, s:o, s:f, s:s}", "towards",
+		    transition_level_text(p.towards, lb), "for_s", p.for_ms < 0 ?
+		    json_null() : json_real(seconds(p.for_ms)), "after_s",
+		    seconds(p.after_ms), "text", text);
+	}
+	if (transition_ramp(t, &ramp_ms) && transition_at(t) >= 1)
+		ramp = json_pack("{s:i, s:i, s:f, s:f}", "weight", (int)d.weight,
+		    "to", transition_at(t), "started_s", seconds(c->now_ms -
+		    ramp_ms), "ends_in_s", seconds((int64_t)tc->ramp_ms -
+		    (c->now_ms - ramp_ms)));
+	for (i = 0; i < transition_nouts(t); i++)
+		if (c->now_ms - transition_out_ms(t, i) <
+		    (int64_t)tc->flap_window_ms)
+			outs++;
+	return json_pack("{s:s, s:i, s:o, s:f, s:o, s:o, s:{s:i, s:I, s:f}}",
+	    "state", decision_state_name(d.state), "weight",
+	    d.state == NODE_UP ? (int)d.weight : 0, "since",
+	    iso_of(transition_since_ms(t), c), "since_s", seconds(c->now_ms -
+	    transition_since_ms(t)), "pending", pending, "ramp", ramp,
+	    "damping", "factor", (int)transition_damping(t),
+	    "outs_in_window", (json_int_t)outs, "up_after_s",
+	    seconds((int64_t)transition_up_after_ms(t)));
+}
+
+/* An age in seconds, or null for a time that never was. */
+static json_t *
+age_json(int64_t ms, const struct status_clock *c)
+{
+	return ms == INT64_MIN ? json_null() : json_real(seconds(c->now_ms - ms));
+}
+
+static json_t *
+text_or_null(const char *s)
+{
+	return s == NULL || s[0] == '\0' ? json_null() : json_string(s);
+}
+
+/* Why a peer does not serve, or null when it does. */
+static json_t *
+why_not_json(const struct peer_verdict *d)
+{
+	return d->serving ? json_null() : json_string(d->why);
+}
+
+/* The peer guard of one service: its state and the round it rests on. */
+static json_t *
+guard_json(const struct agent *a, size_t i,
+    const struct agent_service_view *v, const struct status_clock *c)
+{
+	const struct peer_view	*pv = &v->peers;
+	const struct peers	*ps;
+	struct agent_info	 info;
+	struct guard_view	 gv;
+	json_t			*o, *peers;
+	bool			 asked;
+	size_t			 j;
+
+	if (!v->has_peers)
+		return json_pack("{s:s}", "state", "off");
+	agent_info(a, &info);
+	ps = info.peers;
+	asked = pv->round_ms != INT64_MIN;
+	if ((peers = json_array()) != NULL)
+		for (j = 0; j < peers_npeers(ps); j++) {
+			const struct peer_verdict *pd = peers_verdict(ps, i, j);
+
+			if (pd->self)
+				continue;
+			json_array_append_new(peers, json_pack("{s:o, s:b, s:o}",
+			    "node_id", text_or_null(pd->node_id), "serving",
+			    pd->serving, "why_not", why_not_json(pd)));
+		}
+	guard_view(v->tr, &gv);
+	o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	    "state", guard_state_name(gv.state), "since",
+	    iso_of(gv.since_ms, c), "reason",
+	    text_or_null(gv.reason), "other_serving", asked ?
+	    json_boolean(pv->other_serving) : json_null(), "serving_peers",
+	    asked && pv->other_serving ? json_string(pv->who) : json_null(),
+	    "why", asked && !pv->other_serving ? json_string(pv->why) :
+	    json_null(), "asked_s", asked ? age_json(pv->round_ms, c) :
+	    json_null(), "alone_s", asked && !pv->other_serving ?
+	    age_json(pv->served_ms, c) : json_null(), "marker_warning",
+	    text_or_null(v->marker_warning), "peers", peers);
+	return o;
+}
+
+/* Every configured peer: who answered, whether it serves, and why not. */
+static json_t *
+peers_json(const struct agent *a, const struct status_clock *c)
+{
+	struct agent_info	 info;
+	const struct peers	*ps;
+	json_t			*arr = json_array(), *svcs;
+	size_t			 i, j;
+
+	agent_info(a, &info);
+	if ((ps = info.peers) == NULL || arr == NULL)
+		return arr;
+	for (j = 0; j < peers_npeers(ps); j++) {
+		const struct peer_source *p = peers_peer(ps, j);
+		const struct peer_verdict *d0 = peers_verdict(ps, 0, j);
+		const char *id = peer_view_peer_node_id(p);
+
+		if ((svcs = json_array()) != NULL)
+			for (i = 0; i < agent_nservices(a); i++) {
+				const struct peer_verdict *d =
+				    peers_verdict(ps, i, j);
+				struct agent_service_view v;
+
+				agent_service_view(a, i, &v);
+				json_array_append_new(svcs, json_pack("{s:s, s:b, "
+				    "s:o}", "name", v.name, "serving", d->serving,
+				    "why_not", why_not_json(d)));
+			}
+		json_array_append_new(arr, json_pack("{s:s, s:o, s:b, s:b, s:o, "
+		    "s:o, s:o}", "agent", peer_view_peer_text(p), "node_id",
+		    text_or_null(id), "self", d0->self, "serving", d0->serving,
+		    "why_not", d0->self ? json_null() : why_not_json(d0),
+		    "last_seen_s", age_json(peer_view_peer_seen_ms(p), c),
+		    "services", svcs));
+	}
+	return arr;
+}
+
+/* How each load balancer sees this node, service by service. */
+static json_t *
+haproxy_json(const struct agent *a, const struct status_clock *c)
+{
+	struct agent_info	 info;
+	const struct peers	*ps;
+	json_t			*arr = json_array(), *mine, *warns;
+	struct lb_view		 lv;
+	size_t			 i, j, k;
+
+	agent_info(a, &info);
+	if ((ps = info.peers) == NULL || arr == NULL)
+		return arr;
+	for (j = 0; j < peers_nlbs(ps); j++) {
+		const struct lb_source *lb = peers_lb(ps, j);
+
+		if ((mine = json_array()) != NULL)
+			for (i = 0; i < agent_nservices(a); i++) {
+				struct agent_service_view v;
+				const struct transition_conf *tc;
+				const char *server;
+
+				agent_service_view(a, i, &v);
+				tc = transition_conf(v.tr);
+				server = config_server(info.cfg, tc);
+				peer_view_lb(lb, tc->backend, server, v.decision,
+				    &lv);
+				if ((warns = json_array()) != NULL)
+					for (k = 0; k < lv.nwarnings; k++)
+						json_array_append_new(warns,
+						    json_string(lv.warnings[k]));
+				json_array_append_new(mine, json_pack("{s:s, s:s, "
+				    "s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+				    "service", v.name, "backend", tc->backend,
+				    "server", server, "found", lv.found, "status",
+				    lv.found ? json_string(lv.row.status) :
+				    json_null(), "weight", lv.found &&
+				    lv.row.weight >= 0 ? json_integer(lv.row.weight)
+				    : json_null(), "initial_weight", lv.found &&
+				    lv.row.initial_weight >= 0 ?
+				    json_integer(lv.row.initial_weight) :
+				    json_null(), "agent_status", lv.found ?
+				    json_string(lv.row.agent_status) : json_null(),
+				    "error", text_or_null(lv.error), "warnings",
+				    warns));
+			}
+		json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o, s:o}",
+		    "source", peer_view_lb_text(lb), "ok", peer_view_lb_ok(lb),
+		    "error", peer_view_lb_ok(lb) ? json_null() :
+		    json_string(peer_view_lb_error(lb)), "last_seen_s",
+		    age_json(peer_view_lb_seen_ms(lb), c), "this_node", mine));
+	}
+	return arr;
+}
+
+static json_t *
+service_json(const struct agent *a, size_t i, bool detail,
+    const struct status_clock *c)
+{
+	struct agent_service_view	 v;
+	struct agent_info		 info;
+	struct decision			 d;
+	json_t				*o;
+
+	agent_service_view(a, i, &v);
+	effective(&v, &d);
+	agent_info(a, &info);
+	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name, "state",
+	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
+	    (int)d.weight : 0, "serving", serving(&d), "automation",
+	    v.off_by ? "off" : "auto", "server",
+	    config_server(info.cfg, transition_conf(v.tr)));
+	if (o == NULL || !detail)
+		return o;
+	json_object_set_new(o, "reply", line_json(v.reply));
+	json_object_set_new(o, "reason", json_string(v.decision->reason));
+	json_object_set_new(o, "automation_off_by",
+	    v.off_by ? json_string(v.off_by) : json_null());
+	json_object_set_new(o, "target", decision_json(v.target));
+	json_object_set_new(o, "transition", engine_json(v.tr, c));
+	json_object_set_new(o, "markers", markers_json(&v));
+	json_object_set_new(o, "probes", probes_json(&v, c));
+	json_object_set_new(o, "load_balancers", lbs_json(&v, c));
+	json_object_set_new(o, "peer_guard", guard_json(a, i, &v, c));
+	json_object_set_new(o, "history", history_json(v.history));
+	return o;
+}
+
+json_t *
+status_json(const struct agent *a, const struct status_daemon *dm,
+    bool detail, const struct status_clock *c)
+{
+	struct agent_info	 info;
+	json_t			*root, *svcs, *first, *errs, *last;
+	char			 at[32];
+	size_t			 i;
+
+	agent_info(a, &info);
+	if ((svcs = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < agent_nservices(a); i++)
+		json_array_append_new(svcs, service_json(a, i, detail, c));
+	first = json_array_get(svcs, 0);
+	root = json_pack("{s:s, s:I, s:O, s:O, s:O, s:O, s:b}",
+	    "node_id", info.cfg->node_id, "incarnation",
+	    (json_int_t)info.incarnation, "state", json_object_get(first, "state"),
+	    "weight", json_object_get(first, "weight"), "serving",
+	    json_object_get(first, "serving"), "automation",
+	    json_object_get(first, "automation"), "detail", detail);
+	if (root == NULL) {
+		json_decref(svcs);
+		return NULL;
+	}
+	if (detail) {
+		status_iso_time(info.started_wall_ms, at);
+		last = json_null();
+		if (dm->has_reload) {
+			if ((errs = json_array()) != NULL)
+				for (i = 0; i < dm->nreload_errors; i++)
+					json_array_append_new(errs,
+					    json_string(dm->reload_errors[i]));
+			status_iso_time(dm->reload_wall_ms, at);
+			last = json_pack("{s:s, s:b, s:o}", "at", at, "ok",
+			    dm->reload_ok, "errors", errs);
+			status_iso_time(info.started_wall_ms, at);
+		}
+		json_object_set_new(root, "version", json_string(LBAGENT_VERSION));
+		json_object_set_new(root, "pid", json_integer(getpid()));
+		json_object_set_new(root, "config", json_string(info.cfg->path));
+		json_object_set_new(root, "started_at", json_string(at));
+		json_object_set_new(root, "reloads",
+		    json_integer((json_int_t)dm->reloads));
+		json_object_set_new(root, "last_reload", last);
+		json_object_set_new(root, "peers", peers_json(a, c));
+		json_object_set_new(root, "haproxy", haproxy_json(a, c));
+	}
+	json_object_set_new(root, "services", svcs);
+	return root;
+}
+
+json_t *
+status_health(const struct agent *a, size_t i, bool *ok)
+{
+	struct agent_service_view	v;
+	struct decision			d;
+
+	agent_service_view(a, i, &v);
+	effective(&v, &d);
+	*ok = serving(&d);
+	return json_pack("{s:s, s:s, s:i, s:b}", "service", v.name, "state",
+	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
+	    (int)d.weight : 0, "serving", *ok);
+}
+
+/* --- metrics --- */
+
+struct buf {
+	char	*p;
+	size_t	 len, cap;
+	bool	 failed;
+};
+
+static void
+put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+put(struct buf *b, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+	char	*grown;
+
+	for (;;) {
+		if (b->failed)
+			return;
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		if ((grown = realloc(b->p, b->cap * 2 + (size_t)n)) == NULL) {
+			b->failed = true;
+			return;
+		}
+		b->p = grown;
+		b->cap = b->cap * 2 + (size_t)n;
+	}
+}
+
+/* A label value as the exposition format wants it: \\, \" and \n escaped. */
+static const char *
+label(const char *s, char *buf, size_t size)
+{
+	size_t	n = 0;
+
+	for (; *s != '\0' && n + 3 < size; s++) {
+		if (*s == '\\' || *s == '"') {
+			buf[n++] = '\\';
+			buf[n++] = *s;
+		} else if (*s == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+		} else
+			buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static void
+head(struct buf *b, const char *name, const char *type, const char *help)
+{
+	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* True unless a service before service i lists probe p too. */
+static bool
+first_listing(const struct agent *a, size_t i, const struct probe *p)
+{
+	struct agent_service_view	v;
+	size_t				s, j;
+
+	for (s = 0; s < i; s++) {
+		agent_service_view(a, s, &v);
+		for (j = 0; j < v.nprobes; j++)
+			if (v.probes[j] == p)
+				return false;
+	}
+	return true;
+}
+
+char *
+status_metrics(const struct agent *a, size_t *lenp)
+{
+	struct agent_service_view	 v;
+	struct decision			 d;
+	struct guard_view		 gv;
+	struct buf			 b = { NULL, 0, 4096, false };
+	char				 sv[160], pr[160];
+	size_t				 i, j, n = agent_nservices(a);
+	int				 k, r;
+
+	if ((b.p = malloc(b.cap)) == NULL)
+		return NULL;
+	b.p[0] = '\0';
+	head(&b, "lbagent_build_info", "gauge", "lbagent's version.");
+	put(&b, "lbagent_build_info{version=\"%s\"} 1\n", LBAGENT_VERSION);
+	head(&b, "lbagent_state", "gauge", "1 for the state a service is in "
+	    "(what HAProxy is told), 0 for the others.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		effective(&v, &d);
+		for (k = 0; k < NODE_STATE_COUNT; k++)
+			put(&b, "lbagent_state{service=\"%s\",state=\"%s\"} %d\n",
+			    label(v.name, sv, sizeof(sv)),
+			    decision_state_name((enum node_state)k), (int)d.state == k);
+	}
+	head(&b, "lbagent_weight_percent", "gauge", "The weight a service "
+	    "asks for (0 unless up).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		effective(&v, &d);
+		put(&b, "lbagent_weight_percent{service=\"%s\"} %u\n",
+		    label(v.name, sv, sizeof(sv)), d.state == NODE_UP ?
+		    d.weight : 0);
+	}
+	head(&b, "lbagent_automation_off", "gauge", "1 while automated "
+	    "decisions are switched off for a service.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		put(&b, "lbagent_automation_off{service=\"%s\"} %d\n",
+		    label(v.name, sv, sizeof(sv)), v.off_by != NULL);
+	}
+	head(&b, "lbagent_peer_guard", "gauge", "1 for the peer guard's "
+	    "state of a service (off, watching, asking, holding, back_alone, "
+	    "latched), 0 for the others.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		guard_view(v.tr, &gv);
+		for (k = GUARD_OFF; k <= GUARD_LATCHED; k++)
+			put(&b, "lbagent_peer_guard{service=\"%s\",state=\"%s\"} "
+			    "%d\n", label(v.name, sv, sizeof(sv)),
+			    guard_state_name((enum guard_state)k),
+			    (int)gv.state == k);
+	}
+	head(&b, "lbagent_other_nodes_serving", "gauge", "1 when the last "
+	    "round of the peer guard found another node serving a service, 0 "
+	    "when none (absent without peers or before the first round).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		if (v.has_peers && v.peers.round_ms != INT64_MIN)
+			put(&b, "lbagent_other_nodes_serving{service=\"%s\"} %d\n",
+			    label(v.name, sv, sizeof(sv)), v.peers.other_serving);
+	}
+	head(&b, "lbagent_probe_status", "gauge", "What a probe counts as: "
+	    "0 ok, 1 warn, 2 crit.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++)
+			put(&b, "lbagent_probe_status{probe=\"%s\",service=\"%s\"} "
+			    "%d\n", label(scheduler_probe_conf(v.probes[j])->name, pr,
+			    sizeof(pr)), label(v.name, sv, sizeof(sv)),
+			    (int)scheduler_probe_state(v.probes[j])->counted);
+	}
+	/* Per probe: a probe shared by services is listed once. */
+	head(&b, "lbagent_probe_duration_seconds", "gauge", "How long the "
+	    "probe's latest run took.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++) {
+			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
+
+			if (!st->has_run || !first_listing(a, i, v.probes[j]))
+				continue;
+			put(&b, "lbagent_probe_duration_seconds{probe=\"%s\"} "
+			    "%.3f\n", label(scheduler_probe_conf(v.probes[j])->name, pr,
+			    sizeof(pr)), seconds(st->last_duration_ms));
+		}
+	}
+	head(&b, "lbagent_probe_last_result", "gauge", "The probe's latest "
+	    "run: 0 ok, 1 warn, 2 crit, 3 unknown (lbagent could not run it; "
+	    "not counted).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++) {
+			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
+
+			if (!st->has_run || !first_listing(a, i, v.probes[j]))
+				continue;
+			put(&b, "lbagent_probe_last_result{probe=\"%s\"} %d\n",
+			    label(scheduler_probe_conf(v.probes[j])->name, pr,
+			    sizeof(pr)), (int)st->last.result);
+		}
+	}
+	head(&b, "lbagent_probe_runs_total", "counter", "Probe runs by "
+	    "result.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++) {
+			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
+
+			if (!first_listing(a, i, v.probes[j]))
+				continue;
+			for (r = 0; r < PROBE_RESULT_COUNT; r++)
+				put(&b, "lbagent_probe_runs_total{probe=\"%s\","
+				    "result=\"%s\"} %llu\n",
+				    label(scheduler_probe_conf(v.probes[j])->name, pr,
+				    sizeof(pr)),
+				    probe_result_name((enum probe_result)r),
+				    (unsigned long long)st->runs[r]);
+		}
+	}
+	head(&b, "lbagent_replies_total", "counter", "Agent checks answered.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		put(&b, "lbagent_replies_total{service=\"%s\"} %llu\n",
+		    label(v.name, sv, sizeof(sv)),
+		    (unsigned long long)v.replies);
+	}
+	head(&b, "lbagent_transitions_total", "counter", "Changes of what a "
+	    "service tells HAProxy, by the state changed to (off: automation "
+	    "switched off).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (k = 0; k <= NODE_STATE_COUNT; k++)
+			put(&b, "lbagent_transitions_total{service=\"%s\",to=\"%s\"} "
+			    "%llu\n", label(v.name, sv, sizeof(sv)),
+			    k == NODE_STATE_COUNT ? "off" :
+			    decision_state_name((enum node_state)k),
+			    (unsigned long long)v.transitions[k]);
+	}
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	*lenp = b.len;
+	return b.p;
+}

@@ -1,0 +1,75 @@
+/* probe_report(): the single path by which every probe kind reports. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lbagent/core/text.h"
+#include "lbagent/probes/probe.h"
+
+/*
+ * The one place that tells lbagent's own shortages from the checked
+ * thing's failures, for every kind.
+ */
+const char *
+probe_errno_local(int err)
+{
+	switch (err) {
+	case EMFILE:
+		return "lbagent out of descriptors";
+	case ENFILE:
+		return "out of descriptors system-wide";
+	case ENOMEM:
+	case ENOBUFS:
+		return "lbagent out of memory";
+	case EAGAIN:
+		return "lbagent out of processes or threads";
+	default:
+		return NULL;
+	}
+}
+
+void
+probe_report_errno(struct probe_run *run, int err, const char *fmt, ...)
+{
+	const char	*local = probe_errno_local(err);
+	char		 what[512];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (local != NULL)
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s: %s (%s)", what,
+		    strerror(err), local);
+	else
+		probe_report(run, PROBE_CRIT, NAN, "%s: %s", what,
+		    strerror(err));
+}
+
+void
+probe_report(struct probe_run *run, enum probe_result result, double value,
+    const char *fmt, ...)
+{
+	struct probe_outcome	out;
+	char			buf[1024];
+	va_list			ap;
+	int			n;
+
+	if (!run->in_flight) {
+		log_warnx("probe %s: reported twice or after its timeout; "
+		    "ignored", run->name);
+		return;
+	}
+	run->in_flight = false;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	memset(&out, 0, sizeof(out));
+	out.result = (unsigned)result < PROBE_RESULT_COUNT ? result : PROBE_CRIT;
+	out.value = value;
+	text_line(out.reason, PROBE_REASON_MAX, buf,
+	    n < 0 ? 0 : n >= (int)sizeof(buf) ? sizeof(buf) - 1 : (size_t)n);
+	if (run->reported != NULL)
+		run->reported(run, &out);
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""tests/layers.py: the layers stay layers, and docs/architecture.md stays
+true to the tree.
+
+- src/core (and include/lbagent/core) includes only core headers and never
+  libevent or libcurl (the build refuses those too: see meson.build), and
+  its code neither logs, nor reads a clock, nor does I/O: times come in as
+  now_ms/wall_ms and what to log goes back to the caller as notes;
+- src/probes and src/daemon never include lbagent's control CLI;
+- the core library (argv[1], when given) needs nothing beyond itself but
+  jansson and libc's memory, string, number and time-formatting functions;
+- every source file under src/ is named in docs/architecture.md, and every
+  src/ or include/ path the document names exists.
+Exits 1 with one line per violation."""
+import os
+import re
+import subprocess
+import sys
+
+root = os.environ.get("SOURCE_ROOT") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..")
+os.chdir(root)
+bad = []
+inc = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+ALLOWED = {
+    "core": ("lbagent/core/",),
+    "probes": ("lbagent/core/", "lbagent/daemon/", "lbagent/probes/"),
+    "daemon": ("lbagent/core/", "lbagent/daemon/", "lbagent/probes/"),
+    "ctl": ("lbagent/core/", "lbagent/daemon/", "lbagent/ctl/"),
+}
+
+
+def layer_of(path):
+    parts = path.split("/")
+    if parts[0] == "src":
+        return parts[1]
+    if parts[:2] == ["include", "lbagent"]:
+        return parts[2]
+    return None
+
+
+def sources():
+    for top in ("src", "include/lbagent"):
+        for d, _, fs in os.walk(top):
+            for f in sorted(fs):
+                if f.endswith((".c", ".h")):
+                    yield os.path.join(d, f)
+
+
+files = list(sources())
+for path in files:
+    layer = layer_of(path)
+    if layer not in ALLOWED:
+        bad.append(f"{path}: not in a layer (src/core, src/daemon, "
+                   "src/probes, src/ctl)")
+        continue
+    for n, line in enumerate(open(path), 1):
+        m = inc.match(line)
+        if not m:
+            continue
+        kind, name = m.groups()
+        if kind == "<":
+            if layer == "core" and name.split("/")[0] in ("event2", "curl"):
+                bad.append(f"{path}:{n}: core includes <{name}>")
+            continue
+        if not name.startswith("lbagent/"):
+            if not os.path.exists(os.path.join(os.path.dirname(path), name)):
+                bad.append(f"{path}:{n}: \"{name}\" is not beside it")
+            continue
+        if not name.startswith(ALLOWED[layer]):
+            bad.append(f"{path}:{n}: the {layer} layer includes {name}")
+
+# Calls the core may not make, outside comments and strings.
+FORBIDDEN_CALL = re.compile(
+    r"(?<![\w.>])(log_[a-z_]+|fatal|clock_[a-z_]+|time|gettimeofday|"
+    r"open|openat|fopen|fdopen|read|write|pread|pwrite|close|socket|"
+    r"connect|accept|send|recv|fork|exec[lv]p?e?|system|popen|unlink|"
+    r"rename|mkdir|opendir|stat|fstat|lstat|fsync|getenv)\s*\(")
+
+
+def code_only(text):
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"),
+                  text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+for path in files:
+    if layer_of(path) != "core":
+        continue
+    for n, line in enumerate(code_only(open(path).read()).split("\n"), 1):
+        for m in FORBIDDEN_CALL.finditer(line):
+            bad.append(f"{path}:{n}: the core calls {m.group(1)}()")
+
+# What the core library may take from outside itself: jansson, and libc's
+# pure functions (memory, strings, numbers, formatting a given time).
+LIBC_PURE = set("""
+    __ctype_b_loc __ctype_tolower_loc __ctype_toupper_loc __errno_location
+    __stack_chk_fail __assert_fail abort asprintf vasprintf calloc free
+    malloc realloc memchr memcmp memcpy memmem memmove memset qsort bsearch
+    snprintf vsnprintf strcasecmp strncasecmp strchr strcmp strcspn strdup
+    strndup strftime strlen strnlen strncmp strrchr strspn strstr strtod
+    strtol strtoll strtoul strtoull localtime_r gmtime_r timegm
+    inet_pton inet_ntop""".split())
+if len(sys.argv) > 1:
+    lib = sys.argv[1]
+
+    def syms(*args):
+        out = subprocess.run(["nm", *args, lib], capture_output=True,
+                             text=True, check=True).stdout
+        return {line.split()[-1] for line in out.splitlines()
+                if line.strip() and not line.endswith(":")}
+    defined = syms("-g", "--defined-only")
+    for s in sorted(syms("-u") - defined):
+        base = s.split("@")[0]
+        if not (base.startswith("json_") or base in LIBC_PURE or
+                base.startswith(("__asan", "__ubsan", "__sanitizer",
+                                 "__sancov", "__lsan"))):
+            bad.append(f"{lib}: the core needs {s} from outside")
+
+arch = "docs/architecture.md"
+text = open(arch).read() if os.path.exists(arch) else ""
+if not text:
+    bad.append(f"{arch}: missing")
+for path in files:
+    if path.startswith("src/") and path.endswith(".c"):
+        rel = path[len("src/"):]
+        if rel not in text:
+            bad.append(f"{arch}: does not name {rel}")
+for m in re.finditer(r"\b((?:src|include)/[A-Za-z0-9_./-]+\.[ch])\b", text):
+    if not os.path.exists(m.group(1)):
+        bad.append(f"{arch}: names {m.group(1)}, which does not exist")
+for m in re.finditer(r"`((?:core|daemon|probes|ctl)/[A-Za-z0-9_-]+\.[ch])`", text):
+    if not os.path.exists("src/" + m.group(1)):
+        bad.append(f"{arch}: names {m.group(1)}, which is not under src/")
+
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
