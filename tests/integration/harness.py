@@ -94,17 +94,32 @@ def marker_bound_s(agent_inter_ms=AGENT_INTER_MS):
     return 1.0 + 2 * agent_inter_ms / 1000.0 + 2.0
 
 
+def _describe(describe, value):
+    """describe(value), or repr(value) when describe itself fails: a
+    rendering bug must not hide what was observed."""
+    try:
+        return describe(value)
+    except Exception as e:  # noqa: BLE001 - reported with the value
+        return f"{value!r} (describe raised {type(e).__name__}: {e})"
+
+
 def wait_until(fn, timeout_s, what, ok=None, describe=repr):
     """Polls fn() every 50 ms until ok(value) (bool(value) when ok is None).
 
     Returns the accepted value. On timeout raises TestFailure naming `what`
     and the last observed value (rendered by describe) or the last exception
     fn raised: a refused connection while a daemon starts is "not yet", not
-    an error. TestFailure and Skip raised by fn propagate at once."""
+    an error. TestFailure and Skip raised by fn or ok propagate at once.
+
+    ok() should treat a part not there yet (a missing or null field) as
+    false; if it raises instead, that observation is "not yet" too, and the
+    exception is kept: the timeout names it, so a predicate bug still
+    shows."""
     timeout_s *= _time_scale()
     start = time.monotonic()
     deadline = start + timeout_s
     last = "<nothing observed>"
+    slip = None         # the last exception ok() raised, with its value
     while True:
         try:
             value = fn()
@@ -113,13 +128,24 @@ def wait_until(fn, timeout_s, what, ok=None, describe=repr):
         except Exception as e:  # noqa: BLE001 - reported as the observation
             last = f"{type(e).__name__}: {e}"
         else:
-            if (ok(value) if ok is not None else value):
-                return value
-            last = describe(value)
+            try:
+                accepted = ok(value) if ok is not None else value
+            except (TestFailure, Skip):
+                raise
+            except Exception as e:  # noqa: BLE001 - a predicate bug, kept
+                accepted = False
+                slip = (f"ok() raised {type(e).__name__}: {e} on "
+                        f"{_describe(describe, value)}")
+                last = slip
+            else:
+                if accepted:
+                    return value
+                last = _describe(describe, value)
         if time.monotonic() >= deadline:
+            also = f"\n  and earlier {slip}" if slip is not None and slip != last else ""
             raise TestFailure(
                 f"timed out after {timeout_s:.1f} s waiting for {what}\n"
-                f"  last observed: {last}")
+                f"  last observed: {last}{also}")
         time.sleep(POLL_S)
 
 
@@ -131,7 +157,8 @@ def hold_for(fn, seconds, what, ok=None, describe=repr, until=None,
     make sure the events the hold is about (e.g. agent checks) did happen.
 
     Exceptions from fn are failures here: a hold is about what was seen.
-    Returns the number of observations."""
+    So is an exception from ok (it should treat a missing or null field as
+    false): the failure names it. Returns the number of observations."""
     start = time.monotonic()
     end = start + seconds
     until_deadline = None
@@ -139,10 +166,19 @@ def hold_for(fn, seconds, what, ok=None, describe=repr, until=None,
     while True:
         value = fn()
         count += 1
-        if not (ok(value) if ok is not None else value):
+        try:
+            held = ok(value) if ok is not None else value
+            why = ""
+        except (TestFailure, Skip):
+            raise
+        except Exception as e:  # noqa: BLE001 - a predicate bug, reported
+            held = False
+            why = f"\n  ok() raised {type(e).__name__}: {e}"
+        if not held:
             raise TestFailure(
                 f"{what}: stopped holding after {time.monotonic() - start:.2f} s "
-                f"(required {seconds:.2f} s)\n  observed: {describe(value)}")
+                f"(required {seconds:.2f} s)\n  observed: {_describe(describe, value)}"
+                f"{why}")
         now = time.monotonic()
         if now >= end:
             if until is None or until():

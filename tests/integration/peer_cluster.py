@@ -175,12 +175,15 @@ def public_server(doc, service=SERVICE):
 
 def wait_doc(node, pred, timeout_s, what, public=False):
     """Polls the node's detail (public: its public) /status until pred(doc)
-    is true; a Missing part, or a failed request, is "not yet". Returns
-    the document."""
+    is true; a Missing part, or a failed request, is "not yet", and so is
+    any other exception from pred (a null field it did not expect): the
+    timeout names it. Returns the document."""
     timeout_s *= h._time_scale()
     deadline = time.monotonic() + timeout_s
     last = "<nothing observed>"
+    slip = None
     while True:
+        doc = None
         try:
             doc = node.public() if public else node.detail()
             if pred(doc):
@@ -190,9 +193,13 @@ def wait_doc(node, pred, timeout_s, what, public=False):
             raise
         except (Missing, OSError, ValueError, h.TestFailure) as e:
             last = f"{type(e).__name__}: {e}"
+        except Exception as e:  # noqa: BLE001 - a predicate bug, kept
+            slip = f"{type(e).__name__}: {e} on {short(doc)}"
+            last = slip
         if time.monotonic() >= deadline:
+            also = f"\n  and earlier {slip}" if slip is not None and slip != last else ""
             raise h.TestFailure(f"timed out after {timeout_s:.1f} s waiting for {what}\n"
-                                f"  last observed: {last}")
+                                f"  last observed: {last}{also}")
         time.sleep(h.POLL_S)
 
 
