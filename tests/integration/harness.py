@@ -192,6 +192,38 @@ def hold_for(fn, seconds, what, ok=None, describe=repr, until=None,
         time.sleep(POLL_S)
 
 
+def hold_until(fn, deadline, what, ok=None, describe=repr):
+    """Asserts that ok(fn()) (bool(fn()) when ok is None) holds for every
+    observation that ended by `deadline` (a time.monotonic() value): a
+    window that follows from a configured one and from when the test acted
+    (e.g. "not down within down_after of the failure"), not from when this
+    process got round to watching. An observation that ended after the
+    deadline says nothing about the window and ends the hold.
+
+    Exceptions from fn are failures, as in hold_for. Returns the number of
+    observations within the window (0 when it was over before the first
+    one ended: the caller decides whether that is a failure)."""
+    count = 0
+    while True:
+        value = fn()
+        if time.monotonic() > deadline:
+            return count
+        count += 1
+        try:
+            held = ok(value) if ok is not None else value
+            why = ""
+        except (TestFailure, Skip):
+            raise
+        except Exception as e:  # noqa: BLE001 - a predicate bug, reported
+            held = False
+            why = f"\n  ok() raised {type(e).__name__}: {e}"
+        if not held:
+            raise TestFailure(
+                f"{what}: stopped holding {deadline - time.monotonic():.2f} s before "
+                f"the end of its window\n  observed: {_describe(describe, value)}{why}")
+        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+
+
 def expect(cond, message):
     """Fails with message unless cond."""
     if not cond:
@@ -942,7 +974,7 @@ def _quote(text):
 def agent_result(stat):
     """agent_status without the "* " HAProxy puts in front while a check is
     in progress (e.g. "* L7OK" -> "L7OK")."""
-    s = stat.get("agent_status", "")
+    s = stat.get("agent_status") or ""
     return s[2:] if s.startswith("* ") else s
 
 
@@ -1143,10 +1175,19 @@ class Haproxy:
     def stat(self, backend, server):
         """One server's `show stat` row: status ("UP", "DRAIN (agent)",
         "MAINT"...), weight, agent_status, agent_desc, last_agt..."""
-        for row in self.stats():
-            if row.get("pxname") == backend and row.get("svname") == server:
-                return row
-        raise TestFailure(f"{self.name}: no server {backend}/{server} in show stat")
+        return self.stat_many([(backend, server)])[(backend, server)]
+
+    def stat_many(self, names=None):
+        """{(backend, server): row} for each of names (default: every
+        server of this instance), all from ONE `show stat`: a verdict on
+        several servers, or on a server's status and its weight, judges
+        one moment of HAProxy's, not several."""
+        names = list(names if names is not None else self.server_names())
+        rows = {(r.get("pxname"), r.get("svname")): r for r in self.stats()}
+        missing = [f"{be}/{srv}" for be, srv in names if (be, srv) not in rows]
+        if missing:
+            raise TestFailure(f"{self.name}: no server {', '.join(missing)} in show stat")
+        return {n: rows[n] for n in names}
 
     # -- waiting on it
     def wait_status(self, backend, server, status, timeout_s, what=None, ok=None):
@@ -1198,8 +1239,9 @@ class Haproxy:
 
 
 def _all_stats(haproxies):
-    return {f"{h.name}:{be}/{srv}": h.stat(be, srv)
-            for h in haproxies for be, srv in h.server_names()}
+    """Every server of every instance: one `show stat` per instance."""
+    return {f"{hp.name}:{be}/{srv}": row
+            for hp in haproxies for (be, srv), row in hp.stat_many().items()}
 
 
 def _describe_all(seen):

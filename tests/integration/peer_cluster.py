@@ -72,7 +72,7 @@ class Missing(LookupError):
     """A part of the status document is not there (yet)."""
 
 def service_doc(doc, service=SERVICE):
-    for s in doc.get("services", []):
+    for s in doc.get("services") or []:
         if s.get("name") == service:
             return s
     raise Missing(f"no service {service!r} in /status: {short(doc)}")
@@ -123,7 +123,7 @@ def _base(url):
 def peer_row(doc, agent_url):
     """The peer listed by agent_url (the status gives it with /status)."""
     for r in peer_rows(doc):
-        if _base(r.get("agent", "")) == _base(agent_url):
+        if _base(r.get("agent") or "") == _base(agent_url):
             return r
     raise Missing(f"no peer {agent_url} in /status peers: {peer_rows(doc)}")
 
@@ -406,9 +406,14 @@ class Cluster:
         return self.stat(name, hap)["status"].split(" ")[0]
 
     def statuses(self):
-        """{(hap index, node name): status} for every HAProxy."""
-        return {(i, n.name): self.status(n.name, hp)
-                for i, hp in enumerate(self.haps) for n in self.nodes}
+        """{(hap index, node name): status} for every HAProxy, each
+        HAProxy's from one `show stat` (one moment of it)."""
+        out = {}
+        for i, hp in enumerate(self.haps):
+            rows = hp.stat_many([("be", n.name) for n in self.nodes])
+            for n in self.nodes:
+                out[(i, n.name)] = rows[("be", n.name)]["status"].split(" ")[0]
+        return out
 
     def describe(self, seen=None):
         seen = seen if seen is not None else self.statuses()

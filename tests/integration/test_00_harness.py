@@ -7,6 +7,9 @@
   exception, also when the last observation was a plain "no";
 - a describe() that raises does not hide the value observed;
 - hold_for() reports a raising predicate as the hold failing, naming it;
+- hold_until() judges only what it saw within its window (a value that
+  changes once the window is over is no failure), and fails on a change
+  within it;
 - peer_cluster.wait_doc() treats a raising predicate as "not yet" too,
   and names it on timeout.
 
@@ -15,6 +18,7 @@ sequence of observations. The bounds given to the waits that must time
 out are short on purpose; those that must succeed get a liveness bound."""
 
 import sys
+import time
 
 sys.dont_write_bytecode = True
 import harness as h  # noqa: E402
@@ -74,6 +78,25 @@ def main():
     must_time_out(lambda: h.hold_for(feed({"weight": "100"}, {"weight": None}), 5.0,
                                      "weight 100", ok=lambda st: int(st["weight"]) == 100),
                   "weight 100: stopped holding", "TypeError", "'weight': None")
+
+    h.section("hold_until: judged on the window, not on when the watching ended")
+    # "up" until the window's end, "down" after it: what lbagent may rightly
+    # do once a configured window is over. A hold that counted the whole of
+    # its own duration from a late start would fail on it.
+    end = time.monotonic() + 0.3
+    late = lambda: "up" if time.monotonic() <= end else "down"  # noqa: E731
+    n = h.hold_until(late, end, "up within the window", ok=lambda v: v == "up")
+    h.expect(n > 0, f"observations within the window: {n}")
+    h.expect_equal(h.hold_until(late, time.monotonic() - 1.0, "a window already over",
+                                ok=lambda v: v == "up"), 0,
+                   "observations in a window over before the first ended")
+    flip = feed("up", "up", "down")
+    must_time_out(lambda: h.hold_until(flip, time.monotonic() + LIVENESS_S, "up",
+                                       ok=lambda v: v == "up"),
+                  "up: stopped holding", "'down'")
+    must_time_out(lambda: h.hold_until(feed({"weight": None}), time.monotonic() + LIVENESS_S,
+                                       "weight 100", ok=lambda st: int(st["weight"]) == 100),
+                  "weight 100: stopped holding", "TypeError")
 
     h.section("peer_cluster.wait_doc: a raising predicate is 'not yet', named")
 

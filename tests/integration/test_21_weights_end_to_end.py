@@ -29,8 +29,9 @@ def probe(url, on_crit):
 
 
 def weights(haps):
-    return {hap.name: (hap.stat("be", "s1")["status"], hap.stat("be", "s1")["weight"])
-            for hap in haps}
+    """{name: (status, weight)}, each pair from one `show stat`."""
+    return {hap.name: (st["status"], st["weight"])
+            for hap, st in ((hap, hap.stat("be", "s1")) for hap in haps)}
 
 
 def wait_weight(haps, weight, what):
