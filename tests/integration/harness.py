@@ -54,6 +54,7 @@ import traceback
 POLL_S = 0.05
 AGENT_INTER_MS = 150      # agent-inter used by the scenarios unless they say otherwise
 CHECK_INTER_MS = 200      # the regular TCP check's inter
+CHECK_TIMEOUT_S = 1.0     # HAProxy's `timeout check` in the configs written here
 LOG_TAIL_LINES = 80
 KILL_GRACE_S = 10.0       # how long a process gets to exit after SIGTERM
 
@@ -101,6 +102,13 @@ def _describe(describe, value):
         return describe(value)
     except Exception as e:  # noqa: BLE001 - reported with the value
         return f"{value!r} (describe raised {type(e).__name__}: {e})"
+
+
+def agent_checks_bound_s(checks=1, agent_inter_ms=AGENT_INTER_MS):
+    """Liveness bound for HAProxy to make `checks` more agent checks: one
+    every agent-inter, each taking up to `timeout check`, plus 5 s margin
+    for shared, noisy machines."""
+    return checks * (agent_inter_ms / 1000.0 + CHECK_TIMEOUT_S) + 5.0
 
 
 def wait_until(fn, timeout_s, what, ok=None, describe=repr):
@@ -1047,7 +1055,7 @@ class Haproxy:
                 "    timeout connect 1s",
                 "    timeout client 5s",
                 "    timeout server 5s",
-                "    timeout check 1s",
+                f"    timeout check {CHECK_TIMEOUT_S:g}s",
                 ""]
         if self.stats_http_port:
             out += ["listen stats",

@@ -168,6 +168,31 @@ def lb_row(doc, source):
     raise Missing(f"no load balancer {source} in /status haproxy: {lb_rows(doc)}")
 
 
+def level_age_s(doc, service=SERVICE):
+    """(state, seconds) of the service's transition: "down", "up"... and
+    how long it has been in that level by lbagent's own clock, from the
+    same read of the detail."""
+    t = service_doc(doc, service).get("transition")
+    if not isinstance(t, dict) or not isinstance(t.get("since_s"), (int, float)):
+        raise Missing(f"no transition with since_s for service {service!r}: "
+                      f"{short(service_doc(doc, service))}")
+    return t.get("state"), t["since_s"]
+
+
+def past_just_out(doc, service=SERVICE):
+    """Out for longer than just_out by lbagent's own clock: its look-again
+    is over, so nothing brings it back latched any more (alone_grace
+    still may)."""
+    state, age = level_age_s(doc, service)
+    return state == "down" and age > JUST_OUT_S
+
+
+def wait_past_just_out(node, what=None, timeout_s=None):
+    """Waits until node is out and past just_out (see past_just_out)."""
+    return wait_doc(node, past_just_out, timeout_s or (JUST_OUT_S + ROUND_S + 2.0),
+                    what or f"{node.name} out for longer than just_out")
+
+
 def public_server(doc, service=SERVICE):
     """The server name a node publishes for peers (public /status)."""
     return service_doc(doc, service).get("server")
