@@ -54,6 +54,7 @@ import traceback
 POLL_S = 0.05
 AGENT_INTER_MS = 150      # agent-inter used by the scenarios unless they say otherwise
 CHECK_INTER_MS = 200      # the regular TCP check's inter
+CHECK_TIMEOUT_S = 1.0     # HAProxy's `timeout check` in the configs written here
 LOG_TAIL_LINES = 80
 KILL_GRACE_S = 10.0       # how long a process gets to exit after SIGTERM
 
@@ -94,17 +95,39 @@ def marker_bound_s(agent_inter_ms=AGENT_INTER_MS):
     return 1.0 + 2 * agent_inter_ms / 1000.0 + 2.0
 
 
+def _describe(describe, value):
+    """describe(value), or repr(value) when describe itself fails: a
+    rendering bug must not hide what was observed."""
+    try:
+        return describe(value)
+    except Exception as e:  # noqa: BLE001 - reported with the value
+        return f"{value!r} (describe raised {type(e).__name__}: {e})"
+
+
+def agent_checks_bound_s(checks=1, agent_inter_ms=AGENT_INTER_MS):
+    """Liveness bound for HAProxy to make `checks` more agent checks: one
+    every agent-inter, each taking up to `timeout check`, plus 5 s margin
+    for shared, noisy machines."""
+    return checks * (agent_inter_ms / 1000.0 + CHECK_TIMEOUT_S) + 5.0
+
+
 def wait_until(fn, timeout_s, what, ok=None, describe=repr):
     """Polls fn() every 50 ms until ok(value) (bool(value) when ok is None).
 
     Returns the accepted value. On timeout raises TestFailure naming `what`
     and the last observed value (rendered by describe) or the last exception
     fn raised: a refused connection while a daemon starts is "not yet", not
-    an error. TestFailure and Skip raised by fn propagate at once."""
+    an error. TestFailure and Skip raised by fn or ok propagate at once.
+
+    ok() should treat a part not there yet (a missing or null field) as
+    false; if it raises instead, that observation is "not yet" too, and the
+    exception is kept: the timeout names it, so a predicate bug still
+    shows."""
     timeout_s *= _time_scale()
     start = time.monotonic()
     deadline = start + timeout_s
     last = "<nothing observed>"
+    slip = None         # the last exception ok() raised, with its value
     while True:
         try:
             value = fn()
@@ -113,13 +136,24 @@ def wait_until(fn, timeout_s, what, ok=None, describe=repr):
         except Exception as e:  # noqa: BLE001 - reported as the observation
             last = f"{type(e).__name__}: {e}"
         else:
-            if (ok(value) if ok is not None else value):
-                return value
-            last = describe(value)
+            try:
+                accepted = ok(value) if ok is not None else value
+            except (TestFailure, Skip):
+                raise
+            except Exception as e:  # noqa: BLE001 - a predicate bug, kept
+                accepted = False
+                slip = (f"ok() raised {type(e).__name__}: {e} on "
+                        f"{_describe(describe, value)}")
+                last = slip
+            else:
+                if accepted:
+                    return value
+                last = _describe(describe, value)
         if time.monotonic() >= deadline:
+            also = f"\n  and earlier {slip}" if slip is not None and slip != last else ""
             raise TestFailure(
                 f"timed out after {timeout_s:.1f} s waiting for {what}\n"
-                f"  last observed: {last}")
+                f"  last observed: {last}{also}")
         time.sleep(POLL_S)
 
 
@@ -131,7 +165,8 @@ def hold_for(fn, seconds, what, ok=None, describe=repr, until=None,
     make sure the events the hold is about (e.g. agent checks) did happen.
 
     Exceptions from fn are failures here: a hold is about what was seen.
-    Returns the number of observations."""
+    So is an exception from ok (it should treat a missing or null field as
+    false): the failure names it. Returns the number of observations."""
     start = time.monotonic()
     end = start + seconds
     until_deadline = None
@@ -139,10 +174,19 @@ def hold_for(fn, seconds, what, ok=None, describe=repr, until=None,
     while True:
         value = fn()
         count += 1
-        if not (ok(value) if ok is not None else value):
+        try:
+            held = ok(value) if ok is not None else value
+            why = ""
+        except (TestFailure, Skip):
+            raise
+        except Exception as e:  # noqa: BLE001 - a predicate bug, reported
+            held = False
+            why = f"\n  ok() raised {type(e).__name__}: {e}"
+        if not held:
             raise TestFailure(
                 f"{what}: stopped holding after {time.monotonic() - start:.2f} s "
-                f"(required {seconds:.2f} s)\n  observed: {describe(value)}")
+                f"(required {seconds:.2f} s)\n  observed: {_describe(describe, value)}"
+                f"{why}")
         now = time.monotonic()
         if now >= end:
             if until is None or until():
@@ -154,6 +198,38 @@ def hold_for(fn, seconds, what, ok=None, describe=repr, until=None,
                     f"{what}: held for {now - start:.2f} s, but {until_what} "
                     f"did not happen within {until_timeout_s} s more")
         time.sleep(POLL_S)
+
+
+def hold_until(fn, deadline, what, ok=None, describe=repr):
+    """Asserts that ok(fn()) (bool(fn()) when ok is None) holds for every
+    observation that ended by `deadline` (a time.monotonic() value): a
+    window that follows from a configured one and from when the test acted
+    (e.g. "not down within down_after of the failure"), not from when this
+    process got round to watching. An observation that ended after the
+    deadline says nothing about the window and ends the hold.
+
+    Exceptions from fn are failures, as in hold_for. Returns the number of
+    observations within the window (0 when it was over before the first
+    one ended: the caller decides whether that is a failure)."""
+    count = 0
+    while True:
+        value = fn()
+        if time.monotonic() > deadline:
+            return count
+        count += 1
+        try:
+            held = ok(value) if ok is not None else value
+            why = ""
+        except (TestFailure, Skip):
+            raise
+        except Exception as e:  # noqa: BLE001 - a predicate bug, reported
+            held = False
+            why = f"\n  ok() raised {type(e).__name__}: {e}"
+        if not held:
+            raise TestFailure(
+                f"{what}: stopped holding {deadline - time.monotonic():.2f} s before "
+                f"the end of its window\n  observed: {_describe(describe, value)}{why}")
+        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
 
 
 def expect(cond, message):
@@ -907,7 +983,7 @@ def _quote(text):
 def agent_result(stat):
     """agent_status without the "* " HAProxy puts in front while a check is
     in progress (e.g. "* L7OK" -> "L7OK")."""
-    s = stat.get("agent_status", "")
+    s = stat.get("agent_status") or ""
     return s[2:] if s.startswith("* ") else s
 
 
@@ -980,7 +1056,7 @@ class Haproxy:
                 "    timeout connect 1s",
                 "    timeout client 5s",
                 "    timeout server 5s",
-                "    timeout check 1s",
+                f"    timeout check {CHECK_TIMEOUT_S:g}s",
                 ""]
         if self.stats_http_port:
             out += ["listen stats",
@@ -1108,10 +1184,19 @@ class Haproxy:
     def stat(self, backend, server):
         """One server's `show stat` row: status ("UP", "DRAIN (agent)",
         "MAINT"...), weight, agent_status, agent_desc, last_agt..."""
-        for row in self.stats():
-            if row.get("pxname") == backend and row.get("svname") == server:
-                return row
-        raise TestFailure(f"{self.name}: no server {backend}/{server} in show stat")
+        return self.stat_many([(backend, server)])[(backend, server)]
+
+    def stat_many(self, names=None):
+        """{(backend, server): row} for each of names (default: every
+        server of this instance), all from ONE `show stat`: a verdict on
+        several servers, or on a server's status and its weight, judges
+        one moment of HAProxy's, not several."""
+        names = list(names if names is not None else self.server_names())
+        rows = {(r.get("pxname"), r.get("svname")): r for r in self.stats()}
+        missing = [f"{be}/{srv}" for be, srv in names if (be, srv) not in rows]
+        if missing:
+            raise TestFailure(f"{self.name}: no server {', '.join(missing)} in show stat")
+        return {n: rows[n] for n in names}
 
     # -- waiting on it
     def wait_status(self, backend, server, status, timeout_s, what=None, ok=None):
@@ -1163,8 +1248,9 @@ class Haproxy:
 
 
 def _all_stats(haproxies):
-    return {f"{h.name}:{be}/{srv}": h.stat(be, srv)
-            for h in haproxies for be, srv in h.server_names()}
+    """Every server of every instance: one `show stat` per instance."""
+    return {f"{hp.name}:{be}/{srv}": row
+            for hp in haproxies for (be, srv), row in hp.stat_many().items()}
 
 
 def _describe_all(seen):

@@ -72,7 +72,7 @@ class Missing(LookupError):
     """A part of the status document is not there (yet)."""
 
 def service_doc(doc, service=SERVICE):
-    for s in doc.get("services", []):
+    for s in doc.get("services") or []:
         if s.get("name") == service:
             return s
     raise Missing(f"no service {service!r} in /status: {short(doc)}")
@@ -123,7 +123,7 @@ def _base(url):
 def peer_row(doc, agent_url):
     """The peer listed by agent_url (the status gives it with /status)."""
     for r in peer_rows(doc):
-        if _base(r.get("agent", "")) == _base(agent_url):
+        if _base(r.get("agent") or "") == _base(agent_url):
             return r
     raise Missing(f"no peer {agent_url} in /status peers: {peer_rows(doc)}")
 
@@ -168,6 +168,31 @@ def lb_row(doc, source):
     raise Missing(f"no load balancer {source} in /status haproxy: {lb_rows(doc)}")
 
 
+def level_age_s(doc, service=SERVICE):
+    """(state, seconds) of the service's transition: "down", "up"... and
+    how long it has been in that level by lbagent's own clock, from the
+    same read of the detail."""
+    t = service_doc(doc, service).get("transition")
+    if not isinstance(t, dict) or not isinstance(t.get("since_s"), (int, float)):
+        raise Missing(f"no transition with since_s for service {service!r}: "
+                      f"{short(service_doc(doc, service))}")
+    return t.get("state"), t["since_s"]
+
+
+def past_just_out(doc, service=SERVICE):
+    """Out for longer than just_out by lbagent's own clock: its look-again
+    is over, so nothing brings it back latched any more (alone_grace
+    still may)."""
+    state, age = level_age_s(doc, service)
+    return state == "down" and age > JUST_OUT_S
+
+
+def wait_past_just_out(node, what=None, timeout_s=None):
+    """Waits until node is out and past just_out (see past_just_out)."""
+    return wait_doc(node, past_just_out, timeout_s or (JUST_OUT_S + ROUND_S + 2.0),
+                    what or f"{node.name} out for longer than just_out")
+
+
 def public_server(doc, service=SERVICE):
     """The server name a node publishes for peers (public /status)."""
     return service_doc(doc, service).get("server")
@@ -175,12 +200,15 @@ def public_server(doc, service=SERVICE):
 
 def wait_doc(node, pred, timeout_s, what, public=False):
     """Polls the node's detail (public: its public) /status until pred(doc)
-    is true; a Missing part, or a failed request, is "not yet". Returns
-    the document."""
+    is true; a Missing part, or a failed request, is "not yet", and so is
+    any other exception from pred (a null field it did not expect): the
+    timeout names it. Returns the document."""
     timeout_s *= h._time_scale()
     deadline = time.monotonic() + timeout_s
     last = "<nothing observed>"
+    slip = None
     while True:
+        doc = None
         try:
             doc = node.public() if public else node.detail()
             if pred(doc):
@@ -190,9 +218,13 @@ def wait_doc(node, pred, timeout_s, what, public=False):
             raise
         except (Missing, OSError, ValueError, h.TestFailure) as e:
             last = f"{type(e).__name__}: {e}"
+        except Exception as e:  # noqa: BLE001 - a predicate bug, kept
+            slip = f"{type(e).__name__}: {e} on {short(doc)}"
+            last = slip
         if time.monotonic() >= deadline:
+            also = f"\n  and earlier {slip}" if slip is not None and slip != last else ""
             raise h.TestFailure(f"timed out after {timeout_s:.1f} s waiting for {what}\n"
-                                f"  last observed: {last}")
+                                f"  last observed: {last}{also}")
         time.sleep(h.POLL_S)
 
 
@@ -399,9 +431,14 @@ class Cluster:
         return self.stat(name, hap)["status"].split(" ")[0]
 
     def statuses(self):
-        """{(hap index, node name): status} for every HAProxy."""
-        return {(i, n.name): self.status(n.name, hp)
-                for i, hp in enumerate(self.haps) for n in self.nodes}
+        """{(hap index, node name): status} for every HAProxy, each
+        HAProxy's from one `show stat` (one moment of it)."""
+        out = {}
+        for i, hp in enumerate(self.haps):
+            rows = hp.stat_many([("be", n.name) for n in self.nodes])
+            for n in self.nodes:
+                out[(i, n.name)] = rows[("be", n.name)]["status"].split(" ")[0]
+        return out
 
     def describe(self, seen=None):
         seen = seen if seen is not None else self.statuses()

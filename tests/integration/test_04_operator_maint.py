@@ -38,7 +38,8 @@ def operator_maint_holds(lb, hap, tap, context):
         "be", "s1", "MAINT", HOLD_S,
         f"operator's MAINT ({context}) for ten agent-inters and {MIN_CHECKS} agent checks",
         until=lambda: len(tap.exchanges(tap_mark, hap.source)) >= MIN_CHECKS,
-        until_what=f"{MIN_CHECKS} agent checks from {hap.source}", until_timeout_s=15)
+        until_what=f"{MIN_CHECKS} agent checks from {hap.source}",
+        until_timeout_s=h.agent_checks_bound_s(MIN_CHECKS))
     seen = tap.exchanges(tap_mark, hap.source)
     ready = sent_ready(seen)
     h.expect(not ready,

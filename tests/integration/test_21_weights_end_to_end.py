@@ -29,8 +29,9 @@ def probe(url, on_crit):
 
 
 def weights(haps):
-    return {hap.name: (hap.stat("be", "s1")["status"], hap.stat("be", "s1")["weight"])
-            for hap in haps}
+    """{name: (status, weight)}, each pair from one `show stat`."""
+    return {hap.name: (st["status"], st["weight"])
+            for hap, st in ((hap, hap.stat("be", "s1")) for hap in haps)}
 
 
 def wait_weight(haps, weight, what):
@@ -94,7 +95,7 @@ def main():
     h.wait_reply(lb, both, "`up 50% #preview: HTTP 503; log: HTTP 503`", timeout_s=BOUND_S)
     wait_weight(haps, 50, "weight 50 of 100 on both")
     mark = tap.mark()
-    h.wait_until(lambda: {x.source for x in tap.exchanges(mark)}, 10,
+    h.wait_until(lambda: {x.source for x in tap.exchanges(mark)}, h.agent_checks_bound_s(),
                  "a check from each HAProxy", ok=lambda s: set(SOURCES) <= s)
     got = {x.reply for x in tap.exchanges(mark)}
     h.expect(got == {both}, f"every HAProxy got {both!r}; seen {got!r}")
@@ -135,7 +136,7 @@ def main():
         ss = hap.server_state("be", "s1")
         h.expect(ss["srv_admin_state"] & 9 == 0 and ss["srv_op_state"] == 2,
                  f"{hap.name}: weight 0 must not be a forced DRAIN or MAINT: {ss}")
-    h.wait_until(lambda: {x.source for x in tap.exchanges(mark)}, 10,
+    h.wait_until(lambda: {x.source for x in tap.exchanges(mark)}, h.agent_checks_bound_s(),
                  "checks from each HAProxy", ok=lambda s: set(SOURCES) <= s)
     for x in tap.exchanges(mark):
         h.expect(b"drain" not in x.words() and b"maint" not in x.words(),

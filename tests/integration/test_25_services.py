@@ -96,8 +96,9 @@ def main():
     def hap_view():
         """{backend: (status, weight)}, any DOWN ("DOWN (agent)") as "DOWN"."""
         out = {}
+        rows = hap.stat_many([(be, "s1") for be in hap.backends])
         for be in hap.backends:
-            st = hap.stat(be, "s1")
+            st = rows[(be, "s1")]
             status = "DOWN" if st["status"].startswith("DOWN") else st["status"]
             out[be] = (status, st["weight"])
         return out

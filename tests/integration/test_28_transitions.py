@@ -56,13 +56,18 @@ def main():
         st = hap.stat("be", "s1")
         return ("DOWN" if st["status"].startswith("DOWN") else st["status"], st["weight"])
 
+    # Each returns the time just before its change: nothing lbagent does
+    # about the change can come sooner, so bounds measured from it are
+    # causal, however long this process waits to be scheduled after it.
     def fail():
+        t = time.monotonic()
         os.unlink(dep)
-        return time.monotonic()
+        return t
 
     def restore():
+        t = time.monotonic()
         h.write_atomic(dep, "ok\n")
-        return time.monotonic()
+        return t
 
     h.section("a dependency flipping every 300 ms never takes the node down")
     stop = threading.Event()
@@ -94,8 +99,9 @@ def main():
     h.wait_reply(lb, b"up\n", "`up` before the failure")
     time.sleep(0.5)
     t0 = fail()
-    h.hold_for(lambda: lb.ask(), DOWN_AFTER_S * 0.9, "`up` within down_after of the failure",
-               ok=lambda r: r == b"up\n")
+    n = h.hold_until(lambda: lb.ask(), t0 + DOWN_AFTER_S * 0.9,
+                     "`up` within down_after of the failure", ok=lambda r: r == b"up\n")
+    h.expect(n > 0, "a reply seen within down_after of the failure")
     hap.wait_status("be", "s1", "DOWN (agent)", BOUND_S, "s1 DOWN (agent) after down_after")
     took = time.monotonic() - t0
     print(f"   DOWN in HAProxy {took:.2f} s after the file went", flush=True)
@@ -107,8 +113,10 @@ def main():
     h.section("back: down for up_after, then the weight ramps up")
     samples = []
     t1 = restore()
-    h.hold_for(lambda: lb.ask(), UP_AFTER_S * 0.9, "`down` within up_after of recovering",
-               ok=lambda r: r.startswith(b"down"))
+    n = h.hold_until(lambda: lb.ask(), t1 + UP_AFTER_S * 0.9,
+                     "`down` within up_after of recovering",
+                     ok=lambda r: r.startswith(b"down"))
+    h.expect(n > 0, "a reply seen within up_after of recovering")
 
     replies = []
 
@@ -138,13 +146,18 @@ def main():
     lb.kill()
     mark = lb.log_mark()
     lb.start()
-    first = lb.ask()
-    h.expect(first.startswith(b"down"), f"the first reply after the restart: {first!r}")
-    left = UP_AFTER_S * 0.95 - (time.monotonic() - t2)
-    if left > 0:
-        h.hold_for(lambda: lb.ask(), left, "`down` until up_after of passing",
-                   ok=lambda r: r.startswith(b"down"))
-    hap.hold_status("be", "s1", "DOWN (agent)", 0.2)
+
+    # lbagent's reply and HAProxy's status, read together: passing began
+    # at t2 at the earliest, so neither may show up before t2 + up_after.
+    def both():
+        return lb.ask(), hap.stat("be", "s1")["status"]
+
+    first = both()
+    h.expect(first[0].startswith(b"down") and first[1] == "DOWN (agent)",
+             f"the first reply after the restart, and HAProxy: {first!r}")
+    h.hold_until(both, t2 + UP_AFTER_S * 0.95,
+                 "`down`, and DOWN (agent) in HAProxy, until up_after of passing",
+                 ok=lambda v: v[0].startswith(b"down") and v[1] == "DOWN (agent)")
     h.wait_until(lambda: lb.ask(), BOUND_S, "up again after the restart",
                  ok=lambda r: r.startswith(b"up"))
     log = lb.log_since(mark)
@@ -214,8 +227,8 @@ def main():
     hap.hold_status("be", "s1", "UP", DOWN_AFTER_S * 2 + 1.0, "UP while automation is off")
     h.expect(f"automation off (marker {lb.state_dir}/off)" in lb.log_since(mark),
              "the log names the marker")
-    lb.clear_marker("off")
     t3 = time.monotonic()
+    lb.clear_marker("off")
     hap.wait_status("be", "s1", "DOWN (agent)", BOUND_S + h.marker_bound_s(),
                     "DOWN once automation is on again")
     h.expect(time.monotonic() - t3 >= DOWN_AFTER_S,

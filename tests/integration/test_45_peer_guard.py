@@ -111,7 +111,8 @@ def fail_in_turn():
     # Longer than alone_grace: n1 and n2 must not come back, n3 serves.
     c.hold({"n1": "DOWN", "n2": "DOWN", "n3": "UP"}, pc.ALONE_GRACE_S + 2.0,
            "n3 held in; n1, n2 out (n3 serves, so no coming back alone)")
-    h.expect(pc.HOLD_REASON_RE.match(n3.ask()), f"n3 still held: {n3.ask()!r}")
+    r = n3.ask()
+    h.expect(pc.HOLD_REASON_RE.match(r), f"n3 still held: {r!r}")
     warned = n3.hold_warnings(mark)
     h.expect(len(warned) == 1, f"n3 logs the hold warning once per episode, "
              f"saw {len(warned)}:\n" + "\n".join(warned))
@@ -152,8 +153,21 @@ def fail_together():
     h.wait_until(kinds, pc.OUT_S + pc.RECHECK_AFTER_S + pc.JUST_OUT_S + pc.ROUND_S,
                  "every node out or in by the peer guard",
                  ok=lambda k: all(not v.startswith("undecided") for v in k.values()))
-    # Let every look-again of just_out have happened.
-    time.sleep(pc.RECHECK_AFTER_S + pc.JUST_OUT_S + pc.ROUND_S)
+    # Let every look-again of just_out have happened, by each lbagent's own
+    # clock: a node out for longer than just_out is not brought back
+    # latched any more; a node latched for longer than a round has been
+    # seen serving by the others, so a held one has had its round to go.
+    def over(n):
+        doc = n.detail()
+        state, age = pc.level_age_s(doc)
+        if state == "down":
+            return age > pc.JUST_OUT_S
+        return pc.guard_state(doc) != "latched" or age > pc.ROUND_S
+
+    h.wait_until(lambda: {n.name: over(n) for n in c.nodes},
+                 pc.RECHECK_AFTER_S + pc.JUST_OUT_S + 2 * pc.ROUND_S + 2.0,
+                 "every node past its look-again (just_out), or latched for a round",
+                 ok=lambda v: all(v.values()))
     settled = kinds()
     print(f"   after just_out: {settled}; HAProxy {c.describe()}", flush=True)
     h.hold_for(lambda: (kinds(), c.up_names()), pc.HOLD_S,
@@ -185,7 +199,7 @@ def alone_grace():
     c.wait_out("n1", "A (n1) out by its probe, B and C serve")
     # Past just_out: nobody serving any sooner would bring A back latched
     # (the look-again), not after alone_grace.
-    time.sleep(pc.JUST_OUT_S + 1.0)
+    pc.wait_past_just_out(a, "A out for longer than just_out")
     h.section("B and C out by maint markers; C's with the warning")
     mark_b = b.lb.log_mark()
     b.lb.set_marker("maint", "peer test: B\n")
@@ -256,7 +270,7 @@ def latch():
     c.wait_out("n3", "C out, A and B serve")
     # Past C's just_out: A and B leaving any sooner would bring C back
     # latched (its own look-again).
-    time.sleep(pc.JUST_OUT_S + 1.0)
+    pc.wait_past_just_out(cc, "C out for longer than just_out")
     h.expect(b_seen_by_a.served() > 0 and a_seen_by_b.served() > 0,
              "A and B ask each other through the lagged views")
 

@@ -61,7 +61,7 @@ def reload_to_twice():
         def answered(doc):
             rows = pc.lb_rows(doc)
             return (len(rows) == 1 and pc.lb_ok(rows[0]) and
-                    pc.this_node(rows[0])["found"] and
+                    pc.this_node(rows[0]).get("found") and
                     pc.peer_serving(pc.peer_row(doc, n2.url())))
 
         h.section("the one source answers; n1 sees n2 serving through it")
