@@ -102,8 +102,9 @@ LIBC_PURE = set("""
     malloc realloc memchr memcmp memcpy memmem memmove memset qsort bsearch
     snprintf vsnprintf strcasecmp strncasecmp strchr strcmp strcspn strdup
     strndup strftime strlen strnlen strncmp strrchr strspn strstr strtod
-    strtol strtoll strtoul strtoull localtime_r gmtime_r timegm
-    inet_pton inet_ntop""".split())
+    strtol strtoll strtoul strtoull localtime_r gmtime_r timegm tolower
+    toupper isalnum isalpha isdigit isspace isxdigit inet_pton inet_ntop
+    _GLOBAL_OFFSET_TABLE_""".split())
 if len(sys.argv) > 1:
     lib = sys.argv[1]
 
