@@ -61,7 +61,10 @@ for path in files:
             continue
         kind, name = m.groups()
         if kind == "<":
-            if layer == "core" and name.split("/")[0] in ("event2", "curl"):
+            if layer == "core" and (name.split("/")[0] in ("event2", "curl")
+                                    or name in ("event.h", "evhttp.h",
+                                                "evutil.h", "evdns.h",
+                                                "evrpc.h")):
                 bad.append(f"{path}:{n}: core includes <{name}>")
             continue
         if not name.startswith("lbagent/"):
