@@ -270,7 +270,8 @@ peer_view_lb(const struct lb_source *lb, const char *backend,
 
 	memset(v, 0, sizeof(*v));
 	if (!peer_view_lb_ok(lb)) {
-		snprintf(v->error, sizeof(v->error), "%s", peer_view_lb_error(lb));
+		snprintf(v->error, sizeof(v->error), "%s",
+		    peer_view_lb_error(lb));
 		return;
 	}
 	found = hastats_find(lb->csv, lb->len, backend, server, &v->row, &why);
@@ -322,8 +323,8 @@ peer_view_aggregate(const struct peer_source *peers, size_t npeers,
 		struct peer_verdict	*pv = &verdicts[j];
 		const char		*id;
 
-		peer_view_judge(&peers[j], lbs, nlbs, service, tc->backend, my_id,
-		    tc->peer_timeout_ms, pv);
+		peer_view_judge(&peers[j], lbs, nlbs, service, tc->backend,
+		    my_id, tc->peer_timeout_ms, pv);
 		if (pv->self)
 			continue;
 		id = pv->node_id[0] ? pv->node_id : peers[j].text;

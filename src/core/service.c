@@ -165,7 +165,8 @@ set_decision(struct service *s, const struct decision *d,
 	held = lbkeys_claims(s->keys);
 	released = held & ~claims;
 	lbkeys_claim(s->keys, claims);
-	what = s->has_decision ? decision_state_name(s->decision.state) : "claim";
+	what = s->has_decision ? decision_state_name(s->decision.state) :
+	    "claim";
 	if (released & CLAIM_ADMIN)
 		release_note(s, fx, what, "'ready'");
 	if (released & CLAIM_WEIGHT)

@@ -108,8 +108,11 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	size_t			 j;
 
 	for (j = 0; j < w->nprobes; j++) {
-		const struct probe_conf *pc = scheduler_probe_conf(w->probes[j]);
-		const struct probe_state *st = scheduler_probe_state(w->probes[j]);
+		const struct probe_conf	 *pc;
+		const struct probe_state *st;
+
+		pc = scheduler_probe_conf(w->probes[j]);
+		st = scheduler_probe_state(w->probes[j]);
 
 		w->in[j].name = pc->name;
 		w->in[j].counted = st->counted;
@@ -285,7 +288,8 @@ create_probes(struct agent *a)
 	if ((a->probes = calloc(a->cfg->nprobes, sizeof(*a->probes))) == NULL)
 		return -1;
 	for (i = 0; i < a->cfg->nprobes; i++) {
-		a->probes[i] = scheduler_probe_new(&a->cfg->probes[i], a->env, agent_probe_ran, a);
+		a->probes[i] = scheduler_probe_new(&a->cfg->probes[i], a->env,
+		    agent_probe_ran, a);
 		if (a->probes[i] == NULL)
 			return -1;
 		a->nprobes++;

@@ -84,8 +84,8 @@ agent_reload(struct agent *a, const struct config *cfg,
 			newp[i] = oldp[j];
 			taken[j] = true;
 			kept++;
-		} else if ((newp[i] = scheduler_probe_new(pc, a->env, agent_probe_ran, a)) ==
-		    NULL)
+		} else if ((newp[i] = scheduler_probe_new(pc, a->env,
+		    agent_probe_ran, a)) == NULL)
 			goto fail;
 		else
 			fresh[i] = true;

@@ -166,7 +166,8 @@ probe_reported(struct probe_run *run, const struct probe_outcome *out)
 
 	evtimer_del(p->timeout_ev);
 	p->st.last_duration_ms = clock_now_ms() - p->st.last_run_ms;
-	changed = scheduler_state_apply(&p->st, p->conf->fall, p->conf->rise, out);
+	changed = scheduler_state_apply(&p->st, p->conf->fall, p->conf->rise,
+	    out);
 	log_unknown(p, out);
 	if (changed && p->st.counted == PROBE_OK)
 		log_notice("probe %s: ok again (%s)", p->conf->name, out->reason);

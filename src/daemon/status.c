@@ -103,8 +103,11 @@ probes_json(const struct agent_service_view *v, const struct status_clock *c)
 	size_t	 i;
 
 	for (i = 0; a != NULL && i < v->nprobes; i++) {
-		const struct probe_conf *pc = scheduler_probe_conf(v->probes[i]);
-		const struct probe_state *st = scheduler_probe_state(v->probes[i]);
+		const struct probe_conf	 *pc;
+		const struct probe_state *st;
+
+		pc = scheduler_probe_conf(v->probes[i]);
+		st = scheduler_probe_state(v->probes[i]);
 
 		last = json_null();
 		if (st->has_run)
@@ -181,9 +184,9 @@ history_json(const struct history *h)
 static json_t *
 decision_json(const struct decision *d)
 {
-	return json_pack("{s:s, s:i, s:s}", "state", decision_state_name(d->state),
-	    "weight", d->state == NODE_UP ? (int)d->weight : 0, "reason",
-	    d->reason);
+	return json_pack("{s:s, s:i, s:s}", "state",
+	    decision_state_name(d->state), "weight",
+	    d->state == NODE_UP ? (int)d->weight : 0, "reason", d->reason);
 }
 
 static json_t *
@@ -350,8 +353,8 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				agent_service_view(a, i, &v);
 				tc = transition_conf(v.tr);
 				server = config_server(info.cfg, tc);
-				peer_view_lb(lb, tc->backend, server, v.decision,
-				    &lv);
+				peer_view_lb(lb, tc->backend, server,
+				    v.decision, &lv);
 				if ((warns = json_array()) != NULL)
 					for (k = 0; k < lv.nwarnings; k++)
 						json_array_append_new(warns,
@@ -584,9 +587,11 @@ status_metrics(const struct agent *a, size_t *lenp)
 		agent_service_view(a, i, &v);
 		effective(&v, &d);
 		for (k = 0; k < NODE_STATE_COUNT; k++)
-			put(&b, "lbagent_state{service=\"%s\",state=\"%s\"} %d\n",
+			put(&b,
+			    "lbagent_state{service=\"%s\",state=\"%s\"} %d\n",
 			    label(v.name, sv, sizeof(sv)),
-			    decision_state_name((enum node_state)k), (int)d.state == k);
+			    decision_state_name((enum node_state)k),
+			    (int)d.state == k);
 	}
 	head(&b, "lbagent_weight_percent", "gauge", "The weight a service "
 	    "asks for (0 unless up).");
@@ -630,8 +635,9 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++)
-			put(&b, "lbagent_probe_status{probe=\"%s\",service=\"%s\"} "
-			    "%d\n", label(scheduler_probe_conf(v.probes[j])->name, pr,
+			put(&b, "lbagent_probe_status{probe=\"%s\","
+			    "service=\"%s\"} %d\n",
+			    label(scheduler_probe_conf(v.probes[j])->name, pr,
 			    sizeof(pr)), label(v.name, sv, sizeof(sv)),
 			    (int)scheduler_probe_state(v.probes[j])->counted);
 	}
@@ -641,12 +647,14 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {
-			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
+			const struct probe_state *st;
 
+			st = scheduler_probe_state(v.probes[j]);
 			if (!st->has_run || !first_listing(a, i, v.probes[j]))
 				continue;
 			put(&b, "lbagent_probe_duration_seconds{probe=\"%s\"} "
-			    "%.3f\n", label(scheduler_probe_conf(v.probes[j])->name, pr,
+			    "%.3f\n",
+			    label(scheduler_probe_conf(v.probes[j])->name, pr,
 			    sizeof(pr)), seconds(st->last_duration_ms));
 		}
 	}
@@ -656,8 +664,9 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {
-			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
+			const struct probe_state *st;
 
+			st = scheduler_probe_state(v.probes[j]);
 			if (!st->has_run || !first_listing(a, i, v.probes[j]))
 				continue;
 			put(&b, "lbagent_probe_last_result{probe=\"%s\"} %d\n",
@@ -670,15 +679,16 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {
-			const struct probe_state *st = scheduler_probe_state(v.probes[j]);
+			const struct probe_state *st;
 
+			st = scheduler_probe_state(v.probes[j]);
 			if (!first_listing(a, i, v.probes[j]))
 				continue;
 			for (r = 0; r < PROBE_RESULT_COUNT; r++)
 				put(&b, "lbagent_probe_runs_total{probe=\"%s\","
 				    "result=\"%s\"} %llu\n",
-				    label(scheduler_probe_conf(v.probes[j])->name, pr,
-				    sizeof(pr)),
+				    label(scheduler_probe_conf(v.probes[j])->name,
+				    pr, sizeof(pr)),
 				    probe_result_name((enum probe_result)r),
 				    (unsigned long long)st->runs[r]);
 		}

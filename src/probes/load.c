@@ -191,7 +191,8 @@ load_start(struct probe_run *run)
 	long			 ncpu;
 	int			 i;
 
-	if (sysprobe_read_proc(root, "loadavg", buf, sizeof(buf), NULL, why) == -1) {
+	if (sysprobe_read_proc(root, "loadavg", buf, sizeof(buf), NULL,
+	    why) == -1) {
 		sysprobe_report_failed(run, errno, why);
 		return;
 	}

@@ -138,8 +138,8 @@ sysprobe_limit_pct_or_free(const char *s, struct sys_limit *l, const char **why)
 }
 
 int
-sysprobe_limits_check(const struct sys_limit *warn, const struct sys_limit *crit,
-    const char **why)
+sysprobe_limits_check(const struct sys_limit *warn,
+    const struct sys_limit *crit, const char **why)
 {
 	if (warn->kind != crit->kind)
 		return 0;	/* none, one, or a percentage and a size */

@@ -22,8 +22,8 @@
  * dropped and *full (if not NULL) set. On failure returns -1 with
  * "PATH: strerror" in why and errno kept. Never blocks on a FIFO.
  */
-ssize_t	sysprobe_read(const char *path, char *buf, size_t size, bool *full,
-	    char why[SYS_WHY_MAX]);
+ssize_t	sysprobe_read(const char *path, char *buf, size_t size,
+	    bool *full, char why[SYS_WHY_MAX]);
 /* The same for <root>/<rel>. */
 ssize_t	sysprobe_read_proc(const char *root, const char *rel, char *buf,
 	    size_t size, bool *full, char why[SYS_WHY_MAX]);
@@ -33,7 +33,8 @@ ssize_t	sysprobe_read_proc(const char *root, const char *rel, char *buf,
  * err (its errno) is lbagent's own shortage, as when out of descriptors,
  * so that it does not count against the service; crit otherwise.
  */
-void	sysprobe_report_failed(struct probe_run *, int err, const char *why);
+void	sysprobe_report_failed(struct probe_run *, int err,
+	    const char *why);
 
 /*
  * One warn or crit limit. ABOVE: the measure (a percentage or a number)
@@ -47,9 +48,11 @@ struct sys_limit {
 };
 
 /* "85%". */
-int	sysprobe_limit_pct(const char *s, struct sys_limit *, const char **why);
+int	sysprobe_limit_pct(const char *s, struct sys_limit *,
+	    const char **why);
 /* "1.5", not negative. */
-int	sysprobe_limit_num(const char *s, struct sys_limit *, const char **why);
+int	sysprobe_limit_num(const char *s, struct sys_limit *,
+	    const char **why);
 /* "85%" (used) or "5G" (minimum free). */
 int	sysprobe_limit_pct_or_free(const char *s, struct sys_limit *,
 	    const char **why);

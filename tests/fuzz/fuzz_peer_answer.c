@@ -1,8 +1,8 @@
 /*
  * Fuzz target: a peer's public /status answer (peer_view_answer_parse in
- * src/core/peer_view.c), then judged as the peer guard judges it (peer_view_judge and
- * peer_view_aggregate) for the services the seeds name, with and without a
- * load balancer that shows node1 and node2 up. Names must come out as
+ * src/core/peer_view.c), then judged as the peer guard judges it
+ * (peer_view_judge and peer_view_aggregate) for the services the seeds
+ * name, with and without a load balancer that shows node1 and node2 up. Names must come out as
  * the config allows them, every text NUL-terminated.
  */
 #include <string.h>

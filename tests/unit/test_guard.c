@@ -69,7 +69,8 @@ set_answer(size_t i, const char *json)
 
 	peer_view_answer_free(&peers[i].ans);
 	peers[i].took_ms = 5;
-	if (peer_view_answer_parse(json, strlen(json), &peers[i].ans, &why) == -1) {
+	if (peer_view_answer_parse(json, strlen(json), &peers[i].ans,
+	    &why) == -1) {
 		peers[i].answered = false;
 		snprintf(peers[i].error, sizeof(peers[i].error), "bad answer: %s",
 		    why);

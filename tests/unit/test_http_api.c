@@ -47,7 +47,8 @@ START_TEST(token_read)
 	path = tu_write(dir, "m", big, -1);
 	ck_assert_int_eq(http_api_token_read(path, buf, &why), HTTP_TOKEN_MAX);
 	free(path);
-	ck_assert_int_eq(http_api_token_read("/nonexistent/token", buf, &why), -1);
+	ck_assert_int_eq(http_api_token_read("/nonexistent/token", buf, &why),
+	    -1);
 	ck_assert_str_eq(why, strerror(ENOENT));
 	tu_rmtree(dir);
 	free(dir);

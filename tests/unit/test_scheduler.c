@@ -159,7 +159,8 @@ START_TEST(timeout_is_crit_and_cancels)
 	run_until(base, &s, 1);
 	ck_assert_int_eq(cancels, 1);
 	ck_assert_int_eq(scheduler_probe_state(p)->counted, PROBE_CRIT);
-	ck_assert_str_eq(scheduler_probe_state(p)->counted_reason, "timed out after 50ms");
+	ck_assert_str_eq(scheduler_probe_state(p)->counted_reason,
+	    "timed out after 50ms");
 	ck_assert(isnan(scheduler_probe_state(p)->last.value));
 	scheduler_probe_free(p);
 	event_base_free(base);

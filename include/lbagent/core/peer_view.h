@@ -50,8 +50,8 @@ struct peer_answer {
  * node_id", ...); the answer is left empty then. Free with
  * peer_view_answer_free either way.
  */
-int	peer_view_answer_parse(const char *body, size_t len, struct peer_answer *,
-	    const char **why);
+int	peer_view_answer_parse(const char *body, size_t len,
+	    struct peer_answer *, const char **why);
 void	peer_view_answer_free(struct peer_answer *);
 
 /*
@@ -119,8 +119,8 @@ struct peer_verdict {
  * at least one answered within timeout_ms and every one that did shows
  * the peer's server in backend UP with a weight above 0.
  */
-void	peer_view_judge(const struct peer_source *, const struct lb_source *lbs,
-	    size_t nlbs, const char *service, const char *backend,
+void	peer_view_judge(const struct peer_source *,
+	    const struct lb_source *lbs, size_t nlbs, const char *service, const char *backend,
 	    const char *my_id, uint64_t timeout_ms, struct peer_verdict *);
 
 /*

@@ -67,7 +67,7 @@ ssize_t		 http_api_token_read(const char *path, char *buf,
 		    const char **why);
 
 /* Compares in time that depends on the lengths only. */
-bool		 http_api_token_equal(const char *a, size_t alen, const char *b,
-		    size_t blen);
+bool		 http_api_token_equal(const char *a, size_t alen,
+		    const char *b, size_t blen);
 
 #endif

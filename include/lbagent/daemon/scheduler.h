@@ -34,10 +34,11 @@ struct probe_state {
 };
 
 /* Called after every completed run; counted_changed tells transitions. */
-typedef void (*scheduler_ran_fn)(struct probe *, bool counted_changed, void *arg);
+typedef void (*scheduler_ran_fn)(struct probe *, bool counted_changed,
+	    void *arg);
 
-struct probe	*scheduler_probe_new(const struct probe_conf *, const struct probe_env *,
-		    scheduler_ran_fn, void *arg);
+struct probe	*scheduler_probe_new(const struct probe_conf *,
+		    const struct probe_env *, scheduler_ran_fn, void *arg);
 /* Cancels a run in flight (never reported) and frees. */
 void		 scheduler_probe_free(struct probe *);
 /* The first run now, then every interval. */
@@ -45,13 +46,13 @@ int		 scheduler_probe_start(struct probe *);
 
 /*
  * A reload: the same settings in a new configuration. The probe goes on
- * with the kind's settings it holds since scheduler_probe_new (a run in flight may
- * point into them), not conf->kconf, their twin.
+ * with the kind's settings it holds since scheduler_probe_new (a run in
+ * flight may point into them), not conf->kconf, their twin.
  */
 void				 scheduler_probe_set_conf(struct probe *,
 				    const struct probe_conf *);
-const struct probe_conf		*scheduler_probe_conf(const struct probe *);
-const struct probe_state	*scheduler_probe_state(const struct probe *);
+const struct probe_conf	*scheduler_probe_conf(const struct probe *);
+const struct probe_state *scheduler_probe_state(const struct probe *);
 
 /*
  * fall/rise over one outcome; exposed for unit tests. Returns true when
