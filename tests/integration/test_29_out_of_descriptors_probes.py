@@ -64,10 +64,16 @@ class Primed:
         return int(head.split(b" ", 2)[1]), body
 
 
-def unix_sockets(pid):
-    """How many unix-domain sockets pid holds open."""
+def api_connections(pid, path):
+    """How many connections pid holds that it accepted on the unix socket
+    at path: connected (state 03 in /proc/net/unix) and bound to that path,
+    as accepted sockets are; not the listener itself."""
     with open("/proc/net/unix") as f:
-        inodes = {line.split()[6] for line in list(f)[1:]}
+        inodes = set()
+        for line in list(f)[1:]:
+            cols = line.split()
+            if len(cols) >= 8 and cols[5] == "03" and cols[7] == path:
+                inodes.add(cols[6])
     n = 0
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
@@ -126,14 +132,18 @@ def main():
     before = probes(status(sock))
 
     h.section(f"RLIMIT_NOFILE cut to 0 for {HOLD_S:.0f} s: probes unknown, node up")
-    fds = unix_sockets(lb.pid)
+    # The /status requests above are answered, but lbagent closes each one
+    # only once it read the client's EOF: none of them may still be open
+    # when the primed ones are counted.
+    h.wait_until(lambda: api_connections(lb.pid, sock), 5,
+                 "lbagent to close the API connections it answered",
+                 ok=lambda n: n == 0)
     primed = [Primed(sock, "/status"), Primed(sock, "/metrics")]
     # connect() returns once the kernel queued the connection: the cut
-    # must wait until lbagent accepted both (its probes' descriptors are
-    # pipes and TCP sockets, so they do not count here).
-    h.wait_until(lambda: unix_sockets(lb.pid), 5,
+    # must wait until lbagent accepted both.
+    h.wait_until(lambda: api_connections(lb.pid, sock), 5,
                  "lbagent to accept the two primed requests",
-                 ok=lambda n: n >= fds + 2)
+                 ok=lambda n: n == 2)
     mark = lb.log_mark()
     _, hard = resource.prlimit(lb.pid, resource.RLIMIT_NOFILE)
     resource.prlimit(lb.pid, resource.RLIMIT_NOFILE, (0, hard))
