@@ -17,6 +17,7 @@
 #define OPT_JSON	0x1
 #define OPT_REASON	0x2
 #define OPT_SERVICE	0x4
+#define OPT_SHORT	0x8
 
 struct ctl_command {
 	const char	*name;
@@ -27,8 +28,11 @@ struct ctl_command {
 };
 
 static const struct ctl_command commands[] = {
-	{ "status", CTL_STATUS, OPT_JSON, "[--json] [SERVICE]",
+	{ "status", CTL_STATUS, OPT_JSON | OPT_SHORT,
+	  "[--json | --short] [SERVICE]",
 	  "what HAProxy is told now and why; SERVICE '-' is the default one" },
+	{ "why", CTL_WHY, 0, "[SERVICE]",
+	  "why the reply is what it is, and what would change it" },
 	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE,
 	  "on|off [--reason TEXT] [--service NAME]",
 	  "set or remove the maint marker, wait until lbagent answers so" },
@@ -71,12 +75,15 @@ ctl_usage(FILE *fp, bool full)
 	    "  -t SECONDS   how long to wait for lbagent to show a change "
 	    "(default %d)\n"
 	    "  --json       status: the API's JSON\n"
+	    "  --short      status: one line per service: reply, why, since\n"
 	    "  --reason T   maint/drain on: the marker's first line\n"
 	    "  --service N  maint/drain/mode: only service N (default: node-wide)"
 	    "\n"
 	    "\n"
 	    "Exit status: 0 done, 1 failed (lbagent not running, no change "
-	    "within the\ntimeout, configuration errors), 2 usage.\n",
+	    "within the\ntimeout, configuration errors), 2 usage; status and "
+	    "why: 0 every service\nshown serving, 3 one not serving, 1 no "
+	    "lbagent to ask.\n",
 	    CONFIG_DEFAULT_PATH, CTL_TIMEOUT_DEFAULT_S);
 }
 
@@ -121,7 +128,7 @@ int
 ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
     size_t whysize)
 {
-	enum { LONG_JSON = 256, LONG_REASON, LONG_SERVICE };
+	enum { LONG_JSON = 256, LONG_REASON, LONG_SERVICE, LONG_SHORT };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'f' },
 		{ "address", required_argument, NULL, 's' },
@@ -129,6 +136,7 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "json", no_argument, NULL, LONG_JSON },
+		{ "short", no_argument, NULL, LONG_SHORT },
 		{ "reason", required_argument, NULL, LONG_REASON },
 		{ "service", required_argument, NULL, LONG_SERVICE },
 		{ NULL, 0, NULL, 0 },
@@ -176,6 +184,10 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		case LONG_JSON:
 			o->json = true;
 			given |= OPT_JSON;
+			break;
+		case LONG_SHORT:
+			o->brief = true;
+			given |= OPT_SHORT;
 			break;
 		case LONG_REASON:
 			if (!one_line(optarg))
@@ -227,21 +239,26 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 	if ((given & ~c->opts) != 0)
 		return complain(why, whysize, "%s: %s does not go with it",
 		    c->name, (given & ~c->opts & OPT_JSON) ? "--json" :
+		    (given & ~c->opts & OPT_SHORT) ? "--short" :
 		    (given & ~c->opts & OPT_REASON) ? "--reason" : "--service");
+	if (o->json && o->brief)
+		return complain(why, whysize, "%s: --json or --short, not both",
+		    c->name);
 
 	switch (c->cmd) {
 	case CTL_STATUS:
+	case CTL_WHY:
 		if (npos > 2)
-			return complain(why, whysize, "status: one SERVICE "
-			    "at most");
+			return complain(why, whysize, "%s: one SERVICE "
+			    "at most", c->name);
 		if (npos == 2) {
 			if (strcmp(pos[1], "-") == 0)
 				o->service = "";
 			else if (name_service(pos[1], name_why,
 			    sizeof(name_why)) == -1)
-				return complain(why, whysize, "status: '%s' is "
+				return complain(why, whysize, "%s: '%s' is "
 				    "not a service name: %s ('-' is the default "
-				    "service)", pos[1], name_why);
+				    "service)", c->name, pos[1], name_why);
 			else
 				o->service = pos[1];
 		}

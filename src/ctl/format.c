@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lbagent/core/units.h"
 #include "lbagent/ctl/format.h"
@@ -710,6 +711,506 @@ service(struct out *o, const json_t *root, const json_t *svc)
 	load_balancers(o, svc);
 	haproxy_view(o, root, svc);
 	history(o, svc);
+}
+
+/* ---------------------------------------------- status --short, and why */
+
+int
+ctl_status_exit(const json_t *root, const char *only)
+{
+	const json_t	*s;
+	size_t		 i, shown = 0;
+
+	json_array_foreach(json_object_get(root, "services"), i, s) {
+		if (only != NULL && strcmp(str(s, "name"), only) != 0)
+			continue;
+		shown++;
+		/* The daemon's word: up with a weight above 0, drain is not. */
+		if (!json_is_true(json_object_get(s, "serving")))
+			return 3;
+	}
+	return shown > 0 ? 0 : 3;
+}
+
+/* An ISO 8601 time of the status ("...T10:02:11.250Z") as a time_t. */
+static bool
+iso_time(const char *iso, time_t *t)
+{
+	struct tm	tm;
+	int		y, mo, d, h, mi, s;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi,
+	    &s) != 6 || y < 1970 || y > 9999)
+		return false;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = s;
+	*t = timegm(&tm);
+	return true;
+}
+
+/* That time as local HH:MM:SS. */
+static void
+local_clock(char *buf, size_t size, const char *iso)
+{
+	struct tm	lt;
+	time_t		t;
+
+	if (!iso_time(iso, &t) || localtime_r(&t, &lt) == NULL ||
+	    strftime(buf, size, "%H:%M:%S", &lt) == 0)
+		snprintf(buf, size, "?");
+}
+
+/* now + s, local HH:MM:SS. */
+static void
+local_clock_in(char *buf, size_t size, time_t now, double s)
+{
+	struct tm	lt;
+	time_t		t;
+
+	if (!isfinite(s) || s < 0)
+		s = 0;
+	if (s > 1e9)
+		s = 1e9;
+	t = now + (time_t)llround(s);
+	if (localtime_r(&t, &lt) == NULL ||
+	    strftime(buf, size, "%H:%M:%S", &lt) == 0)
+		snprintf(buf, size, "?");
+}
+
+/* The reply's words without its comment: "drain up", "ready up 50%". */
+static void
+reply_words(char *buf, size_t size, const json_t *svc)
+{
+	char	r[TEXT_MAX];
+	char	*hash;
+
+	clean(r, sizeof(r), str(svc, "reply"));
+	if ((hash = strchr(r, '#')) != NULL)
+		*hash = '\0';
+	while (r[0] != '\0' && r[strlen(r) - 1] == ' ')
+		r[strlen(r) - 1] = '\0';
+	snprintf(buf, size, "%s", r[0] != '\0' ? r : "-");
+}
+
+/* The marker of kind in the service's markers, or NULL. */
+static const json_t *
+marker_of(const json_t *svc, const char *kind)
+{
+	const json_t	*m;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(svc, "markers"), i, m)
+		if (strcmp(str(m, "kind"), kind) == 0)
+			return m;
+	return NULL;
+}
+
+/* When the decision last changed: the newest history entry, else the start. */
+static const char *
+decided_at(const json_t *root, const json_t *svc)
+{
+	const json_t	*h = json_object_get(svc, "history");
+	size_t		 n = json_array_size(h);
+
+	if (n > 0 && str(json_array_get(h, n - 1), "at")[0] != '\0')
+		return str(json_array_get(h, n - 1), "at");
+	if (str(root, "started_at")[0] != '\0')
+		return str(root, "started_at");
+	return str(json_object_get(svc, "transition"), "since");
+}
+
+/* The why in a few words, for status --short. */
+static void
+why_words(char *buf, size_t size, const json_t *svc)
+{
+	const json_t	*m, *p;
+	char		 st[16], reason[TEXT_MAX], by[TEXT_MAX], pend[TEXT_MAX];
+
+	clean(st, sizeof(st), str(svc, "state"));
+	clean(reason, sizeof(reason), str(svc, "reason"));
+	if (!json_is_string(json_object_get(svc, "reply"))) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	if ((strcmp(st, "maint") == 0 || strcmp(st, "drain") == 0) &&
+	    (m = marker_of(svc, st)) != NULL) {
+		snprintf(buf, size, "%s marker%s%s", st, reason[0] ? ": " : "",
+		    reason);
+		return;
+	}
+	if (strcmp(str(svc, "automation"), "off") == 0) {
+		clean(by, sizeof(by), str(svc, "automation_off_by"));
+		snprintf(buf, size, "automation off%s%s%s", by[0] ? " (" : "",
+		    by, by[0] ? ")" : "");
+		return;
+	}
+	if (reason[0] == '\0')
+		snprintf(reason, sizeof(reason), "%s", strcmp(st, "up") == 0 ?
+		    "all probes passing" : "?");
+	p = json_object_get(json_object_get(svc, "transition"), "pending");
+	clean(pend, sizeof(pend), str(p, "text"));
+	snprintf(buf, size, "%s%s%s", reason, pend[0] ? "; " : "", pend);
+}
+
+void
+ctl_format_short(FILE *fp, const json_t *root, const char *only,
+    unsigned width)
+{
+	const json_t	*s;
+	char		 name[TEXT_MAX], reply[TEXT_MAX], why[4 * TEXT_MAX];
+	char		 since[16];
+	size_t		 i, nw = 9, rw = 5, n, room;
+	bool		 detail = json_is_true(json_object_get(root, "detail"));
+
+	if (width < 40)
+		width = 40;
+	json_array_foreach(json_object_get(root, "services"), i, s) {
+		if (only != NULL && strcmp(str(s, "name"), only) != 0)
+			continue;
+		if ((n = strlen(ctl_service_label(str(s, "name")))) > nw &&
+		    n <= NAME_COL)
+			nw = n;
+		if (detail)
+			reply_words(reply, sizeof(reply), s);
+		else
+			state_words(reply, sizeof(reply), s);
+		if ((n = strlen(reply)) > rw && n <= 16)
+			rw = n;
+	}
+	room = width - nw - rw - 8 - 6;
+	fprintf(fp, "%-*s  %-*s  %-*s  %s\n", (int)nw, "SERVICE", (int)rw,
+	    "REPLY", (int)room, "WHY", "SINCE");
+	json_array_foreach(json_object_get(root, "services"), i, s) {
+		if (only != NULL && strcmp(str(s, "name"), only) != 0)
+			continue;
+		clean(name, sizeof(name), ctl_service_label(str(s, "name")));
+		if (detail) {
+			reply_words(reply, sizeof(reply), s);
+			local_clock(since, sizeof(since), decided_at(root, s));
+		} else {
+			/* The public part: the state, no reason, no times. */
+			state_words(reply, sizeof(reply), s);
+			snprintf(since, sizeof(since), "-");
+		}
+		why_words(why, sizeof(why), s);
+		/* Cut to its column; the full story is in `why`. */
+		if (strlen(why) > room && room > 3)
+			snprintf(why + room - 3, sizeof(why) - (room - 3), "...");
+		if (strlen(name) > nw)
+			fprintf(fp, "%s\n%-*s", name, (int)nw, "");
+		else
+			fprintf(fp, "%-*s", (int)nw, name);
+		if (strlen(reply) > rw)
+			fprintf(fp, "  %s\n%*s", reply, (int)(nw + 2 + rw), "");
+		else
+			fprintf(fp, "  %-*s", (int)rw, reply);
+		fprintf(fp, "  %-*s  %s\n", (int)room, why, since);
+	}
+}
+
+/* "12s" from seconds of the status. */
+static const char *
+age(char *buf, size_t size, double s)
+{
+	format_age(buf, size, s);
+	return buf;
+}
+
+/* The marker command that would end a marker of this scope. */
+static void
+marker_undo(char *buf, size_t size, const json_t *svc, const json_t *m)
+{
+	char	name[TEXT_MAX];
+
+	clean(name, sizeof(name), str(svc, "name"));
+	if (strcmp(str(m, "scope"), "service") == 0)
+		snprintf(buf, size, "lbagentctl %s off --service %s",
+		    str(m, "kind"), name);
+	else
+		snprintf(buf, size, "lbagentctl %s off", str(m, "kind"));
+}
+
+/* What the probes' rules say under a marker or automation off. */
+static void
+why_underneath(struct out *o, const json_t *svc)
+{
+	const json_t	*t = json_object_get(svc, "target");
+	char		 words[32], reason[TEXT_MAX];
+
+	if (!json_is_object(t))
+		return;
+	state_words(words, sizeof(words), t);
+	clean(reason, sizeof(reason), str(t, "reason"));
+	paraf(o, 2, "", 4, "underneath, the probes say %s%s%s%s", words,
+	    reason[0] ? " (" : "", reason, reason[0] ? ")" : "");
+}
+
+static void
+why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
+{
+	const json_t	*tr = json_object_get(svc, "transition");
+	const json_t	*p = json_object_get(tr, "pending");
+	const json_t	*ramp = json_object_get(tr, "ramp");
+	const json_t	*damp = json_object_get(tr, "damping");
+	const json_t	*g = json_object_get(svc, "peer_guard");
+	const json_t	*m;
+	char		 name[TEXT_MAX], words[32], st[16], at[16], a1[64], a2[32];
+	char		 reason[TEXT_MAX], by[TEXT_MAX], undo[2 * TEXT_MAX], gs[32];
+	char		 started[16];
+	double		 v, fs, as, w, to, ends, factor, outs, upafter;
+	time_t		 t;
+	bool		 held_over = false;
+
+	clean(name, sizeof(name), ctl_service_label(str(svc, "name")));
+	clean(st, sizeof(st), str(svc, "state"));
+	state_words(words, sizeof(words), svc);
+	clean(reason, sizeof(reason), str(svc, "reason"));
+	local_clock(at, sizeof(at), decided_at(root, svc));
+	if (iso_time(decided_at(root, svc), &t) && now >= t)
+		snprintf(a1, sizeof(a1), " (%s ago)", age(a2, sizeof(a2),
+		    (double)(now - t)));
+	else
+		a1[0] = '\0';
+	paraf(o, 0, "", 2, "%s: %s since %s%s, %s", name, words, at, a1,
+	    json_is_true(json_object_get(svc, "serving")) ? "serving" :
+	    "not serving");
+
+	/* A marker over everything: maint wins over drain. */
+	if ((strcmp(st, "maint") == 0 || strcmp(st, "drain") == 0) &&
+	    (m = marker_of(svc, st)) != NULL) {
+		marker_undo(undo, sizeof(undo), svc, m);
+		paraf(o, 2, "", 4, "because of the %s marker (%s)%s%s", st,
+		    strcmp(str(m, "scope"), "node") == 0 ? "node-wide" :
+		    "this service's", reason[0] ? ": " : "", reason);
+		paraf(o, 2, "", 4, "ends with `%s`", undo);
+		why_underneath(o, svc);
+		return;
+	}
+	if (strcmp(str(svc, "automation"), "off") == 0) {
+		clean(by, sizeof(by), str(svc, "automation_off_by"));
+		paraf(o, 2, "", 4, "automation is off (%s): the load balancers "
+		    "keep what they were last told", by[0] ? by : "?");
+		if ((m = marker_of(svc, "off")) != NULL)
+			paraf(o, 2, "", 4, "ends with `lbagentctl mode auto%s%s`",
+			    strcmp(str(m, "scope"), "service") == 0 ?
+			    " --service " : "", strcmp(str(m, "scope"),
+			    "service") == 0 ? name : "");
+		else
+			paraf(o, 2, "", 4, "ends when %s no longer says so and "
+			    "lbagent restarts or reloads", by[0] ? by : "that");
+		why_underneath(o, svc);
+		return;
+	}
+
+	/* By the rules, through the transition engine. */
+	if (json_is_object(tr) && strcmp(str(tr, "since"), "") != 0 &&
+	    str(root, "started_at")[0] != '\0' &&
+	    strcmp(str(tr, "since"), str(root, "started_at")) < 0)
+		held_over = true;
+	if (reason[0] != '\0')
+		paraf(o, 2, "", 4, "because %s", reason);
+	else if (strcmp(st, "up") == 0)
+		paraf(o, 2, "", 4, "every probe passing");
+	if (held_over) {
+		local_clock(started, sizeof(started), str(root, "started_at"));
+		paraf(o, 2, "", 4, "held from before lbagent started at %s "
+		    "(the state file)", started);
+	}
+	if (json_is_object(g)) {
+		clean(gs, sizeof(gs), str(g, "state"));
+		if (strcmp(gs, "holding") == 0 || strcmp(gs, "latched") == 0 ||
+		    strcmp(gs, "back_alone") == 0 || strcmp(gs, "asking") == 0) {
+			clean(by, sizeof(by), str(g, "reason"));
+			paraf(o, 2, "", 4, "the peer guard is %s%s%s", gs,
+			    by[0] ? ": " : "", by);
+			if (strcmp(gs, "latched") == 0)
+				paraf(o, 2, "", 4, "latched: stays in until "
+				    "lbagent restarts");
+		}
+	}
+	if (json_is_object(ramp)) {
+		if (!num(ramp, "weight", &w))
+			w = 0;
+		if (!num(ramp, "to", &to))
+			to = 100;
+		if (!num(ramp, "ends_in_s", &ends))
+			ends = 0;
+		local_clock_in(a2, sizeof(a2), now, ends);
+		paraf(o, 2, "", 4, "recovering: %.0f%% now, %.0f%% by %s (in %s)",
+		    w, to, a2, age(a1, sizeof(a1), ends));
+	}
+	if (json_is_object(p)) {
+		char	towards[32], text[TEXT_MAX];
+
+		clean(towards, sizeof(towards), str(p, "towards"));
+		clean(text, sizeof(text), str(p, "text"));
+		if (!num(p, "after_s", &as))
+			as = 0;
+		if (!num(p, "for_s", &fs))
+			paraf(o, 2, "", 4, "towards %s: waiting for every probe's "
+			    "first verdict", towards);
+		else if (strstr(text, "held in") != NULL ||
+		    strstr(text, "asking") != NULL)
+			paraf(o, 2, "", 4, "%s", text);
+		else if (strcmp(towards, "up") == 0 || (strcmp(st, "up") != 0 &&
+		    strncmp(text, "passing", 7) == 0))
+			paraf(o, 2, "", 4, "comes back after %s of passing; %s so "
+			    "far", age(a1, sizeof(a1), as), age(a2, sizeof(a2),
+			    fs));
+		else if (strcmp(towards, "down") == 0)
+			paraf(o, 2, "", 4, "goes down after %s of failing; %s so "
+			    "far", age(a1, sizeof(a1), as), age(a2, sizeof(a2),
+			    fs));
+		else
+			paraf(o, 2, "", 4, "goes to %s after %s; %s so far",
+			    towards, age(a1, sizeof(a1), as), age(a2, sizeof(a2),
+			    fs));
+	} else if (strcmp(st, "up") != 0 && num(damp, "up_after_s", &upafter))
+		paraf(o, 2, "", 4, "comes back after %s of passing, once the "
+		    "probes pass", age(a1, sizeof(a1), upafter));
+	else if (strcmp(st, "up") == 0 && num(tr, "weight", &v) && v >= 100 &&
+	    reason[0] == '\0')
+		paraf(o, 2, "", 4, "goes out when a probe fails for its "
+		    "window (down_after, degrade_after)");
+	if (json_is_object(damp) && num(damp, "factor", &factor) && factor > 1) {
+		if (!num(damp, "outs_in_window", &outs))
+			outs = 0;
+		paraf(o, 2, "", 4, "flap damping: up_after x%.0f (%.0f goings-out "
+		    "in the flap window)", factor, outs);
+	}
+}
+
+void
+ctl_format_why(FILE *fp, const json_t *root, const char *only,
+    unsigned width, time_t now)
+{
+	struct out	 o = { fp, width < 40 ? 40 : width };
+	const json_t	*s;
+	size_t		 i, n = 0;
+
+	json_array_foreach(json_object_get(root, "services"), i, s) {
+		if (only != NULL && strcmp(str(s, "name"), only) != 0)
+			continue;
+		if (n++ > 0)
+			fputc('\n', fp);
+		why_service(&o, root, s, now);
+	}
+}
+
+/* ------------------------------------------------ after a marker change */
+
+#define KEYS_NAMED	3	/* load balancers named per line, then "N more" */
+
+/* "127.0.0.1 \"web\"" or "127.0.0.1": a load-balancer key in words. */
+static void
+key_words(char *buf, size_t size, const json_t *lb)
+{
+	char	addr[128], text[128];
+
+	clean(addr, sizeof(addr), str(lb, "address"));
+	clean(text, sizeof(text), str(lb, "text"));
+	if (text[0] != '\0')
+		snprintf(buf, size, "%s \"%s\"", addr, text);
+	else
+		snprintf(buf, size, "%s", addr);
+}
+
+/* The line a load balancer gets now: the daemon's next_reply, else the reply. */
+static const char *
+lb_reply(const json_t *svc, const json_t *lb)
+{
+	const char	*n = json_string_value(json_object_get(lb, "next_reply"));
+
+	return n != NULL ? n : str(svc, "reply");
+}
+
+void
+ctl_format_replies(FILE *fp, const json_t *svc, const char *label,
+    unsigned width)
+{
+	struct out	 o = { fp, width < 40 ? 40 : width };
+	const json_t	*lbs = json_object_get(svc, "load_balancers"), *lb, *l2;
+	char		 head[TEXT_MAX], reply[TEXT_MAX], who[4 * TEXT_MAX];
+	char		 key[TEXT_MAX];
+	const char	*r;
+	size_t		 i, j, n, named, hang;
+	bool		 same = true;
+
+	clean(head, sizeof(head), label);
+	snprintf(head + strlen(head), sizeof(head) - strlen(head), "%*s",
+	    strlen(head) < 12 ? (int)(12 - strlen(head)) : 0, "");
+	strncat(head, " ", sizeof(head) - strlen(head) - 1);
+	hang = strlen(head) < 24 ? strlen(head) : 4;
+	if (!json_is_object(svc)) {
+		para(&o, 0, head, (unsigned)hang, "not answered for by lbagent");
+		return;
+	}
+	if (!json_is_string(json_object_get(svc, "reply"))) {
+		/* The public part: no reply, only the state. */
+		clean(reply, sizeof(reply), str(svc, "state"));
+		clean(who, sizeof(who), str(svc, "automation"));
+		paraf(&o, 0, head, (unsigned)hang, "state %s, automation %s",
+		    reply[0] ? reply : "?", who[0] ? who : "?");
+		return;
+	}
+	if (!json_is_array(lbs) || json_array_size(lbs) == 0) {
+		clean(reply, sizeof(reply), str(svc, "reply"));
+		paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" (no load "
+		    "balancer has asked yet)", reply);
+		return;
+	}
+	r = lb_reply(svc, json_array_get(lbs, 0));
+	json_array_foreach(lbs, i, lb)
+		if (strcmp(lb_reply(svc, lb), r) != 0)
+			same = false;
+	if (same) {
+		clean(reply, sizeof(reply), r);
+		n = json_array_size(lbs);
+		if (n == 1) {
+			key_words(key, sizeof(key), json_array_get(lbs, 0));
+			paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" to %s",
+			    reply, key);
+		} else
+			paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" to "
+			    "all %zu load balancers that ask", reply, n);
+		return;
+	}
+	/* One line per different reply, with the first few that get it. */
+	json_array_foreach(lbs, i, lb) {
+		bool	 seen = false;
+
+		r = lb_reply(svc, lb);
+		for (j = 0; j < i && !seen; j++)
+			seen = strcmp(lb_reply(svc, json_array_get(lbs, j)),
+			    r) == 0;
+		if (seen)
+			continue;
+		who[0] = '\0';
+		named = n = 0;
+		json_array_foreach(lbs, j, l2) {
+			if (j < i || strcmp(lb_reply(svc, l2), r) != 0)
+				continue;
+			if (named++ >= KEYS_NAMED) {
+				n++;
+				continue;
+			}
+			key_words(key, sizeof(key), l2);
+			snprintf(who + strlen(who), sizeof(who) - strlen(who),
+			    "%s%s", who[0] ? ", " : "", key);
+		}
+		if (n > 0)
+			snprintf(who + strlen(who), sizeof(who) - strlen(who),
+			    " and %zu more", n);
+		clean(reply, sizeof(reply), r);
+		paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" to %s", reply,
+		    who);
+		memset(head, ' ', strlen(head));
+	}
 }
 
 void

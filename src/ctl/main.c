@@ -369,11 +369,51 @@ cmd_status(struct ctl *c)
 			printf("%s\n", text);
 			free(text);
 		}
-	} else
+	} else if (c->o->brief)
+		ctl_format_short(stdout, root, c->o->service, WIDTH);
+	else
 		ctl_format_status(stdout, root, c->o->service, WIDTH);
+	/* Like systemctl is-active: whether what is shown serves. */
+	if (rc == CTL_EXIT_OK)
+		rc = ctl_status_exit(root, c->o->service);
 	json_decref(root);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		errx_("writing the status: %s", strerror(errno));
+		rc = CTL_EXIT_FAIL;
+	}
+	return rc;
+}
+
+static int
+cmd_why(struct ctl *c)
+{
+	json_t		*root;
+	char		 names[ERR_MAX];
+	int		 rc;
+
+	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
+	    setup_addresses(c) == -1)
+		return CTL_EXIT_FAIL;
+	if ((root = status_once(c)) == NULL)
+		return CTL_EXIT_FAIL;
+	if (c->o->service != NULL && ctl_service(root, c->o->service) == NULL) {
+		list_services(root, names, sizeof(names));
+		errx_("lbagent has no service '%s' (it has %s)",
+		    c->o->service, names);
+		json_decref(root);
+		return CTL_EXIT_FAIL;
+	}
+	if (!has_detail(root)) {
+		errx_("why needs lbagent's detailed status (the reasons): use "
+		    "its unix socket, or set [http] token_file");
+		json_decref(root);
+		return CTL_EXIT_FAIL;
+	}
+	ctl_format_why(stdout, root, c->o->service, WIDTH, time(NULL));
+	rc = ctl_status_exit(root, c->o->service);
+	json_decref(root);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		errx_("writing: %s", strerror(errno));
 		rc = CTL_EXIT_FAIL;
 	}
 	return rc;
@@ -617,8 +657,9 @@ cmd_marker(struct ctl *c)
 		const char	*by;
 
 		svc = ctl_service(root, targets[i].name);
-		shown(svc, now, sizeof(now));
-		printf("%-12s %s\n", ctl_service_label(targets[i].name), now);
+		/* What the load balancers get, not the plain reply. */
+		ctl_format_replies(stdout, svc, ctl_service_label(
+		    targets[i].name), WIDTH);
 		if (!o->on)
 			remaining(c, &targets[i]);
 		if (o->cmd == CTL_MODE && !o->on && !targets[i].expect.off &&
@@ -759,6 +800,9 @@ main(int argc, char *argv[])
 	case CTL_DRAIN:
 	case CTL_MODE:
 		rc = cmd_marker(&c);
+		break;
+	case CTL_WHY:
+		rc = cmd_why(&c);
 		break;
 	case CTL_CHECK:
 		rc = cmd_check(&c);

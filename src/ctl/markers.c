@@ -168,6 +168,14 @@ ctl_expect_from(const struct markers *node, const struct markers *own,
 	/* Maint wins over drain, as in every reply. */
 	e->state = maint ? "maint" : drain ? "drain" : NULL;
 	e->off = off;
+	/* The service's own marker first, as decision_make() picks it. */
+	e->reason = NULL;
+	if (e->state != NULL) {
+		enum marker_kind k = maint ? MARKER_MAINT : MARKER_DRAIN;
+
+		e->reason = own != NULL && own->m[k].present ? own->m[k].reason :
+		    node->m[k].reason;
+	}
 }
 
 static const char *
@@ -189,6 +197,11 @@ ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
 		return false;
 	if (check_state) {
 		if (e->state != NULL && strcmp(state, e->state) != 0)
+			return false;
+		/* Only the detail has the reason; the public part, the word. */
+		if (e->state != NULL && e->reason != NULL &&
+		    json_is_string(json_object_get(svc, "reason")) &&
+		    strcmp(str(svc, "reason"), e->reason) != 0)
 			return false;
 		if (e->state == NULL && (strcmp(state, "maint") == 0 ||
 		    strcmp(state, "drain") == 0 || state[0] == '\0'))

@@ -144,22 +144,42 @@ owed_json(unsigned owes)
 	return a;
 }
 
+/*
+ * The restore words a key's next check would carry at now_ms: what it is
+ * owed, less the words whose window has ended (lbkeys_check settles those).
+ */
+static unsigned
+next_restore(const struct lbkey *k, int64_t now_ms)
+{
+	unsigned	b, restore = 0;
+
+	for (b = 0; b < CLAIM_COUNT; b++)
+		if ((k->owes & (1u << b)) && !(k->restore_started[b] &&
+		    now_ms - k->restore_since_ms[b] >= lbkeys_window_ms(k)))
+			restore |= 1u << b;
+	return restore;
+}
+
 static json_t *
-lbs_json(const struct agent_service_view *v, const struct status_clock *c)
+lbs_json(const struct agent_service_view *v, bool reasons,
+    const struct status_clock *c)
 {
 	json_t	*a = json_array();
-	char	 text[4 * LBKEY_TEXT_MAX + 1];
+	char	 text[4 * LBKEY_TEXT_MAX + 1], next[REPLY_MAX];
 	size_t	 i;
 
 	for (i = 0; a != NULL && i < lbkeys_count(v->keys); i++) {
 		const struct lbkey *k = lbkeys_get(v->keys, i);
 
 		text_escape(text, k->text, k->textlen);
+		/* What this load balancer gets when it checks now. */
+		reply_compose(v->decision, next_restore(k, c->now_ms), reasons,
+		    next);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:I, s:o, "
-		    "s:o}", "address", k->addr, "text", text, "last_seen_s",
+		    "s:o, s:o}", "address", k->addr, "text", text, "last_seen_s",
 		    seconds(c->now_ms - k->last_seen_ms), "checks",
 		    (json_int_t)k->checks, "last_reply", line_json(k->last_reply),
-		    "owed", owed_json(k->owes)));
+		    "next_reply", line_json(next), "owed", owed_json(k->owes)));
 	}
 	return a;
 }
@@ -410,7 +430,8 @@ service_json(const struct agent *a, size_t i, bool detail,
 	json_object_set_new(o, "transition", engine_json(v.tr, c));
 	json_object_set_new(o, "markers", markers_json(&v));
 	json_object_set_new(o, "probes", probes_json(&v, c));
-	json_object_set_new(o, "load_balancers", lbs_json(&v, c));
+	json_object_set_new(o, "load_balancers", lbs_json(&v,
+	    info.cfg->reply_reasons, c));
 	json_object_set_new(o, "peer_guard", guard_json(a, i, &v, c));
 	json_object_set_new(o, "history", history_json(v.history));
 	return o;

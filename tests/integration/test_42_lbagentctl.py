@@ -11,7 +11,9 @@
 - `drain on --reason`, `drain off`, `maint on|off --service web`, `mode
   off|auto`: the exact marker files (content, mode), HAProxy's `show stat`
   going DRAIN / MAINT and back to UP, and /status already showing the
-  change the moment lbagentctl returns (it waited for it);
+  change the moment lbagentctl returns (it waited for it), a new reason
+  over a maint already on too; what each load balancer gets printed
+  (`ready up` for the ones that saw the drain);
 - a marker the daemon does not reflect (a service only lbagentctl's
   config has): exit 1 after -t, saying the marker was written;
 - a configuration with errors: status and markers still work (its
@@ -222,6 +224,13 @@ def main():
     h.section("drain off: the marker gone, HAProxy UP")
     out, _ = ctl.ok("drain", "off")
     h.expect(not os.path.exists(marker), "the drain marker is gone")
+    # What the load balancers get: `ready` for the ones that saw the drain
+    # (HAProxy's checks), the plain line for a key that asked before it.
+    for line in ('(default)    replies "ready up" to 127.0.0.1\n',
+                 'web          replies "ready up" to 127.0.0.1 "web"\n',
+                 '             replies "up" to 127.0.0.9 "web"\n'):
+        h.expect(line in out, f"drain off says what the load balancers get, "
+                              f"{line!r}: {out!r}")
     h.expect_equal(status_of(unix, "")["state"], "up", "/status right after drain off")
     for be in ("be", "bweb"):
         hap.wait_status(be, "s1", "UP", BOUND_S, f"{be}/s1 UP after drain off")
@@ -236,6 +245,13 @@ def main():
     h.expect_equal(status_of(unix, "")["state"], "up", "/status of the default service")
     hap.wait_status("bweb", "s1", "MAINT", BOUND_S, "bweb/s1 MAINT after maint on")
     hap.hold_status("be", "s1", "UP", 1.0, "be/s1 stays UP")
+    # Over a maint already on, it waits for the new reason, not the word.
+    for reason in ("again", "third reason"):
+        out, _ = ctl.ok("maint", "on", "--service", "web", "--reason", reason)
+        h.expect_equal(status_of(unix, "web")["reason"], reason,
+                       "/status of web right after maint on --reason")
+        h.expect(f'replies "maint up #{reason}" to 127.0.0.1 "web"' in out,
+                 f"maint on --reason {reason!r}: {out!r}")
     ctl.ok("maint", "off", "--service", "web")
     h.expect(not os.path.exists(wm), "the web maint marker is gone")
     hap.wait_status("bweb", "s1", "UP", BOUND_S, "bweb/s1 UP after maint off")

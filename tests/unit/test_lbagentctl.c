@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -702,7 +703,7 @@ END_TEST
 
 START_TEST(reflects)
 {
-	struct ctl_expect	 e = { NULL, false };
+	struct ctl_expect	 e = { .state = NULL, .reason = NULL, .off = false };
 	json_t			*s;
 
 	s = svc("up", "auto");
@@ -731,6 +732,41 @@ START_TEST(reflects)
 	ck_assert(!ctl_reflects(s, &e, false, true));
 	json_decref(s);
 	ck_assert(!ctl_reflects(NULL, &e, true, true));
+}
+END_TEST
+
+/* maint on --reason over a maint: done only once the new reason shows. */
+START_TEST(reflects_reason)
+{
+	struct markers		 node, own;
+	struct ctl_expect	 e;
+	json_t			*s = svc("maint", "auto");
+
+	memset(&node, 0, sizeof(node));
+	memset(&own, 0, sizeof(own));
+	node.m[MARKER_MAINT].present = true;
+	snprintf(node.m[MARKER_MAINT].reason, sizeof(node.m[0].reason),
+	    "third reason");
+	ctl_expect_from(&node, &own, &e);
+	ck_assert_str_eq(e.reason, "third reason");
+	/* The public part has no reason: the word is all there is. */
+	ck_assert(ctl_reflects(s, &e, true, false));
+	json_object_set_new(s, "reason", json_string("again"));
+	ck_assert(!ctl_reflects(s, &e, true, false));
+	json_object_set_new(s, "reason", json_string("third reason"));
+	ck_assert(ctl_reflects(s, &e, true, false));
+	/* The service's own marker wins, as in the decision. */
+	own.m[MARKER_MAINT].present = true;
+	snprintf(own.m[MARKER_MAINT].reason, sizeof(own.m[0].reason), "own");
+	ctl_expect_from(&node, &own, &e);
+	ck_assert_str_eq(e.reason, "own");
+	ck_assert(!ctl_reflects(s, &e, true, false));
+	/* Maint over drain: maint's reason. */
+	memset(&own, 0, sizeof(own));
+	own.m[MARKER_DRAIN].present = true;
+	ctl_expect_from(&node, &own, &e);
+	ck_assert_str_eq(e.reason, "third reason");
+	json_decref(s);
 }
 END_TEST
 
@@ -988,6 +1024,42 @@ START_TEST(format_peer_guard)
 }
 END_TEST
 
+static char *
+format_with(int which, const json_t *root, const char *only)
+{
+	char	*text = NULL;
+	size_t	 len = 0;
+	FILE	*fp;
+
+	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+	if (which == 0)
+		ctl_format_short(fp, root, only, 80);
+	else
+		/* 2026-11-29 10:25:11 UTC, the fixture's moment. */
+		ctl_format_why(fp, root, only, 80, (time_t)1796120711);
+	fclose(fp);
+	return text;
+}
+
+START_TEST(format_short_and_why)
+{
+	json_t	*root = fixture("status_detail.json");
+	char	*t;
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	t = format_with(0, root, NULL);
+	fprintf(stderr, "%s", t);
+	check_text(t);
+	free(t);
+	t = format_with(1, root, NULL);
+	fprintf(stderr, "%s", t);
+	check_text(t);
+	free(t);
+	json_decref(root);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1023,6 +1095,7 @@ suite(void)
 	tcase_add_test(tc, marker_service_dir_link);
 	tcase_add_test(tc, expectations);
 	tcase_add_test(tc, reflects);
+	tcase_add_test(tc, reflects_reason);
 	tcase_add_test(tc, off_not_by_marker);
 	suite_add_tcase(s, tc);
 
@@ -1031,6 +1104,7 @@ suite(void)
 	tcase_add_test(tc, format_public);
 	tcase_add_test(tc, format_narrow_and_garbage);
 	tcase_add_test(tc, format_peer_guard);
+	tcase_add_test(tc, format_short_and_why);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #define CTL_EXIT_OK	0
 #define CTL_EXIT_FAIL	1	/* daemon missing, timeout, bad config */
 #define CTL_EXIT_USAGE	2
+#define CTL_EXIT_NOT_SERVING 3	/* status, why: a service shown does not serve */
 
 #define CTL_TIMEOUT_DEFAULT_S	10
 #define CTL_REQUEST_TIMEOUT_MS	2000
@@ -23,6 +24,7 @@ enum ctl_cmd {
 	CTL_MODE,
 	CTL_CHECK,
 	CTL_RELOAD,
+	CTL_WHY,
 	CTL_HELP,	/* -h */
 	CTL_VERSION,	/* -V */
 };
@@ -33,7 +35,9 @@ struct ctl_opts {
 	const char	*address;	/* -s; NULL: the config's [http] listen */
 	double		 timeout_s;	/* -t */
 	bool		 json;		/* status --json */
-	const char	*service;	/* status SERVICE, --service; NULL: all/node */
+	bool		 brief;		/* status --short */
+	const char	*service;	/* status/why SERVICE, --service; NULL:
+					   all/node */
 	bool		 on;		/* maint/drain on, mode off */
 	const char	*reason;	/* --reason; NULL: an empty marker */
 };

@@ -37,6 +37,8 @@ int		 ctl_marker_clear(const char *state_dir, const char *service,
  */
 struct ctl_expect {
 	const char	*state;		/* "maint", "drain", or NULL: neither */
+	const char	*reason;	/* the reason the reply carries with state
+					   (the marker's that wins); NULL: none */
 	bool		 off;		/* an off marker applies */
 };
 
@@ -45,7 +47,9 @@ void		 ctl_expect_from(const struct markers *node,
 
 /*
  * Whether a service object of /status shows e: for the state, exactly that
- * word, or (NULL) neither maint nor drain; for automation, "off" when an
+ * word (and, with the detail, the decision's reason the marker's: a maint
+ * on over a maint waits for the new reason), or (NULL) neither maint nor
+ * drain; for automation, "off" when an
  * off marker applies. With check_automation false only the state counts;
  * with check_state false only automation (and an off that is not by a
  * marker is then left to the caller: see ctl_off_not_by_marker).
