@@ -810,12 +810,23 @@ marker_of(const json_t *svc, const char *kind)
 	return NULL;
 }
 
-/* When the decision last changed: the newest history entry, else the start. */
+/*
+ * Since when the service replies what it does: by the rules, the
+ * transition engine's since (carried over a restart); under a marker or
+ * with automation off, the newest history entry; else the start.
+ */
 static const char *
 decided_at(const json_t *root, const json_t *svc)
 {
 	const json_t	*h = json_object_get(svc, "history");
+	const json_t	*tr = json_object_get(svc, "transition");
+	const char	*st = str(svc, "state");
 	size_t		 n = json_array_size(h);
+
+	if (strcmp(st, "maint") != 0 && strcmp(st, "drain") != 0 &&
+	    strcmp(str(svc, "automation"), "off") != 0 &&
+	    str(tr, "since")[0] != '\0')
+		return str(tr, "since");
 
 	if (n > 0 && str(json_array_get(h, n - 1), "at")[0] != '\0')
 		return str(json_array_get(h, n - 1), "at");
@@ -849,6 +860,9 @@ why_words(char *buf, size_t size, const json_t *svc)
 		    by, by[0] ? ")" : "");
 		return;
 	}
+	if (reason[0] == '\0')
+		clean(reason, sizeof(reason), str(json_object_get(svc, "target"),
+		    "reason"));
 	if (reason[0] == '\0')
 		snprintf(reason, sizeof(reason), "%s", strcmp(st, "up") == 0 ?
 		    "all probes passing" : "?");
@@ -1012,8 +1026,21 @@ why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
 	    str(root, "started_at")[0] != '\0' &&
 	    strcmp(str(tr, "since"), str(root, "started_at")) < 0)
 		held_over = true;
+	clean(by, sizeof(by), str(json_object_get(svc, "target"), "reason"));
+	state_words(gs, sizeof(gs), json_object_get(svc, "target"));
+	/* The ramp says "recovering" itself, below. */
+	if (json_is_object(ramp) && strncmp(reason, "recovering", 10) == 0)
+		memmove(reason, reason + 10 + strspn(reason + 10, "; "),
+		    strlen(reason + 10 + strspn(reason + 10, "; ")) + 1);
 	if (reason[0] != '\0')
 		paraf(o, 2, "", 4, "because %s", reason);
+	else if (json_array_size(json_object_get(svc, "probes")) == 0 &&
+	    json_is_array(json_object_get(svc, "probes")))
+		paraf(o, 2, "", 4, "no probes: up unless a marker says "
+		    "otherwise");
+	else if (by[0] != '\0')
+		/* Not moved yet: the window is under way (pending, below). */
+		paraf(o, 2, "", 4, "the probes say %s: %s", gs, by);
 	else if (strcmp(st, "up") == 0)
 		paraf(o, 2, "", 4, "every probe passing");
 	if (held_over) {
@@ -1074,9 +1101,14 @@ why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
 		paraf(o, 2, "", 4, "comes back after %s of passing, once the "
 		    "probes pass", age(a1, sizeof(a1), upafter));
 	else if (strcmp(st, "up") == 0 && num(tr, "weight", &v) && v >= 100 &&
-	    reason[0] == '\0')
+	    reason[0] == '\0' && json_array_size(json_object_get(svc,
+	    "probes")) > 0)
 		paraf(o, 2, "", 4, "goes out when a probe fails for its "
 		    "window (down_after, degrade_after)");
+	else if (strcmp(st, "up") == 0 && !json_is_object(ramp) &&
+	    num(svc, "weight", &v) && v < 100)
+		paraf(o, 2, "", 4, "back to 100%% once the probes pass for "
+		    "restore_after");
 	if (json_is_object(damp) && num(damp, "factor", &factor) && factor > 1) {
 		if (!num(damp, "outs_in_window", &outs))
 			outs = 0;

@@ -1036,7 +1036,7 @@ format_with(int which, const json_t *root, const char *only)
 		ctl_format_short(fp, root, only, 80);
 	else
 		/* 2026-11-29 10:25:11 UTC, the fixture's moment. */
-		ctl_format_why(fp, root, only, 80, (time_t)1796120711);
+		ctl_format_why(fp, root, only, 80, (time_t)1795947911);
 	fclose(fp);
 	return text;
 }
