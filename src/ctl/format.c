@@ -380,12 +380,53 @@ markers(struct out *o, const json_t *svc)
 	}
 }
 
+/*
+ * The unit of a probe's value: the daemon's, when it gives one (a plugin's
+ * perfdata), else the one its kind implies. http's value is the latency
+ * unless a JSON field's number stands in for it: only a status or body
+ * verdict says for sure that it is the latency.
+ */
+static const char *
+value_unit(const json_t *p, const json_t *last)
+{
+	const char	*type = str(p, "type"), *reason = str(last, "reason");
+	const char	*u;
+
+	if ((u = json_string_value(json_object_get(last, "unit"))) != NULL ||
+	    (u = json_string_value(json_object_get(p, "unit"))) != NULL)
+		return u;
+	if (strcmp(type, "disk") == 0 || strcmp(type, "inodes") == 0 ||
+	    strcmp(type, "memory") == 0 || strcmp(type, "swap") == 0 ||
+	    strcmp(type, "cpu") == 0)
+		return "%";
+	if (strcmp(type, "file") == 0)
+		return "s";	/* its age */
+	if (strcmp(type, "tcp") == 0)
+		return "ms";
+	if (strcmp(type, "http") == 0 && (strncmp(reason, "HTTP ", 5) == 0 ||
+	    strncmp(reason, "body lacks", 10) == 0))
+		return "ms";
+	return "";	/* load: per CPU; a count; unknown */
+}
+
+/* A value with its unit: "86.25%", "12 ms", "0.5". */
+static void
+format_value_unit(char *buf, size_t size, double v, const char *unit)
+{
+	char	n[32], u[16];
+
+	format_value(n, sizeof(n), v);
+	clean(u, sizeof(u), unit);
+	snprintf(buf, size, "%s%s%s", n, u[0] != '\0' && strcmp(u, "%") != 0 ?
+	    " " : "", u);
+}
+
 static void
 probes(struct out *o, const json_t *svc)
 {
 	const json_t	*ps = json_object_get(svc, "probes"), *p, *last, *runs;
 	char		 name[TEXT_MAX], type[16], result[16], counted[16];
-	char		 value[32], ago[40], took[32], reason[TEXT_MAX];
+	char		 value[64], ago[40], took[32], reason[TEXT_MAX];
 	char		 notes[256];
 	size_t		 i, nw = 12, n;
 	double		 v, ok, warn, crit;
@@ -415,7 +456,8 @@ probes(struct out *o, const json_t *svc)
 			clean(result, sizeof(result), str(last, "result"));
 			clean(reason, sizeof(reason), str(last, "reason"));
 			if (num(last, "value", &v))
-				format_value(value, sizeof(value), v);
+				format_value_unit(value, sizeof(value), v,
+				    value_unit(p, last));
 			if (num(last, "ago_s", &v)) {
 				format_age(ago, sizeof(ago), v);
 				strncat(ago, " ago", sizeof(ago) - strlen(ago) - 1);
@@ -1034,13 +1076,13 @@ why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
 		    strlen(reason + 10 + strspn(reason + 10, "; ")) + 1);
 	if (reason[0] != '\0')
 		paraf(o, 2, "", 4, "because %s", reason);
+	else if (by[0] != '\0')
+		/* Not moved yet: the window is under way (pending, below). */
+		paraf(o, 2, "", 4, "the probes say %s: %s", gs, by);
 	else if (json_array_size(json_object_get(svc, "probes")) == 0 &&
 	    json_is_array(json_object_get(svc, "probes")))
 		paraf(o, 2, "", 4, "no probes: up unless a marker says "
 		    "otherwise");
-	else if (by[0] != '\0')
-		/* Not moved yet: the window is under way (pending, below). */
-		paraf(o, 2, "", 4, "the probes say %s: %s", gs, by);
 	else if (strcmp(st, "up") == 0)
 		paraf(o, 2, "", 4, "every probe passing");
 	if (held_over) {

@@ -85,6 +85,22 @@ START_TEST(args_status)
 	/* '-' is the default service, whose name is "". */
 	ck_assert_int_eq(parse(&o, why, "status", "-", NULL), 0);
 	ck_assert_str_eq(o.service, "");
+
+	ck_assert_int_eq(parse(&o, why, "status", "--short", "web", NULL), 0);
+	ck_assert(o.brief && !o.json);
+	ck_assert_str_eq(o.service, "web");
+	ck_assert_int_eq(parse(&o, why, "status", "--json", "--short", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_str_eq(why, "status: --json or --short, not both");
+
+	/* why takes a service as status does. */
+	ck_assert_int_eq(parse(&o, why, "why", NULL), 0);
+	ck_assert_int_eq(o.cmd, CTL_WHY);
+	ck_assert_ptr_null(o.service);
+	ck_assert_int_eq(parse(&o, why, "why", "-", NULL), 0);
+	ck_assert_str_eq(o.service, "");
+	ck_assert_int_eq(parse(&o, why, "why", "web", NULL), 0);
+	ck_assert_str_eq(o.service, "web");
 }
 END_TEST
 
@@ -171,6 +187,11 @@ START_TEST(args_usage_errors)
 		{ "status", "no/slash", NULL },
 		{ "check", "extra", NULL },
 		{ "reload", "--json", NULL },
+		{ "why", "--short", NULL },
+		{ "why", "--json", NULL },
+		{ "why", "a", "b", NULL },
+		{ "why", "no/slash", NULL },
+		{ "maint", "on", "--short", NULL },
 		{ "-t", "0", "status", NULL },
 		{ "-t", "abc", "status", NULL },
 		{ "-t", "nan", "status", NULL },
@@ -894,8 +915,9 @@ START_TEST(format_detail)
 	/* Probes: result, value, last run, duration, reason. */
 	ck_assert_ptr_nonnull(strstr(t, "    client-api   http     crit        "
 	    "    -  3.2s ago   45 ms\n"));
-	ck_assert_ptr_nonnull(strstr(t, "    disk         disk     warn        "
-	    "86.25  1s ago     1.5 s\n"));
+	/* The value with its unit: a disk's is a percentage. */
+	ck_assert_ptr_nonnull(strstr(t, "    disk         disk     warn       "
+	    "86.25%  1s ago     1.5 s\n"));
 	/* A name wider than the column has a line of its own. */
 	ck_assert_ptr_nonnull(strstr(t, "    a-probe-with-a-very-long-name-"
 	    "indeed-yes\n                 exec     -"));
@@ -1024,6 +1046,33 @@ START_TEST(format_peer_guard)
 }
 END_TEST
 
+/* A service object for the formatters: name, state, and the detail. */
+static json_t *
+svc_detail(const char *name, const char *state, int weight, bool serving,
+    const char *reply, const char *reason)
+{
+	return json_pack("{s:s, s:s, s:i, s:b, s:s, s:s, s:s, s:n, s:{s:s, "
+	    "s:i, s:s}, s:{s:s, s:i, s:s, s:f, s:n, s:n, s:{s:i, s:i, s:f}}, "
+	    "s:[], s:[], s:[], s:[]}",
+	    "name", name, "state", state, "weight", weight, "serving", serving,
+	    "automation", "auto", "reply", reply, "reason", reason,
+	    "automation_off_by", "target", "state", state, "weight", weight,
+	    "reason", reason, "transition", "state", state, "weight", weight,
+	    "since", "2026-11-29T10:02:11.000Z", "since_s", 1380.0, "pending",
+	    "ramp", "damping", "factor", 1, "outs_in_window", 0, "up_after_s",
+	    60.0, "markers", "probes", "load_balancers", "history");
+}
+
+static json_t *
+doc_of(json_t *svc)
+{
+	return json_pack("{s:b, s:s, s:[o]}", "detail", 1, "started_at",
+	    "2026-11-29T07:00:00.000Z", "services", svc);
+}
+
+/* The fixture's moment: 2026-11-29 10:25:11 UTC. */
+#define NOW	((time_t)1795947911)
+
 static char *
 format_with(int which, const json_t *root, const char *only)
 {
@@ -1034,27 +1083,280 @@ format_with(int which, const json_t *root, const char *only)
 	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
 	if (which == 0)
 		ctl_format_short(fp, root, only, 80);
+	else if (which == 1)
+		ctl_format_why(fp, root, only, 80, NOW);
 	else
-		/* 2026-11-29 10:25:11 UTC, the fixture's moment. */
-		ctl_format_why(fp, root, only, 80, (time_t)1795947911);
+		ctl_format_replies(fp, ctl_service(root, only), "web", 80);
 	fclose(fp);
+	check_text(text);
 	return text;
 }
 
-START_TEST(format_short_and_why)
+static void
+utc(void)
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
+}
+
+START_TEST(format_short)
 {
 	json_t	*root = fixture("status_detail.json");
 	char	*t;
 
-	setenv("TZ", "UTC", 1);
-	tzset();
+	utc();
 	t = format_with(0, root, NULL);
-	fprintf(stderr, "%s", t);
-	check_text(t);
+	ck_assert_ptr_nonnull(strstr(t, "SERVICE    REPLY     WHY"));
+	/* The reply's words, the marker's reason, when the drain began. */
+	ck_assert_msg(strstr(t, "\n(default)  drain up  drain marker: kernel "
+	    "upgrade (alice)               10:13:11\n") != NULL, "%s", t);
+	ck_assert_ptr_nonnull(strstr(t, "\nweb        -         automation off "
+	    "(LBAGENT_MODE=off)"));
 	free(t);
+	t = format_with(0, root, "web");
+	ck_assert_ptr_null(strstr(t, "(default)"));
+	free(t);
+	json_decref(root);
+
+	/* A long why is cut to its column; SINCE stays in place. */
+	root = doc_of(svc_detail("api", "down", 0, false, "down #client-api: "
+	    "HTTP 503 from http://127.0.0.1:8080/a/very/long/path/indeed",
+	    "client-api: HTTP 503 from http://127.0.0.1:8080/a/very/long/path/"
+	    "indeed"));
+	t = format_with(0, root, NULL);
+	ck_assert_msg(strstr(t, "\napi        down   client-api: HTTP 503 from "
+	    "http://127.0.0.1:8080/a...  10:02:11\n") != NULL, "%s", t);
+	free(t);
+	json_decref(root);
+
+	/* The public part: the state, no why, no time. */
+	root = fixture("status_public.json");
+	t = format_with(0, root, NULL);
+	ck_assert_msg(strstr(t, "\nweb        down   -") != NULL, "%s", t);
+	free(t);
+	json_decref(root);
+}
+END_TEST
+
+START_TEST(status_exit)
+{
+	json_t	*root = fixture("status_detail.json");
+
+	/* The default service is drained: not serving, though web serves. */
+	ck_assert_int_eq(ctl_status_exit(root, NULL), 3);
+	ck_assert_int_eq(ctl_status_exit(root, ""), 3);
+	ck_assert_int_eq(ctl_status_exit(root, "web"), 0);
+	ck_assert_int_eq(ctl_status_exit(root, "nosuch"), 3);
+	json_decref(root);
+	root = doc_of(svc_detail("api", "up", 50, true, "up 50%", "disk: 91%"));
+	ck_assert_int_eq(ctl_status_exit(root, NULL), 0);
+	json_decref(root);
+	root = doc_of(svc_detail("api", "up", 0, false, "up 0%", "x"));
+	ck_assert_int_eq(ctl_status_exit(root, NULL), 3);
+	json_decref(root);
+}
+END_TEST
+
+START_TEST(format_why)
+{
+	json_t	*root = fixture("status_detail.json"), *s, *tr;
+	char	*t;
+
+	utc();
 	t = format_with(1, root, NULL);
-	fprintf(stderr, "%s", t);
+	/* A marker: which, its reason, what ends it, the rules underneath. */
+	ck_assert_msg(strstr(t, "(default): drain since 10:13:11 (12m ago), "
+	    "not serving\n  because of the drain marker (node-wide): kernel "
+	    "upgrade (alice)\n  ends with `lbagentctl drain off`\n  underneath, "
+	    "the probes say down (client-api: HTTP 503)\n") != NULL, "%s", t);
+	/* Automation off, not by a marker. */
+	ck_assert_ptr_nonnull(strstr(t, "  automation is off (LBAGENT_MODE=off): "
+	    "the load balancers keep what they were\n    last told\n"));
+	ck_assert_ptr_nonnull(strstr(t, "  ends when LBAGENT_MODE=off no longer "
+	    "says so"));
+	/* The service's own marker: --service. */
+	ck_assert_ptr_nonnull(strstr(t, "  ends with `lbagentctl maint off "
+	    "--service\n    a-service-name-that-is-much-longer"));
+	free(t);
+	json_decref(root);
+
+	/* Down by the rules, coming back: for how long it passed so far. */
+	s = svc_detail("api", "down", 0, false, "down #client-api: HTTP 503",
+	    "client-api: HTTP 503");
+	tr = json_object_get(s, "transition");
+	json_object_set_new(tr, "pending", json_pack("{s:s, s:f, s:f, s:s}",
+	    "towards", "up", "for_s", 12.0, "after_s", 60.0, "text", "passing "
+	    "for 12s, comes back at 1m"));
+	root = doc_of(s);
+	t = format_with(1, root, NULL);
+	ck_assert_msg(strcmp(t, "api: down since 10:02:11 (23m ago), not "
+	    "serving\n  because client-api: HTTP 503\n  comes back after 1m of "
+	    "passing; 12s so far\n") == 0, "%s", t);
+	free(t);
+	/* Still failing: what brings it back; flap damping. */
+	json_object_set_new(tr, "pending", json_null());
+	json_object_set_new(tr, "damping", json_pack("{s:i, s:i, s:f}", "factor",
+	    4, "outs_in_window", 3, "up_after_s", 240.0));
+	t = format_with(1, root, NULL);
+	ck_assert_msg(strstr(t, "  comes back after 4m of passing, once the "
+	    "probes pass\n  flap damping: up_after x4 (3 goings-out in the flap "
+	    "window)\n") != NULL, "%s", t);
+	free(t);
+	/* Held over a restart: the engine's since is before the start. */
+	json_object_set_new(tr, "since", json_string("2026-11-29T06:50:00.000Z"));
+	t = format_with(1, root, NULL);
+	ck_assert_msg(strstr(t, "api: down since 06:50:00 (3h35m ago)") != NULL &&
+	    strstr(t, "  held from before lbagent started at 07:00:00 (the "
+	    "state file)\n") != NULL, "%s", t);
+	free(t);
+	json_decref(root);
+
+	/* Up, the rules not moved yet: how long, when it goes down. */
+	s = svc_detail("api", "up", 100, true, "up", "");
+	json_object_set_new(json_object_get(s, "target"), "state",
+	    json_string("down"));
+	json_object_set_new(json_object_get(s, "target"), "reason",
+	    json_string("client-api: HTTP 503"));
+	json_object_set_new(json_object_get(s, "transition"), "pending",
+	    json_pack("{s:s, s:f, s:f, s:s}", "towards", "down", "for_s", 12.0,
+	    "after_s", 30.0, "text", "failing for 12s, goes down at 30s"));
+	root = doc_of(s);
+	t = format_with(1, root, NULL);
+	ck_assert_msg(strstr(t, "  the probes say down: client-api: HTTP 503\n"
+	    "  goes down after 30s of failing; 12s so far\n") != NULL, "%s", t);
+	free(t);
+	/* The peer guard holds it in. */
+	json_object_set_new(json_object_get(s, "transition"), "pending",
+	    json_pack("{s:s, s:f, s:f, s:s}", "towards", "down", "for_s", 40.0,
+	    "after_s", 30.0, "text", "failing for 40s; held in by the peer "
+	    "guard: no other node serving"));
+	json_object_set_new(s, "peer_guard", json_pack("{s:s, s:s}", "state",
+	    "holding", "reason", "client-api failing but no other node "
+	    "serving"));
+	t = format_with(1, root, NULL);
+	ck_assert_msg(strstr(t, "  the peer guard is holding: client-api failing "
+	    "but no other node serving\n  failing for 40s; held in by the peer "
+	    "guard: no other node serving\n") != NULL, "%s", t);
+	free(t);
+	json_decref(root);
+
+	/* A weight by the rules: which probe, what restores it. */
+	root = doc_of(svc_detail("api", "up", 50, true, "up 50% #disk: 91% used",
+	    "disk: 91% used"));
+	t = format_with(1, root, NULL);
+	ck_assert_msg(strstr(t, "api: up 50% since 10:02:11 (23m ago), "
+	    "serving\n  because disk: 91% used\n  back to 100% once the probes "
+	    "pass for restore_after\n") != NULL, "%s", t);
+	free(t);
+	json_decref(root);
+
+	/* The ramp: x% now, full weight by when. */
+	s = svc_detail("api", "up", 45, true, "up 45% #recovering",
+	    "recovering");
+	json_object_set_new(json_object_get(s, "transition"), "ramp",
+	    json_pack("{s:i, s:i, s:f, s:f}", "weight", 45, "to", 100,
+	    "started_s", 20.0, "ends_in_s", 40.0));
+	root = doc_of(s);
+	t = format_with(1, root, NULL);
+	ck_assert_msg(strstr(t, "  recovering: 45% now, 100% by 10:25:51 (in "
+	    "40s)\n") != NULL && strstr(t, "because") == NULL, "%s", t);
+	free(t);
+	json_decref(root);
+}
+END_TEST
+
+START_TEST(format_replies)
+{
+	json_t	*root, *s;
+	char	*t;
+
+	/* The public part: the state only. */
+	root = fixture("status_public.json");
+	t = format_with(2, root, "web");
+	ck_assert_str_eq(t, "web          state down, automation off\n");
+	free(t);
+	json_decref(root);
+
+	s = svc_detail("web", "up", 100, true, "up", "");
+	root = doc_of(s);
+	t = format_with(2, root, "web");
+	ck_assert_str_eq(t, "web          replies \"up\" (no load balancer has "
+	    "asked yet)\n");
+	free(t);
+	/* Every one gets the same: once. */
+	json_object_set_new(s, "load_balancers", json_pack("[{s:s, s:s, s:s}, "
+	    "{s:s, s:s, s:s}]", "address", "10.0.0.1", "text", "web",
+	    "next_reply", "ready up", "address", "10.0.0.2", "text", "web",
+	    "next_reply", "ready up"));
+	t = format_with(2, root, "web");
+	ck_assert_str_eq(t, "web          replies \"ready up\" to all 2 load "
+	    "balancers that ask\n");
+	free(t);
+	/* They differ: a line each, with the first few that get it. */
+	json_object_set_new(s, "load_balancers", json_pack("[{s:s, s:s, s:s}, "
+	    "{s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, "
+	    "s:s}, {s:s, s:s}]",
+	    "address", "10.0.0.1", "text", "web", "next_reply", "ready up",
+	    "address", "10.0.0.2", "text", "", "next_reply", "up",
+	    "address", "10.0.0.3", "text", "web", "next_reply", "ready up",
+	    "address", "10.0.0.4", "text", "web", "next_reply", "ready up",
+	    "address", "10.0.0.5", "text", "web", "next_reply", "ready up",
+	    /* An older daemon's entry: the service's reply. */
+	    "address", "10.0.0.6", "text", "x"));
+	t = format_with(2, root, "web");
+	ck_assert_str_eq(t, "web          replies \"ready up\" to 10.0.0.1 "
+	    "\"web\", 10.0.0.3 \"web\", 10.0.0.4\n"
+	    "             \"web\" and 1 more\n"
+	    "             replies \"up\" to 10.0.0.2, 10.0.0.6 \"x\"\n");
+	free(t);
+	json_decref(root);
+	t = format_with(2, json_object(), "web");
+	ck_assert_str_eq(t, "web          not answered for by lbagent\n");
+	free(t);
+}
+END_TEST
+
+/* The value column with units: the daemon's, else the kind's. */
+START_TEST(format_units)
+{
+	json_t	*root = fixture("status_detail.json");
+	json_t	*ps = json_object_get(json_array_get(json_object_get(root,
+		    "services"), 0), "probes");
+	char	*t;
+
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
+	    "s:f, s:f, s:i, s:s}}", "name", "plugin", "type", "exec", "counted", "ok",
+	    "settled", 1, "last", "result", "ok", "reason", "OK", "value", 0.25,
+	    "ago_s", 1.0, "duration_ms", 3, "unit", "s"));
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
+	    "s:f, s:f, s:i}}", "name", "api", "type", "http", "counted", "ok",
+	    "settled", 1, "last", "result", "ok", "reason", "HTTP 200 in 12ms",
+	    "value", 12.4, "ago_s", 1.0, "duration_ms", 13));
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
+	    "s:f, s:f, s:i}}", "name", "queue", "type", "http", "counted", "ok",
+	    "settled", 1, "last", "result", "ok", "reason", "messages 7", "value",
+	    7.0, "ago_s", 1.0, "duration_ms", 13));
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
+	    "s:f, s:f, s:i}}", "name", "load", "type", "load", "counted", "ok",
+	    "settled", 1, "last", "result", "ok", "reason", "load 0.5 per CPU",
+	    "value", 0.5, "ago_s", 1.0, "duration_ms", 0));
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
+	    "s:f, s:f, s:i}}", "name", "fresh", "type", "file", "counted", "ok",
+	    "settled", 1, "last", "result", "ok", "reason", "modified 3s ago",
+	    "value", 3.02, "ago_s", 1.0, "duration_ms", 0));
+	t = format(root, "");
 	check_text(t);
+	ck_assert_msg(strstr(t, "    plugin       exec     ok         0.25 s  "
+	    "1s ago") != NULL, "%s", t);
+	ck_assert_ptr_nonnull(strstr(t, "    api          http     ok       "
+	    "12.40 ms  1s ago"));
+	/* A JSON field's number has no unit lbagentctl could know. */
+	ck_assert_ptr_nonnull(strstr(t, "    queue        http     ok           "
+	    "   7  1s ago"));
+	ck_assert_ptr_nonnull(strstr(t, "    load         load     ok           "
+	    "0.50  1s ago"));
+	ck_assert_ptr_nonnull(strstr(t, "    fresh        file     ok         "
+	    "3.02 s  1s ago"));
 	free(t);
 	json_decref(root);
 }
@@ -1104,7 +1406,11 @@ suite(void)
 	tcase_add_test(tc, format_public);
 	tcase_add_test(tc, format_narrow_and_garbage);
 	tcase_add_test(tc, format_peer_guard);
-	tcase_add_test(tc, format_short_and_why);
+	tcase_add_test(tc, format_short);
+	tcase_add_test(tc, status_exit);
+	tcase_add_test(tc, format_why);
+	tcase_add_test(tc, format_replies);
+	tcase_add_test(tc, format_units);
 	suite_add_tcase(s, tc);
 	return s;
 }
