@@ -40,6 +40,9 @@ import harness as h  # noqa: E402
 TOKEN = "ctl-t0ken-never-shown"
 BOUND_S = h.marker_bound_s()
 CTL_TIMEOUT_S = 10          # lbagentctl's own -t, the default
+# A restore word goes for twice the longest gap between a key's checks:
+# a few of HAProxy's checks see it through.
+LBKEY_WINDOW_CHECKS = 4
 
 
 def ctl_exe():
@@ -237,7 +240,13 @@ def main():
     h.expect_equal(status_of(unix, "")["state"], "up", "/status right after drain off")
     for be in ("be", "bweb"):
         hap.wait_status(be, "s1", "UP", BOUND_S, f"{be}/s1 UP after drain off")
+    # Once HAProxy's restore window has passed, its next line is the plain one.
+    h.wait_until(lambda: {x["next_reply"] for x in status_of(unix, "web")["load_balancers"]},
+                 h.agent_checks_bound_s(LBKEY_WINDOW_CHECKS), "web's load balancers "
+                 "next get plain \"up\"", ok=lambda s: s == {"up"})
     out, _ = ctl.ok("drain", "off")     # again: nothing to remove is fine
+    h.expect('web          replies "up" to all 2 load balancers that ask\n' in out,
+             f"drain off again, the ready delivered: {out!r}")
 
     h.section("maint on --service web: only web, HAProxy MAINT")
     ctl.ok("maint", "on", "--service", "web")

@@ -1310,9 +1310,11 @@ START_TEST(format_replies)
 	    "             replies \"up\" to 10.0.0.2, 10.0.0.6 \"x\"\n");
 	free(t);
 	json_decref(root);
-	t = format_with(2, json_object(), "web");
+	root = json_object();
+	t = format_with(2, root, "web");
 	ck_assert_str_eq(t, "web          not answered for by lbagent\n");
 	free(t);
+	json_decref(root);
 }
 END_TEST
 
