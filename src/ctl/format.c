@@ -1056,9 +1056,12 @@ why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
 			    strcmp(str(m, "scope"), "service") == 0 ?
 			    " --service " : "", strcmp(str(m, "scope"),
 			    "service") == 0 ? name : "");
-		else
-			paraf(o, 2, "", 4, "ends when %s no longer says so and "
-			    "lbagent restarts or reloads", by[0] ? by : "that");
+		else if (strncmp(by, "LBAGENT_MODE", 12) == 0)
+			paraf(o, 2, "", 4, "ends when lbagent restarts without "
+			    "LBAGENT_MODE=off in its environment");
+		else if (strncmp(by, "mode = off", 10) == 0)
+			paraf(o, 2, "", 4, "ends with mode = auto in the "
+			    "configuration and a reload");
 		why_underneath(o, svc);
 		return;
 	}

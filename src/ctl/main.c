@@ -503,6 +503,9 @@ wanted(const struct ctl_opts *o, const struct ctl_expect *e, char *buf,
 {
 	if (o->cmd == CTL_MODE)
 		snprintf(buf, size, "automation %s", e->off ? "off" : "auto");
+	else if (e->state != NULL && e->reason != NULL && e->reason[0] != '\0')
+		snprintf(buf, size, "state %s, reason \"%s\"", e->state,
+		    e->reason);
 	else if (e->state != NULL)
 		snprintf(buf, size, "state %s", e->state);
 	else
@@ -541,7 +544,7 @@ cmd_marker(struct ctl *c)
 	struct target		*targets = NULL;
 	size_t			 ntargets = 0, i, done;
 	char			 path[4096], err[ERR_MAX], what[2 * ERR_MAX + 128];
-	char			 now[ERR_MAX], want[64];
+	char			 now[ERR_MAX], want[REASON_MAX + 64];
 	const char		*verb;
 	json_t			*root = NULL;
 	const json_t		*svc;

@@ -1172,8 +1172,8 @@ START_TEST(format_why)
 	/* Automation off, not by a marker. */
 	ck_assert_ptr_nonnull(strstr(t, "  automation is off (LBAGENT_MODE=off): "
 	    "the load balancers keep what they were\n    last told\n"));
-	ck_assert_ptr_nonnull(strstr(t, "  ends when LBAGENT_MODE=off no longer "
-	    "says so"));
+	ck_assert_ptr_nonnull(strstr(t, "  ends when lbagent restarts without "
+	    "LBAGENT_MODE=off in its environment\n"));
 	/* The service's own marker: --service. */
 	ck_assert_ptr_nonnull(strstr(t, "  ends with `lbagentctl maint off "
 	    "--service\n    a-service-name-that-is-much-longer"));
