@@ -938,7 +938,8 @@ ctl_format_short(FILE *fp, const json_t *root, const char *only,
 		if ((n = strlen(reply)) > rw && n <= 16)
 			rw = n;
 	}
-	room = width - nw - rw - 8 - 6;
+	/* What is left for WHY; a narrow terminal pushes SINCE out instead. */
+	room = width > nw + rw + 8 + 6 + 10 ? width - nw - rw - 8 - 6 : 10;
 	fprintf(fp, "%-*s  %-*s  %-*s  %s\n", (int)nw, "SERVICE", (int)rw,
 	    "REPLY", (int)room, "WHY", "SINCE");
 	json_array_foreach(json_object_get(root, "services"), i, s) {

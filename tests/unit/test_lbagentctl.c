@@ -1364,6 +1364,49 @@ START_TEST(format_units)
 }
 END_TEST
 
+/* Whatever comes back, why, --short and the replies neither crash nor overflow. */
+START_TEST(format_why_garbage)
+{
+	char	 long_text[5000], *t;
+	json_t	*root, *odd;
+	int	 which;
+
+	utc();
+	memset(long_text, 'x', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = '\0';
+	odd = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:[i, {s:s}], s:{s:i}, "
+	    "s:[], s:s, s:[i, {s:i}, {s:s, s:s}], s:[{s:s}]}",
+	    "name", "w", "state", "\033[31mred", "reply", "a\nb #c",
+	    "reason", long_text, "automation", "off", "transition", "str",
+	    "history", 1, "at", "garbage", "markers", "x", 1, "target",
+	    "peer_guard", "x", "load_balancers", 1, "next_reply", 5, "address",
+	    long_text, "next_reply", long_text, "probes", "last", "x");
+	ck_assert_ptr_nonnull(odd);
+	root = json_pack("{s:b, s:s, s:[i, s, {}, O]}", "detail", 1,
+	    "started_at", long_text, "services", 3, "x", odd);
+	ck_assert_ptr_nonnull(root);
+	json_decref(odd);
+	for (which = 0; which < 3; which++) {
+		t = format_with(which, root, which == 2 ? "w" : NULL);
+		free(t);
+	}
+	/* A transition with numbers out of range and a pending of garbage. */
+	json_object_set_new(odd, "state", json_string("down"));
+	json_object_set_new(odd, "automation", json_string("auto"));
+	json_object_set_new(odd, "transition", json_pack("{s:s, s:f, s:{s:s, "
+	    "s:f, s:s}, s:{s:f, s:f, s:f}, s:{s:f, s:s}}", "since", long_text,
+	    "since_s", -1e300, "pending", "towards", long_text, "for_s", 1e300,
+	    "text", long_text, "ramp", "weight", -5.0, "to", 1e20, "ends_in_s",
+	    1e300, "damping", "factor", 1e9, "outs_in_window", "many"));
+	ck_assert_ptr_nonnull(json_object_get(odd, "transition"));
+	for (which = 0; which < 3; which++) {
+		t = format_with(which, root, which == 2 ? "w" : NULL);
+		free(t);
+	}
+	json_decref(root);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1413,6 +1456,7 @@ suite(void)
 	tcase_add_test(tc, format_why);
 	tcase_add_test(tc, format_replies);
 	tcase_add_test(tc, format_units);
+	tcase_add_test(tc, format_why_garbage);
 	suite_add_tcase(s, tc);
 	return s;
 }
