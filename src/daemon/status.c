@@ -147,8 +147,20 @@ owed_json(unsigned owes)
 	return a;
 }
 
+/* What is wrong with a key of service i, or null. */
 static json_t *
-lbs_json(const struct agent_service_view *v, const struct status_clock *c)
+lb_warning_json(const struct agent *ag, size_t i, const struct lbkey *k,
+    const char *text)
+{
+	if (i != 0 || !agent_names_no_service(ag, k->text, k->textlen))
+		return json_null();
+	return json_sprintf("asks for service '%s', which does not exist; "
+	    "answered as the default", text);
+}
+
+static json_t *
+lbs_json(const struct agent *ag, size_t si, const struct agent_service_view *v,
+    const struct status_clock *c)
 {
 	json_t	*a = json_array();
 	char	 text[4 * LBKEY_TEXT_MAX + 1];
@@ -159,10 +171,11 @@ lbs_json(const struct agent_service_view *v, const struct status_clock *c)
 
 		text_escape(text, k->text, k->textlen);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:I, s:o, "
-		    "s:o}", "address", k->addr, "text", text, "last_seen_s",
+		    "s:o, s:o}", "address", k->addr, "text", text, "last_seen_s",
 		    seconds(c->now_ms - k->last_seen_ms), "checks",
 		    (json_int_t)k->checks, "last_reply", line_json(k->last_reply),
-		    "owed", owed_json(k->owes)));
+		    "owed", owed_json(k->owes), "warning",
+		    lb_warning_json(ag, si, k, text)));
 	}
 	return a;
 }
@@ -413,7 +426,7 @@ service_json(const struct agent *a, size_t i, bool detail,
 	json_object_set_new(o, "transition", engine_json(v.tr, c));
 	json_object_set_new(o, "markers", markers_json(&v));
 	json_object_set_new(o, "probes", probes_json(&v, c));
-	json_object_set_new(o, "load_balancers", lbs_json(&v, c));
+	json_object_set_new(o, "load_balancers", lbs_json(a, i, &v, c));
 	json_object_set_new(o, "peer_guard", guard_json(a, i, &v, c));
 	json_object_set_new(o, "history", history_json(v.history));
 	return o;
@@ -813,6 +826,12 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 		    svc_label(v.name, sv, sizeof(sv)),
 		    (unsigned long long)v.replies);
 	}
+	agent_service_view(a, 0, &v);
+	head(&b, "lbagent_unknown_service_checks_total", "counter", "Agent "
+	    "checks whose agent-send text named no service, answered as the "
+	    "default service (status lists their load balancers).");
+	put(&b, "lbagent_unknown_service_checks_total %llu\n",
+	    (unsigned long long)lbkeys_unknown_checks(v.keys));
 	head(&b, "lbagent_transitions_total", "counter", "Changes of what a "
 	    "service tells HAProxy, by the state changed to (off: automation "
 	    "switched off).");
