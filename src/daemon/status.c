@@ -171,8 +171,8 @@ lbs_json(const struct agent *ag, size_t si, const struct agent_service_view *v,
 
 		text_escape(text, k->text, k->textlen);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:I, s:o, "
-		    "s:o, s:o}", "address", k->addr, "text", text, "last_seen_s",
-		    seconds(c->now_ms - k->last_seen_ms), "checks",
+		    "s:o, s:o}", "address", k->addr, "text", text,
+		    "last_seen_s", seconds(c->now_ms - k->last_seen_ms), "checks",
 		    (json_int_t)k->checks, "last_reply", line_json(k->last_reply),
 		    "owed", owed_json(k->owes), "warning",
 		    lb_warning_json(ag, si, k, text)));
@@ -637,7 +637,8 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 	struct agent_info		 info;
 	struct decision			 d;
 	struct guard_view		 gv;
-	struct buf			 b = { NULL, 0, 4096, false, 0, SIZE_MAX };
+	struct buf			 b = { NULL, 0, 4096, false, 0,
+					    SIZE_MAX };
 	char				 sv[160], pr[160];
 	size_t				 i, j, n = agent_nservices(a);
 	int				 k, r;
@@ -701,7 +702,8 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (k = 0; k < MARKER_COUNT; k++)
-			put(&b, "lbagent_marker{service=\"%s\",marker=\"%s\"} %d\n",
+			put(&b, "lbagent_marker{service=\"%s\",marker=\"%s\"} "
+			    "%d\n",
 			    svc_label(v.name, sv, sizeof(sv)),
 			    marker_name((enum marker_kind)k),
 			    marker_present(&v, k));
@@ -778,7 +780,7 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			if (!st->has_run || !isfinite(st->last.value))
 				continue;
 			put(&b, "lbagent_probe_value{probe=\"%s\","
-			    "service=\"%s\"} %.9g\n", label(pc->name, pr,
+			    "service=\"%s\"} %.15g\n", label(pc->name, pr,
 			    sizeof(pr)), svc_label(v.name, sv, sizeof(sv)),
 			    st->last.value * value_scale(pc));
 		}

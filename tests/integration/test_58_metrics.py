@@ -164,7 +164,8 @@ def main():
     for name, scale in (("room", 0.01), ("conn", 0.001), ("age", 1.0)):
         want = probes[name]["last"]["value"] * scale
         got = sample(samples, "lbagent_probe_value", probe=name, service="default")
-        h.expect(abs(got - want) <= 1e-6 * max(1.0, abs(want)),
+        # The status document shows 6 significant digits.
+        h.expect(float(f"{got / scale:.6g}") == probes[name]["last"]["value"],
                  f"lbagent_probe_value of {name}: {got}, want {want}")
     h.expect(0 < sample(samples, "lbagent_probe_value", probe="room",
                         service="default") <= 1, "disk's ratio within 0..1")

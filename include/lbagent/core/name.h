@@ -29,7 +29,8 @@ bool	name_valid(const char *s);
  * state directory itself uses, since the service's markers are in
  * state_dir/NAME/: not '.', '..' or any name starting with '.', not a
  * marker's (drain, maint, off), not the state file's (state.json and
- * state.json.*), not the default service's (NAME_DEFAULT_SERVICE). 0, or -1 with why (a sentence naming it) in why.
+ * state.json.*), not the default service's (NAME_DEFAULT_SERVICE). 0, or
+ * -1 with why (a sentence naming it) in why.
  */
 int	name_service(const char *name, char *why, size_t size);
 

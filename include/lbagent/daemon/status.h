@@ -26,7 +26,7 @@ struct status_daemon {
 	bool		 has_reload;
 	int64_t		 reload_wall_ms;
 	bool		 reload_ok;
-	int64_t		 reload_ok_wall_ms;	/* the latest good one; 0: none */
+	int64_t		 reload_ok_wall_ms;	/* the last good one; 0: none */
 	char		**reload_errors;
 	size_t		 nreload_errors;
 };
