@@ -846,11 +846,11 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			    decision_state_name((enum node_state)k),
 			    (unsigned long long)v.transitions[k]);
 	}
-	families_end(&b);
 	if (b.failed) {
 		free(b.p);
 		return NULL;
 	}
+	families_end(&b);
 	*lenp = b.len;
 	return b.p;
 }
