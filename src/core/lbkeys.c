@@ -23,6 +23,10 @@ struct lbkeys {
 	/* Newcomers refused or evicted since the last warning about them. */
 	unsigned	 crowded;
 	int64_t		 crowded_warned_ms;	/* INT64_MIN: never */
+	/* Checks for a service that does not exist; their warnings. */
+	uint64_t	 unknown_checks;
+	unsigned	 unknown_warns;		/* since unknown_since_ms */
+	int64_t		 unknown_since_ms;	/* INT64_MIN: none yet */
 };
 
 static const char *const claim_names[CLAIM_COUNT] = { "admin", "weight" };
@@ -36,6 +40,7 @@ lbkeys_new(int64_t forget_after_ms)
 		return NULL;
 	lbk->forget_after_ms = forget_after_ms;
 	lbk->crowded_warned_ms = INT64_MIN;
+	lbk->unknown_since_ms = INT64_MIN;
 	return lbk;
 }
 
@@ -322,6 +327,25 @@ lbkeys_claims(const struct lbkeys *lbk)
 	return lbk->claims;
 }
 
+/* Whether key k's restore word b has been sent for its whole window. */
+static bool
+restore_done(const struct lbkey *k, unsigned b, int64_t now_ms)
+{
+	return k->restore_started[b] &&
+	    now_ms - k->restore_since_ms[b] >= lbkeys_window_ms(k);
+}
+
+unsigned
+lbkeys_next_restore(const struct lbkey *k, int64_t now_ms)
+{
+	unsigned	b, restore = 0;
+
+	for (b = 0; b < CLAIM_COUNT; b++)
+		if ((k->owes & (1u << b)) && !restore_done(k, b, now_ms))
+			restore |= 1u << b;
+	return restore;
+}
+
 /* The restore words this check carries; settles debts whose window ended. */
 static unsigned
 collect_restore(struct lbkey *k, int64_t now_ms, bool *changed,
@@ -335,8 +359,7 @@ collect_restore(struct lbkey *k, int64_t now_ms, bool *changed,
 
 		if (!(k->owes & bit))
 			continue;
-		if (k->restore_started[b] &&
-		    now_ms - k->restore_since_ms[b] >= lbkeys_window_ms(k)) {
+		if (restore_done(k, b, now_ms)) {
 			k->owes &= ~bit;
 			*changed = true;
 			note(notes, LBKEYS_INFO, "%s: restore word '%s' "
@@ -447,17 +470,52 @@ lbkeys_late_text(struct lbkeys *lbk, const char *addr, const char *text,
 		changed = true;
 	}
 	if ((k = find(lbk, addr, text, len)) == NULL) {
-		if ((k = add(lbk, addr, text, len, now_ms, notes)) == NULL)
+		if ((k = add(lbk, addr, text, len, now_ms, notes)) == NULL) {
+			lbk->last = NULL;
 			return changed;
+		}
 		k->checks = 1;
 		changed = true;
 	}
+	lbk->last = k;
 	carried &= lbk->claims;
 	if (carried & ~k->saw) {
 		k->saw |= carried;
 		changed = true;
 	}
 	return changed;
+}
+
+bool
+lbkeys_unknown_service(struct lbkeys *lbk, int64_t now_ms,
+    struct lbkeys_note *n)
+{
+	char		 label[LBKEY_ADDR_MAX + 4 * LBKEY_TEXT_MAX + 4];
+	char		 text[4 * LBKEY_TEXT_MAX + 1];
+	struct lbkey	*k = lbk->last;
+
+	lbk->unknown_checks++;
+	if (k == NULL || k->unknown_warned)
+		return false;
+	if (lbk->unknown_since_ms == INT64_MIN ||
+	    now_ms - lbk->unknown_since_ms >= LBKEYS_WARN_EVERY_MS) {
+		lbk->unknown_since_ms = now_ms;
+		lbk->unknown_warns = 0;
+	}
+	if (lbk->unknown_warns == LBKEYS_UNKNOWN_WARNS)
+		return false;
+	lbk->unknown_warns++;
+	k->unknown_warned = true;
+	text_escape(text, k->text, k->textlen);
+	note1(n, LBKEYS_WARNING, "%s: asks for service '%s', which does not "
+	    "exist; answered as the default", key_label(k, label), text);
+	return true;
+}
+
+uint64_t
+lbkeys_unknown_checks(const struct lbkeys *lbk)
+{
+	return lbk->unknown_checks;
 }
 
 bool

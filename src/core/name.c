@@ -33,6 +33,12 @@ name_service(const char *name, char *why, size_t size)
 		    "(lbagentctl's temporary markers)", name, name);
 		return -1;
 	}
+	if (strcmp(name, NAME_DEFAULT_SERVICE) == 0) {
+		snprintf(why, size, "'%s' is the default service's name (the "
+		    "probes no [service] lists, service=\"%s\" in the "
+		    "metrics)", name, name);
+		return -1;
+	}
 	for (k = 0; k < MARKER_COUNT; k++)
 		if (strcmp(name, marker_name((enum marker_kind)k)) == 0) {
 			snprintf(why, size, "'%s' is a marker's name: state_dir/%s "

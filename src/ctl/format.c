@@ -549,6 +549,11 @@ load_balancers(struct out *o, const json_t *svc)
 			    "(%.0f checks), %s", addr, ago, checks, last);
 		if (owed[0] != '\0')
 			paraf(o, 6, "", 6, "still owed: %s", owed);
+		/* A typo in agent-send, answered as the default service. */
+		if (str(lb, "warning")[0] != '\0') {
+			clean(reply, sizeof(reply), str(lb, "warning"));
+			paraf(o, 6, "", 6, "%s", reply);
+		}
 	}
 }
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lbagent/core/lbkeys.h"
+#include "lbagent/core/name.h"
 #include "lbagent/daemon/agent.h"
 #include "lbagent/daemon/clock.h"
 #include "lbagent/daemon/log.h"
@@ -460,6 +462,41 @@ agent_select(const struct agent *a, int port, const char *text, size_t len)
 }
 
 bool
+agent_names_no_service(const struct agent *a, const char *text, size_t len)
+{
+	size_t	i;
+
+	/* Without [service] sections the text only tells keys apart. */
+	if (a->nsvcs < 2 || len == 0)
+		return false;
+	if (len == strlen(NAME_DEFAULT_SERVICE) &&
+	    memcmp(text, NAME_DEFAULT_SERVICE, len) == 0)
+		return false;
+	for (i = 1; i < a->nsvcs; i++)
+		if (strlen(a->svcs[i].s.name) == len &&
+		    memcmp(a->svcs[i].s.name, text, len) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * A check answered as the default service whose text names no service
+ * (a typo: "aip" for "api"). Still answered so: taking servers out over
+ * a name would be worse. Counted, and said once per load-balancer key.
+ */
+static void
+unknown_service(struct agent *a, int service, const char *text, size_t len,
+    int64_t now_ms)
+{
+	struct lbkeys_note	n;
+
+	if (service != 0 || !agent_names_no_service(a, text, len))
+		return;
+	if (lbkeys_unknown_service(a->svcs[0].s.keys, now_ms, &n))
+		log_lbkeys_note(&n);
+}
+
+bool
 agent_wants_name(const struct agent *a, int port)
 {
 	size_t	i;
@@ -480,10 +517,12 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	struct lbkeys_notes	notes;
 	size_t			n;
 	bool			changed;
+	int64_t			now_ms = clock_now_ms();
 
-	n = service_reply(&a->svcs[service].s, addr, text, len, clock_now_ms(),
+	n = service_reply(&a->svcs[service].s, addr, text, len, now_ms,
 	    buf, &sc, &changed, &notes);
 	log_lbkeys_notes(&notes);
+	unknown_service(a, service, text, len, now_ms);
 	ck->carried = sc.carried;
 	ck->restore = sc.restore;
 	ck->created = sc.created;
@@ -555,10 +594,12 @@ agent_late_text(struct agent *a, int service, const char *addr,
 	struct service_check	sc = { ck->carried, ck->restore, ck->created };
 	struct lbkeys_notes	notes;
 	bool			changed;
+	int64_t			now_ms = clock_now_ms();
 
 	changed = service_late_text(&a->svcs[service].s, addr, text, len, &sc,
-	    clock_now_ms(), &notes);
+	    now_ms, &notes);
 	log_lbkeys_notes(&notes);
+	unknown_service(a, service, text, len, now_ms);
 	if (changed)
 		agent_schedule_save_soon(a);
 }

@@ -200,7 +200,8 @@ static void
 get_metrics(struct http_req *r)
 {
 	size_t	 len;
-	char	*text = status_metrics(r->c->api->agent, &len);
+	char	*text = status_metrics(r->c->api->agent, r->c->api->dm,
+	    &len);
 
 	if (text == NULL) {
 		reply(r, 500, "Internal Server Error", "text/plain",

@@ -123,6 +123,8 @@ reload_outcome(struct daemon *d, bool ok, const struct config_errors *errs)
 	d->dm.has_reload = true;
 	d->dm.reload_ok = ok;
 	d->dm.reload_wall_ms = clock_wall_ms();
+	if (ok)
+		d->dm.reload_ok_wall_ms = d->dm.reload_wall_ms;
 }
 
 static void

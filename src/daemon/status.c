@@ -1,6 +1,7 @@
 /* The status document, the metrics and the health verdict. No I/O. */
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include "lbagent/core/guard.h"
 #include "lbagent/core/history.h"
 #include "lbagent/core/lbkeys.h"
+#include "lbagent/core/marker.h"
+#include "lbagent/core/name.h"
 #include "lbagent/core/text.h"
 #include "lbagent/core/transition.h"
 #include "lbagent/daemon/markers.h"
@@ -144,25 +147,20 @@ owed_json(unsigned owes)
 	return a;
 }
 
-/*
- * The restore words a key's next check would carry at now_ms: what it is
- * owed, less the words whose window has ended (lbkeys_check settles those).
- */
-static unsigned
-next_restore(const struct lbkey *k, int64_t now_ms)
+/* What is wrong with a key of service i, or null. */
+static json_t *
+lb_warning_json(const struct agent *ag, size_t i, const struct lbkey *k,
+    const char *text)
 {
-	unsigned	b, restore = 0;
-
-	for (b = 0; b < CLAIM_COUNT; b++)
-		if ((k->owes & (1u << b)) && !(k->restore_started[b] &&
-		    now_ms - k->restore_since_ms[b] >= lbkeys_window_ms(k)))
-			restore |= 1u << b;
-	return restore;
+	if (i != 0 || !agent_names_no_service(ag, k->text, k->textlen))
+		return json_null();
+	return json_sprintf("asks for service '%s', which does not exist; "
+	    "answered as the default", text);
 }
 
 static json_t *
-lbs_json(const struct agent_service_view *v, bool reasons,
-    const struct status_clock *c)
+lbs_json(const struct agent *ag, size_t si, const struct agent_service_view *v,
+    bool reasons, const struct status_clock *c)
 {
 	json_t	*a = json_array();
 	char	 text[4 * LBKEY_TEXT_MAX + 1], next[REPLY_MAX];
@@ -173,13 +171,14 @@ lbs_json(const struct agent_service_view *v, bool reasons,
 
 		text_escape(text, k->text, k->textlen);
 		/* What this load balancer gets when it checks now. */
-		reply_compose(v->decision, next_restore(k, c->now_ms), reasons,
+		reply_compose(v->decision, lbkeys_next_restore(k, c->now_ms), reasons,
 		    next);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:I, s:o, "
-		    "s:o, s:o}", "address", k->addr, "text", text, "last_seen_s",
-		    seconds(c->now_ms - k->last_seen_ms), "checks",
+		    "s:o, s:o, s:o}", "address", k->addr, "text", text,
+		    "last_seen_s", seconds(c->now_ms - k->last_seen_ms), "checks",
 		    (json_int_t)k->checks, "last_reply", line_json(k->last_reply),
-		    "next_reply", line_json(next), "owed", owed_json(k->owes)));
+		    "next_reply", line_json(next), "owed", owed_json(k->owes),
+		    "warning", lb_warning_json(ag, si, k, text)));
 	}
 	return a;
 }
@@ -430,7 +429,7 @@ service_json(const struct agent *a, size_t i, bool detail,
 	json_object_set_new(o, "transition", engine_json(v.tr, c));
 	json_object_set_new(o, "markers", markers_json(&v));
 	json_object_set_new(o, "probes", probes_json(&v, c));
-	json_object_set_new(o, "load_balancers", lbs_json(&v,
+	json_object_set_new(o, "load_balancers", lbs_json(a, i, &v,
 	    info.cfg->reply_reasons, c));
 	json_object_set_new(o, "peer_guard", guard_json(a, i, &v, c));
 	json_object_set_new(o, "history", history_json(v.history));
@@ -505,10 +504,17 @@ status_health(const struct agent *a, size_t i, bool *ok)
 
 /* --- metrics --- */
 
+/*
+ * The text as it is written. A family's HELP and TYPE wait in the text
+ * until its first sample: a family that gets none is taken out again
+ * (head() and families_end()), so that no family shows empty.
+ */
 struct buf {
 	char	*p;
 	size_t	 len, cap;
 	bool	 failed;
+	size_t	 fam_at;	/* where the latest family's HELP starts */
+	size_t	 fam_body;	/* where its samples start; SIZE_MAX: none */
 };
 
 static void
@@ -564,44 +570,108 @@ label(const char *s, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * A service's label: the default service is "default" (an empty label
+ * value is no label at all to Prometheus), which no [service] may be
+ * called (name_service).
+ */
+static const char *
+svc_label(const char *name, char *buf, size_t size)
+{
+	return label(name[0] == '\0' ? NAME_DEFAULT_SERVICE : name, buf, size);
+}
+
+/* The latest family, taken out again when it got no sample. */
+static void
+families_end(struct buf *b)
+{
+	if (!b->failed && b->fam_body != SIZE_MAX && b->len == b->fam_body) {
+		b->len = b->fam_at;
+		b->p[b->len] = '\0';
+	}
+	b->fam_body = SIZE_MAX;
+}
+
 static void
 head(struct buf *b, const char *name, const char *type, const char *help)
 {
+	families_end(b);
+	b->fam_at = b->len;
 	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	b->fam_body = b->len;
 }
 
-/* True unless a service before service i lists probe p too. */
-static bool
-first_listing(const struct agent *a, size_t i, const struct probe *p)
+/*
+ * The factor to a probe's value in base units: a kind's milliseconds are
+ * seconds and its percentages a ratio. An http probe with a JSON field
+ * and warn/crit measures that field's number, not its latency.
+ */
+static double
+value_scale(const struct probe_conf *pc)
 {
-	struct agent_service_view	v;
-	size_t				s, j;
+	const char	*unit = pc->ops->unit != NULL ? pc->ops->unit : "";
+	const char	*sig = pc->signature != NULL ? pc->signature : "";
 
-	for (s = 0; s < i; s++) {
-		agent_service_view(a, s, &v);
-		for (j = 0; j < v.nprobes; j++)
-			if (v.probes[j] == p)
-				return false;
-	}
-	return true;
+	if (strcmp(pc->ops->name, "http") == 0 &&
+	    (strncmp(sig, "json_field=", 11) == 0 ||
+	    strstr(sig, "\njson_field=") != NULL) &&
+	    strncmp(sig, "expect_value=", 13) != 0 &&
+	    strstr(sig, "\nexpect_value=") == NULL)
+		return 1.0;
+	if (strcmp(unit, "ms") == 0)
+		return 0.001;
+	if (strcmp(unit, "%") == 0)
+		return 0.01;
+	return 1.0;
+}
+
+/* Whether the node's marker, or the service's own, of kind k is there. */
+static bool
+marker_present(const struct agent_service_view *v, int k)
+{
+	return v->node->m[k].present ||
+	    (v->own != NULL && v->own->m[k].present);
 }
 
 char *
-status_metrics(const struct agent *a, size_t *lenp)
+status_metrics(const struct agent *a, const struct status_daemon *dm,
+    size_t *lenp)
 {
 	struct agent_service_view	 v;
+	struct agent_info		 info;
 	struct decision			 d;
 	struct guard_view		 gv;
-	struct buf			 b = { NULL, 0, 4096, false };
+	struct buf			 b = { NULL, 0, 4096, false, 0,
+					    SIZE_MAX };
 	char				 sv[160], pr[160];
 	size_t				 i, j, n = agent_nservices(a);
 	int				 k, r;
+	bool				 reload_ok;
+	int64_t				 ok_wall_ms;
 
 	if ((b.p = malloc(b.cap)) == NULL)
 		return NULL;
 	b.p[0] = '\0';
+	agent_info(a, &info);
 	head(&b, "lbagent_build_info", "gauge", "lbagent's version.");
 	put(&b, "lbagent_build_info{version=\"%s\"} 1\n", LBAGENT_VERSION);
+	head(&b, "lbagent_start_time_seconds", "gauge", "When lbagent "
+	    "started, in seconds since the epoch.");
+	put(&b, "lbagent_start_time_seconds %.3f\n",
+	    seconds(info.started_wall_ms));
+	/* The start is a successful load, as Prometheus counts its own. */
+	reload_ok = !dm->has_reload || dm->reload_ok;
+	ok_wall_ms = dm->reload_ok_wall_ms != 0 ? dm->reload_ok_wall_ms :
+	    info.started_wall_ms;
+	head(&b, "lbagent_config_last_reload_successful", "gauge", "1 when "
+	    "the latest load of the configuration (the start, or a reload) "
+	    "succeeded, 0 when it failed and the one before still runs.");
+	put(&b, "lbagent_config_last_reload_successful %d\n", reload_ok);
+	head(&b, "lbagent_config_last_reload_success_timestamp_seconds",
+	    "gauge", "When the configuration last loaded successfully (the "
+	    "start counts), in seconds since the epoch.");
+	put(&b, "lbagent_config_last_reload_success_timestamp_seconds %.3f\n",
+	    seconds(ok_wall_ms));
 	head(&b, "lbagent_state", "gauge", "1 for the state a service is in "
 	    "(what HAProxy is told), 0 for the others.");
 	for (i = 0; i < n; i++) {
@@ -610,25 +680,37 @@ status_metrics(const struct agent *a, size_t *lenp)
 		for (k = 0; k < NODE_STATE_COUNT; k++)
 			put(&b,
 			    "lbagent_state{service=\"%s\",state=\"%s\"} %d\n",
-			    label(v.name, sv, sizeof(sv)),
+			    svc_label(v.name, sv, sizeof(sv)),
 			    decision_state_name((enum node_state)k),
 			    (int)d.state == k);
 	}
-	head(&b, "lbagent_weight_percent", "gauge", "The weight a service "
-	    "asks for (0 unless up).");
+	head(&b, "lbagent_weight_ratio", "gauge", "The weight a service "
+	    "asks for, 0 to 1 (0 unless up).");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		effective(&v, &d);
-		put(&b, "lbagent_weight_percent{service=\"%s\"} %u\n",
-		    label(v.name, sv, sizeof(sv)), d.state == NODE_UP ?
-		    d.weight : 0);
+		put(&b, "lbagent_weight_ratio{service=\"%s\"} %g\n",
+		    svc_label(v.name, sv, sizeof(sv)), d.state == NODE_UP ?
+		    (double)d.weight / 100.0 : 0.0);
 	}
 	head(&b, "lbagent_automation_off", "gauge", "1 while automated "
 	    "decisions are switched off for a service.");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		put(&b, "lbagent_automation_off{service=\"%s\"} %d\n",
-		    label(v.name, sv, sizeof(sv)), v.off_by != NULL);
+		    svc_label(v.name, sv, sizeof(sv)), v.off_by != NULL);
+	}
+	head(&b, "lbagent_marker", "gauge", "1 while a marker of that kind "
+	    "(maint, drain, off) applies to a service, the node's or its own; "
+	    "0 when none.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (k = 0; k < MARKER_COUNT; k++)
+			put(&b, "lbagent_marker{service=\"%s\",marker=\"%s\"} "
+			    "%d\n",
+			    svc_label(v.name, sv, sizeof(sv)),
+			    marker_name((enum marker_kind)k),
+			    marker_present(&v, k));
 	}
 	head(&b, "lbagent_peer_guard", "gauge", "1 for the peer guard's "
 	    "state of a service (off, watching, asking, holding, back_alone, "
@@ -638,7 +720,7 @@ status_metrics(const struct agent *a, size_t *lenp)
 		guard_view(v.tr, &gv);
 		for (k = GUARD_OFF; k <= GUARD_LATCHED; k++)
 			put(&b, "lbagent_peer_guard{service=\"%s\",state=\"%s\"} "
-			    "%d\n", label(v.name, sv, sizeof(sv)),
+			    "%d\n", svc_label(v.name, sv, sizeof(sv)),
 			    guard_state_name((enum guard_state)k),
 			    (int)gv.state == k);
 	}
@@ -649,8 +731,14 @@ status_metrics(const struct agent *a, size_t *lenp)
 		agent_service_view(a, i, &v);
 		if (v.has_peers && v.peers.round_ms != INT64_MIN)
 			put(&b, "lbagent_other_nodes_serving{service=\"%s\"} %d\n",
-			    label(v.name, sv, sizeof(sv)), v.peers.other_serving);
+			    svc_label(v.name, sv, sizeof(sv)),
+			    v.peers.other_serving);
 	}
+	/*
+	 * Per probe, one series for each service that lists it: every
+	 * per-probe family has the same labels, so any of them joins on
+	 * service. A probe two services share shows the same values twice.
+	 */
 	head(&b, "lbagent_probe_status", "gauge", "What a probe counts as: "
 	    "0 ok, 1 warn, 2 crit.");
 	for (i = 0; i < n; i++) {
@@ -659,10 +747,9 @@ status_metrics(const struct agent *a, size_t *lenp)
 			put(&b, "lbagent_probe_status{probe=\"%s\","
 			    "service=\"%s\"} %d\n",
 			    label(scheduler_probe_conf(v.probes[j])->name, pr,
-			    sizeof(pr)), label(v.name, sv, sizeof(sv)),
+			    sizeof(pr)), svc_label(v.name, sv, sizeof(sv)),
 			    (int)scheduler_probe_state(v.probes[j])->counted);
 	}
-	/* Per probe: a probe shared by services is listed once. */
 	head(&b, "lbagent_probe_duration_seconds", "gauge", "How long the "
 	    "probe's latest run took.");
 	for (i = 0; i < n; i++) {
@@ -671,12 +758,35 @@ status_metrics(const struct agent *a, size_t *lenp)
 			const struct probe_state *st;
 
 			st = scheduler_probe_state(v.probes[j]);
-			if (!st->has_run || !first_listing(a, i, v.probes[j]))
+			if (!st->has_run)
 				continue;
-			put(&b, "lbagent_probe_duration_seconds{probe=\"%s\"} "
-			    "%.3f\n",
+			put(&b, "lbagent_probe_duration_seconds{probe=\"%s\","
+			    "service=\"%s\"} %.3f\n",
 			    label(scheduler_probe_conf(v.probes[j])->name, pr,
-			    sizeof(pr)), seconds(st->last_duration_ms));
+			    sizeof(pr)), svc_label(v.name, sv, sizeof(sv)),
+			    seconds(st->last_duration_ms));
+		}
+	}
+	head(&b, "lbagent_probe_value", "gauge", "The value the probe's "
+	    "latest run measured, in base units: seconds for http and tcp "
+	    "latency and for a file's age, a ratio 0 to 1 for disk, inodes, "
+	    "memory, swap and cpu use, the load per CPU, the number of "
+	    "processes, an http probe's JSON field as it is (absent for "
+	    "probes that measure nothing).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++) {
+			const struct probe_conf *pc;
+			const struct probe_state *st;
+
+			pc = scheduler_probe_conf(v.probes[j]);
+			st = scheduler_probe_state(v.probes[j]);
+			if (!st->has_run || !isfinite(st->last.value))
+				continue;
+			put(&b, "lbagent_probe_value{probe=\"%s\","
+			    "service=\"%s\"} %.15g\n", label(pc->name, pr,
+			    sizeof(pr)), svc_label(v.name, sv, sizeof(sv)),
+			    st->last.value * value_scale(pc));
 		}
 	}
 	head(&b, "lbagent_probe_last_result", "gauge", "The probe's latest "
@@ -688,11 +798,13 @@ status_metrics(const struct agent *a, size_t *lenp)
 			const struct probe_state *st;
 
 			st = scheduler_probe_state(v.probes[j]);
-			if (!st->has_run || !first_listing(a, i, v.probes[j]))
+			if (!st->has_run)
 				continue;
-			put(&b, "lbagent_probe_last_result{probe=\"%s\"} %d\n",
+			put(&b, "lbagent_probe_last_result{probe=\"%s\","
+			    "service=\"%s\"} %d\n",
 			    label(scheduler_probe_conf(v.probes[j])->name, pr,
-			    sizeof(pr)), (int)st->last.result);
+			    sizeof(pr)), svc_label(v.name, sv, sizeof(sv)),
+			    (int)st->last.result);
 		}
 	}
 	head(&b, "lbagent_probe_runs_total", "counter", "Probe runs by "
@@ -703,13 +815,12 @@ status_metrics(const struct agent *a, size_t *lenp)
 			const struct probe_state *st;
 
 			st = scheduler_probe_state(v.probes[j]);
-			if (!first_listing(a, i, v.probes[j]))
-				continue;
 			for (r = 0; r < PROBE_RESULT_COUNT; r++)
 				put(&b, "lbagent_probe_runs_total{probe=\"%s\","
-				    "result=\"%s\"} %llu\n",
+				    "service=\"%s\",result=\"%s\"} %llu\n",
 				    label(scheduler_probe_conf(v.probes[j])->name,
 				    pr, sizeof(pr)),
+				    svc_label(v.name, sv, sizeof(sv)),
 				    probe_result_name((enum probe_result)r),
 				    (unsigned long long)st->runs[r]);
 		}
@@ -718,9 +829,15 @@ status_metrics(const struct agent *a, size_t *lenp)
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		put(&b, "lbagent_replies_total{service=\"%s\"} %llu\n",
-		    label(v.name, sv, sizeof(sv)),
+		    svc_label(v.name, sv, sizeof(sv)),
 		    (unsigned long long)v.replies);
 	}
+	agent_service_view(a, 0, &v);
+	head(&b, "lbagent_unknown_service_checks_total", "counter", "Agent "
+	    "checks whose agent-send text named no service, answered as the "
+	    "default service (status lists their load balancers).");
+	put(&b, "lbagent_unknown_service_checks_total %llu\n",
+	    (unsigned long long)lbkeys_unknown_checks(v.keys));
 	head(&b, "lbagent_transitions_total", "counter", "Changes of what a "
 	    "service tells HAProxy, by the state changed to (off: automation "
 	    "switched off).");
@@ -728,7 +845,7 @@ status_metrics(const struct agent *a, size_t *lenp)
 		agent_service_view(a, i, &v);
 		for (k = 0; k <= NODE_STATE_COUNT; k++)
 			put(&b, "lbagent_transitions_total{service=\"%s\",to=\"%s\"} "
-			    "%llu\n", label(v.name, sv, sizeof(sv)),
+			    "%llu\n", svc_label(v.name, sv, sizeof(sv)),
 			    k == NODE_STATE_COUNT ? "off" :
 			    decision_state_name((enum node_state)k),
 			    (unsigned long long)v.transitions[k]);
@@ -737,6 +854,7 @@ status_metrics(const struct agent *a, size_t *lenp)
 		free(b.p);
 		return NULL;
 	}
+	families_end(&b);
 	*lenp = b.len;
 	return b.p;
 }

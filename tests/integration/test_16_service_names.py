@@ -1,7 +1,8 @@
 """Service names that would collide with the state directory: a service's
 markers are in state_dir/NAME/, so `.`, `..`, names starting with a dot, the
 markers' names (drain, maint, off) and the state file's (state.json,
-state.json.tmp, ...) are refused:
+state.json.tmp, ...) are refused, and so is `default`, the default
+service's name in the metrics:
 
 1. `lbagent -c` refuses `[service NAME]` for each, as FILE:LINE on the
    section's line, naming why; `[service drainer]` passes;
@@ -30,6 +31,7 @@ WHY = {
     "off": "'off' is a marker's name: state_dir/off is the node-wide off marker",
     "state.json": "'state.json' is the state file's name",
     "state.json.tmp": "'state.json.tmp' is the state file's name",
+    "default": "'default' is the default service's name",
 }
 
 

@@ -106,7 +106,7 @@ def metric(text, name, probe):
     for line in text.splitlines():
         if line.startswith(f'{name}{{probe="{probe}"') and "result=" not in line:
             return float(line.rsplit(" ", 1)[1])
-        if line.startswith(f'{name}{{probe="{probe}",result="unknown"}}'):
+        if line.startswith(f'{name}{{probe="{probe}",service="default",result="unknown"}}'):
             return float(line.rsplit(" ", 1)[1])
     raise h.TestFailure(f"no {name} for probe {probe} in the metrics:\n{text}")
 

@@ -161,7 +161,7 @@ def main():
     fams = {f.name: f for f in text_string_to_metric_families(body.decode())}
     types = {n: f.type for n, f in fams.items()}
     for name, typ in (("lbagent_build_info", "gauge"), ("lbagent_state", "gauge"),
-                      ("lbagent_weight_percent", "gauge"),
+                      ("lbagent_weight_ratio", "gauge"),
                       ("lbagent_probe_status", "gauge"),
                       ("lbagent_probe_duration_seconds", "gauge"),
                       ("lbagent_probe_runs", "counter"), ("lbagent_replies", "counter"),
@@ -175,18 +175,18 @@ def main():
         raise h.TestFailure(f"no {fam} sample with {labels}")
 
     h.expect_equal(sample("lbagent_build_info", version=version), 1.0, "build info")
-    h.expect_equal(sample("lbagent_state", service="", state="down"), 1.0, "state down")
-    h.expect_equal(sample("lbagent_state", service="", state="up"), 0.0, "state up")
+    h.expect_equal(sample("lbagent_state", service="default", state="down"), 1.0, "state down")
+    h.expect_equal(sample("lbagent_state", service="default", state="up"), 0.0, "state up")
     h.expect_equal(sample("lbagent_state", service="web", state="drain"), 1.0, "web drain")
-    h.expect_equal(sample("lbagent_weight_percent", service=""), 0.0, "weight when down")
-    h.expect_equal(sample("lbagent_probe_status", probe="dep", service=""), 2.0,
+    h.expect_equal(sample("lbagent_weight_ratio", service="default"), 0.0, "weight when down")
+    h.expect_equal(sample("lbagent_probe_status", probe="dep", service="default"), 2.0,
                    "dep crit")
     h.expect_equal(sample("lbagent_probe_status", probe="wdep", service="web"), 0.0,
                    "wdep ok")
     h.expect(sample("lbagent_probe_runs", probe="dep", result="crit") >= 1,
              "crit runs counted")
-    h.expect(sample("lbagent_replies", service="") >= 1, "replies counted")
-    h.expect_equal(sample("lbagent_transitions", service="", to="down"), 1.0,
+    h.expect(sample("lbagent_replies", service="default") >= 1, "replies counted")
+    h.expect_equal(sample("lbagent_transitions", service="default", to="down"), 1.0,
                    "one transition to down")
 
     h.section("404, 405")

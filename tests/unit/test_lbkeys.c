@@ -550,6 +550,71 @@ START_TEST(malformed_json_rejected)
 }
 END_TEST
 
+/*
+ * A key that asks for a service that does not exist: every check counted,
+ * the warning once per key, at most LBKEYS_UNKNOWN_WARNS of them per
+ * LBKEYS_WARN_EVERY_MS; a key held back is warned about at a later check.
+ */
+START_TEST(unknown_service_warned_once_per_key)
+{
+	struct lbkeys		*lbk = lbkeys_new(FORGET_MS);
+	struct lbkeys_note	 n;
+	char			 addr[32];
+	bool			 created;
+	int			 i;
+
+	now = 1000;
+	check(lbk, "10.0.0.1", "aip");
+	ck_assert(lbkeys_unknown_service(lbk, now, &n));
+	ck_assert_int_eq(n.level, LBKEYS_WARNING);
+	ck_assert_str_eq(n.text, "10.0.0.1 \"aip\": asks for service 'aip', "
+	    "which does not exist; answered as the default");
+	for (i = 0; i < 5; i++) {
+		now += 2000;
+		check(lbk, "10.0.0.1", "aip");
+		ck_assert(!lbkeys_unknown_service(lbk, now, &n));
+	}
+	ck_assert_uint_eq(lbkeys_unknown_checks(lbk), 6);
+
+	/* A flood of names: 8 lines per 10 s, the rest later. */
+	now += LBKEYS_WARN_EVERY_MS;
+	for (i = 0; i < 20; i++) {
+		snprintf(addr, sizeof(addr), "10.0.1.%d", i);
+		check(lbk, addr, "x");
+		ck_assert(lbkeys_unknown_service(lbk, now, &n) ==
+		    (i < LBKEYS_UNKNOWN_WARNS));
+	}
+	now += LBKEYS_WARN_EVERY_MS;
+	check(lbk, "10.0.1.19", "x");
+	ck_assert(lbkeys_unknown_service(lbk, now, &n));
+	ck_assert_str_eq(n.text, "10.0.1.19 \"x\": asks for service 'x', "
+	    "which does not exist; answered as the default");
+	check(lbk, "10.0.1.0", "x");
+	ck_assert(!lbkeys_unknown_service(lbk, now, &n));
+
+	/* Text that came late: the key it moved to is the one warned about. */
+	ck_assert_uint_eq(check(lbk, "10.0.2.1", ""), 0);
+	lbkeys_late_text(lbk, "10.0.2.1", "late", 4, 0, true, now, NULL);
+	ck_assert(lbkeys_unknown_service(lbk, now, &n));
+	ck_assert_str_eq(n.text, "10.0.2.1 \"late\": asks for service 'late', "
+	    "which does not exist; answered as the default");
+
+	/* A key the table could not keep is counted, never warned about. */
+	lbkeys_free(lbk);
+	lbk = lbkeys_new(FORGET_MS);
+	lbkeys_claim(lbk, CLAIM_ADMIN);
+	for (i = 0; i < LBKEYS_PER_ADDR; i++) {
+		snprintf(addr, sizeof(addr), "k%d", i);
+		check(lbk, "10.0.3.1", addr);
+	}
+	lbkeys_check(lbk, "10.0.3.1", "one too many", 12, now, &created,
+	    &created, NULL);
+	ck_assert(!lbkeys_unknown_service(lbk, now, &n));
+	ck_assert_uint_eq(lbkeys_unknown_checks(lbk), 1);
+	lbkeys_free(lbk);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -572,6 +637,7 @@ main(void)
 	tcase_add_test(tc, wall_clock_backwards_is_age_zero);
 	tcase_add_test(tc, malformed_json_rejected);
 	tcase_add_test(tc, notes_say_what_to_log);
+	tcase_add_test(tc, unknown_service_warned_once_per_key);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

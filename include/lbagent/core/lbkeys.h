@@ -35,6 +35,7 @@
 #define LBKEYS_MAX		1024
 #define LBKEYS_PER_ADDR		128	/* keys from one source address */
 #define LBKEYS_WARN_EVERY_MS	10000	/* about newcomers crowding */
+#define LBKEYS_UNKNOWN_WARNS	8	/* per LBKEYS_WARN_EVERY_MS */
 
 struct lbkey {
 	char		addr[LBKEY_ADDR_MAX];
@@ -50,6 +51,8 @@ struct lbkey {
 	int64_t		restore_since_ms[CLAIM_COUNT];
 	unsigned	restore_sent[CLAIM_COUNT];
 	char		last_reply[REPLY_MAX];	/* for status; not persisted */
+	bool		unknown_warned;	/* its unknown service logged; not
+					   persisted */
 };
 
 /* A line for the log, and how loud. */
@@ -112,6 +115,20 @@ bool		 lbkeys_late_text(struct lbkeys *, const char *addr,
 /* Records the line the latest lbkeys_check's key was sent (for status). */
 void		 lbkeys_note_reply(struct lbkeys *, const char *line, size_t len);
 
+/*
+ * The latest check's key (lbkeys_check, or lbkeys_late_text for the text
+ * that came late) asked for a service that does not exist and was
+ * answered as the default: counts the check and, the first time for that
+ * key, gives the warning in *n (true). A key past LBKEYS_UNKNOWN_WARNS
+ * warnings in LBKEYS_WARN_EVERY_MS is warned about at a later check, and
+ * a key the table could not keep at none: a flood of names cannot flood
+ * the log.
+ */
+bool		 lbkeys_unknown_service(struct lbkeys *, int64_t now_ms,
+		    struct lbkeys_note *n);
+/* The checks lbkeys_unknown_service counted. */
+uint64_t	 lbkeys_unknown_checks(const struct lbkeys *);
+
 /* True when any check from addr has sent text: worth waiting for it. */
 bool		 lbkeys_addr_sends_text(const struct lbkeys *, const char *addr);
 
@@ -124,6 +141,11 @@ bool		 lbkeys_expire(struct lbkeys *, int64_t now_ms,
 
 /* The restore window of a key: twice its longest recent gap. */
 int64_t		 lbkeys_window_ms(const struct lbkey *);
+/*
+ * The restore words key k would get at a check at now_ms (what it is
+ * owed, less those sent for their whole window), without settling any.
+ */
+unsigned	 lbkeys_next_restore(const struct lbkey *, int64_t now_ms);
 
 size_t		 lbkeys_count(const struct lbkeys *);
 const struct lbkey *lbkeys_get(const struct lbkeys *, size_t i);

@@ -17,12 +17,20 @@
 bool	name_valid(const char *s);
 
 /*
+ * What the default service is called where it needs a name (the metrics'
+ * service label, an agent-send text that asks for it): no [service] may
+ * take it.
+ */
+#define NAME_DEFAULT_SERVICE	"default"
+
+/*
  * Whether name can be a [service NAME] (lbagentctl's --service too): 1 to
  * CONFIG_NAME_MAX letters, digits, '_', '-' or '.', and not a name the
  * state directory itself uses, since the service's markers are in
  * state_dir/NAME/: not '.', '..' or any name starting with '.', not a
  * marker's (drain, maint, off), not the state file's (state.json and
- * state.json.*). 0, or -1 with why (a sentence naming it) in why.
+ * state.json.*), not the default service's (NAME_DEFAULT_SERVICE). 0, or
+ * -1 with why (a sentence naming it) in why.
  */
 int	name_service(const char *name, char *why, size_t size);
 

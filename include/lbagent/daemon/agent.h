@@ -66,6 +66,14 @@ int		 agent_reload(struct agent *, const struct config *cfg,
 int		 agent_select(const struct agent *, int port, const char *text,
 		    size_t len);
 /*
+ * True when text, the agent-send text of a check answered as the default
+ * service, names no service: the node has [service] sections, the text is
+ * not empty, not one of their names and not NAME_DEFAULT_SERVICE (which
+ * asks for the default by name).
+ */
+bool		 agent_names_no_service(const struct agent *, const char *text,
+		    size_t len);
+/*
  * True when the shared port serves a service that only its name reaches
  * (one without its own port): then the name decides, so wait for it.
  */

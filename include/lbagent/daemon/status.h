@@ -26,6 +26,7 @@ struct status_daemon {
 	bool		 has_reload;
 	int64_t		 reload_wall_ms;
 	bool		 reload_ok;
+	int64_t		 reload_ok_wall_ms;	/* the last good one; 0: none */
 	char		**reload_errors;
 	size_t		 nreload_errors;
 };
@@ -42,7 +43,8 @@ json_t	*status_json(const struct agent *, const struct status_daemon *,
 json_t	*status_health(const struct agent *, size_t service, bool *serving);
 
 /* GET /metrics: Prometheus text exposition; malloc'd, NULL on ENOMEM. */
-char	*status_metrics(const struct agent *, size_t *len);
+char	*status_metrics(const struct agent *, const struct status_daemon *,
+	    size_t *len);
 
 /* "2026-11-29T10:02:11.123Z" */
 void	 status_iso_time(int64_t wall_ms, char buf[32]);
