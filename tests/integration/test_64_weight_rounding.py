@@ -18,7 +18,15 @@ picks the service), so that every claim is seen in one `show stat`:
    and '100%'.)"); 0% still takes the weight to 0. With `hash-type
    consistent` the same source hash takes 50%.
 3. `balance first` takes the weight (it is dynamic in HAProxy) although
-   it picks servers by their order, not by weight."""
+   it picks servers by their order, not by weight.
+4. `slowstart 60s` on every server of a second HAProxy, lbagent's own
+   ramp off: after a `down` ends (and when `ready` ends a MAINT) HAProxy
+   ramps the weight from almost nothing, and an agent's `up 50%` then
+   gets 50% of the ramped weight, not 50: each UP sample's weight is
+   below its target and within what HAProxy's formula gives for the
+   seconds since the change (lastchg, from the same row). A drain that
+   ends, or a weight that rises from 50% to 100%, is no such change: the
+   first sample after it shows the full weight."""
 
 import os
 import sys
@@ -98,6 +106,105 @@ def main():
             if b == be:
                 h.expect(STATIC_MSG not in st["last_agt"],
                          f"{b}/{n}: {h.describe_stat(st)}")
+    h.expect(lb.alive(), "lbagent died")
+    hap.stop()
+    h.env().forget(hap)
+    slowstart()
+
+
+SLOWSTART_S = 60
+
+
+def slowstart():
+    h.section("slowstart: a down and a maint start it, a drain and a weight rise do not")
+    d = h.tmpdir()
+    files = {n: os.path.join(d, f"ss-{n}.ok") for n in ("down", "both50", "w50", "fine")}
+    for f in files.values():
+        h.write_atomic(f, "ok\n")
+
+    def fp(name, on_crit):
+        return {"type": "file", "path": files[name], "interval": "300ms", "timeout": "200ms",
+                "on_crit": on_crit}
+
+    lb = h.Lbagent({"agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
+                    "probe down": fp("down", "down"),
+                    "probe both50": fp("both50", "50%"),
+                    "probe w50": fp("w50", "50%"),
+                    "probe fine": fp("fine", "down"),
+                    "service vdown": {"probes": "down"},
+                    "service vboth": {"probes": "down, both50"},
+                    "service vw": {"probes": "w50"},
+                    "service vmaint": {"probes": "fine"},
+                    "service vdrain": {"probes": "fine"}}, name="lbagent-slowstart")
+    servers = {"sdown": "vdown", "sboth": "vboth", "sw": "vw", "smaint": "vmaint",
+               "sdrain": "vdrain"}
+    hap = h.Haproxy(backends={"ss": [h.Server(n, lb, agent_send=svc,
+                                              extra=f"slowstart {SLOWSTART_S}s")
+                                     for n, svc in servers.items()]},
+                    name="haproxy-slowstart")
+    names = [("ss", n) for n in servers]
+
+    def rows():
+        return {n: st for (_, n), st in hap.stat_many(names).items()}
+
+    def brief(r):
+        return "; ".join(f"{n} {st['status']} w{st['weight']} lastchg {st['lastchg']}"
+                         for n, st in r.items())
+
+    def wait(what, ok):
+        return h.wait_until(rows, h.agent_checks_bound_s(3) + 5, what, ok=ok, describe=brief)
+
+    wait("every server UP at 100", lambda r: all(st["status"] == "UP" and
+                                                  st["weight"] == "100" for st in r.values()))
+    h.section("slowstart: down, maint, drain, 50%")
+    os.unlink(files["down"])
+    os.unlink(files["w50"])
+    os.unlink(files["both50"])
+    h.write_atomic(os.path.join(lb.state_dir, "vmaint", "maint"), "")
+    h.write_atomic(os.path.join(lb.state_dir, "vdrain", "drain"), "")
+    wait("sdown and sboth DOWN, smaint MAINT, sdrain DRAIN, sw at 50",
+         lambda r: r["sdown"]["status"].startswith("DOWN") and
+         r["sboth"]["status"].startswith("DOWN") and r["smaint"]["status"].startswith("MAINT")
+         and r["sdrain"]["status"] == "DRAIN (agent)" and r["sw"]["weight"] == "50")
+
+    h.section("slowstart: each undone")
+    h.write_atomic(files["down"], "ok\n")
+    h.write_atomic(files["w50"], "ok\n")
+    os.unlink(os.path.join(lb.state_dir, "vmaint", "maint"))
+    os.unlink(os.path.join(lb.state_dir, "vdrain", "drain"))
+    seen = []
+
+    def bound(target, lastchg):
+        # HAProxy 2.6 (server_recalc_eweight): the weight shown is
+        # target x (16 x elapsed + slowstart) / (16 x slowstart), rounded
+        # up, elapsed in whole seconds and recomputed every slowstart/20: a
+        # 16th of the target at once. One second more for the rounding of
+        # lastchg, one weight more for the stats' own rounding.
+        n = target * (16 * (int(lastchg) + 1) + SLOWSTART_S)
+        return -(-n // (16 * SLOWSTART_S)) + 1
+
+    def one():
+        r = rows()
+        seen.append(brief(r))
+        for n, target in (("sdown", 100), ("smaint", 100), ("sboth", 50)):
+            st = r[n]
+            if st["status"] == "UP":
+                w = int(st["weight"])
+                h.expect(w < target and w <= bound(target, st["lastchg"]),
+                         f"{n} UP {st['lastchg']} s after its change at weight {w}: not "
+                         f"within slowstart's ramp to {target}; samples: {seen[-5:]!r}")
+        for n in ("sdrain", "sw"):
+            st = r[n]
+            if st["status"] == "UP" and st["weight"] != "50":
+                h.expect_equal(st["weight"], "100", f"{n}'s weight once its change came")
+        return r
+
+    h.wait_until(one, h.agent_checks_bound_s(3) + 5,
+                 "sdown, smaint, sboth UP in slowstart, sdrain and sw at 100", describe=brief,
+                 ok=lambda r: all(r[n]["status"] == "UP" for n in servers) and
+                 r["sdrain"]["weight"] == "100" and r["sw"]["weight"] == "100")
+    print("   " + seen[-1], flush=True)
+    h.hold_for(one, 2.0, "slowstart's ramp", ok=lambda r: True)
     h.expect(lb.alive(), "lbagent died")
 
 
