@@ -20,7 +20,12 @@ agent status is still INI has had no agent reply in this process yet.
    state saved with `show servers state` just before the reload: every
    sample of the new worker, INI or not, shows web DRAIN (agent) and api
    at weight 50, from the first (at least one INI sample is seen) until
-   both have had their first agent check, and after."""
+   both have had their first agent check, and after.
+3. Why the file must go at a fresh start: a file saved while web was
+   drained, the drain then undone (`ready`, then plain `up` again), and
+   HAProxy stopped and started afresh from the same source with that old
+   file: the server is DRAIN (agent) and stays so over three agent checks
+   that lbagent answers `up` (the `ready` is not repeated)."""
 
 import os
 import sys
@@ -97,6 +102,47 @@ def scenario(lb, with_state):
     h.env().forget(hap)
 
 
+def stale(lb):
+    h.section("stale file: a fresh start takes up a DRAIN lbagent has since undone")
+    tap = h.AgentTap(lb.port)
+    state_file = os.path.join(h.tmpdir(), "server-state-stale")
+    lines = {"global_lines": [f"server-state-file {state_file}"],
+             "defaults_lines": ["load-server-state-from-file global"]}
+    hap = h.Haproxy([h.Server("s1", tap, agent_send="web")], name="haproxy-stale", **lines)
+    hap.wait_status("be", "s1", DRAIN, h.marker_bound_s(), "web DRAIN (agent)")
+    hap.save_servers_state(state_file)
+    mark = tap.mark()
+    os.unlink(os.path.join(lb.state_dir, "web", "drain"))
+    hap.wait_status("be", "s1", "UP", h.marker_bound_s(), "web UP after the drain")
+
+    def after_ready():
+        replies = [x.reply for x in tap.exchanges(mark, source=hap.source)]
+        if b"ready up\n" not in replies:
+            return None
+        return replies[replies.index(b"ready up\n"):]
+
+    # The restore window is over once `ready` has given way to plain `up`.
+    h.wait_until(after_ready, h.agent_checks_bound_s(2) + 8,
+                 "lbagent's `ready`, then plain `up` again",
+                 ok=lambda r: r and r[-1] == b"up\n")
+    hap.stop()
+    h.env().forget(hap)
+    mark = tap.mark()
+    hap = h.Haproxy([h.Server("s1", tap, agent_send="web")], name="haproxy-stale",
+                    source=hap.source, **lines)
+
+    def checks():
+        return [x.reply for x in tap.exchanges(mark, source=hap.source)]
+
+    hap.hold_status("be", "s1", DRAIN, 1.0,
+                    "the fresh start's DRAIN, from the old file, while lbagent answers up",
+                    until=lambda: len(checks()) >= 3, until_what="three agent checks")
+    h.expect(checks() and all(r == b"up\n" for r in checks()),
+             f"lbagent's replies to the fresh start: {checks()!r}")
+    print(f"   {len(checks())} agent checks answered `up`, the server still DRAIN",
+          flush=True)
+
+
 def main():
     h.require_kinds("file")
     api_ok = os.path.join(h.tmpdir(), "api.ok")
@@ -113,6 +159,7 @@ def main():
     h.wait_reply(lb, b"up 50% #apif: does not exist\n", "api at 50%", send=b"api\n")
     scenario(lb, with_state=False)
     scenario(lb, with_state=True)
+    stale(lb)
     h.expect(lb.alive(), "lbagent died")
 
 
