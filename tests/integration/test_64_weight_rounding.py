@@ -15,9 +15,10 @@ picks the service), so that every claim is seen in one `show stat`:
 2. Static algorithms (static-rr, and `balance source` with the default
    map-based hash) accept only 0% and 100%: at 50% the server keeps its
    configured weight and HAProxy says why in the agent check's last
-   description (last_agt: "via agent : up (Backend is using a static LB algorithm and only accepts weights '0%'
-   and '100%'.)"); 0% still takes the weight to 0. With `hash-type
-   consistent` the same source hash takes 50%.
+   description (last_agt: "via agent : up (Backend is using a static LB
+   algorithm and only accepts weights '0%' and '100%'.)"); 0% still takes
+   the weight to 0. With `hash-type consistent` the same source hash
+   takes 50%.
 3. `balance first` takes the weight (it is dynamic in HAProxy) although
    it picks servers by their order, not by weight.
 4. `slowstart 60s` on every server of a second HAProxy, lbagent's own
