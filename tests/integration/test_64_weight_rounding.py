@@ -21,7 +21,10 @@ picks the service), so that every claim is seen in one `show stat`:
    takes 50%.
 3. `balance first` takes the weight (it is dynamic in HAProxy) although
    it picks servers by their order, not by weight.
-4. `slowstart 60s` on every server of a second HAProxy, lbagent's own
+4. An operator's `set server ... state drain` shows as "DRAIN (agent)"
+   as well: HAProxy names the agent for any DRAIN of a server that has
+   an agent check, whoever set it.
+5. `slowstart 60s` on every server of a second HAProxy, lbagent's own
    ramp off: after a `down` ends (and when `ready` ends a MAINT) HAProxy
    ramps the weight from almost nothing, and an agent's `up 50%` then
    gets 50% of the ramped weight, not 50: each UP sample's weight is
@@ -130,6 +133,12 @@ def main():
             if b == be:
                 h.expect(STATIC_MSG not in st["last_agt"],
                          f"{b}/{n}: {h.describe_stat(st)}")
+    h.section("an operator's drain shows as DRAIN (agent) too")
+    hap.set_server_state("rr", "w100p75", "drain")
+    st = hap.stat("rr", "w100p75")
+    h.expect_equal(st["status"], "DRAIN (agent)",
+                   f"status after `set server rr/w100p75 state drain` ({h.describe_stat(st)})")
+    hap.set_server_state("rr", "w100p75", "ready")
     h.expect(lb.alive(), "lbagent died")
     hap.stop()
     h.env().forget(hap)
