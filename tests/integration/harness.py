@@ -1007,14 +1007,28 @@ class Haproxy:
 
     stats_http: also serve the stats page on 127.0.0.1 (a free port), so
     that `stats_csv_url()` gives its CSV; stats_tcp: also a Runtime API
-    socket on 127.0.0.1 (a free port, level admin), `stats_tcp_address()`."""
+    socket on 127.0.0.1 (a free port, level admin), `stats_tcp_address()`.
+
+    global_lines, defaults_lines: more lines for those sections;
+    backend_lines: {backend: [lines]} before its server lines (e.g.
+    "balance static-rr"). config_text: a complete configuration of the
+    scenario's own instead (give backends={} or the servers it has, for
+    the diagnostics); it must have `stats socket {socket}` (replaced by
+    this instance's socket path) for the Runtime API. master_worker: run
+    `haproxy -W` so that reload() can reload it as systemd does."""
 
     def __init__(self, servers=None, *, backends=None, agent_inter_ms=AGENT_INTER_MS,
                  inter_ms=CHECK_INTER_MS, source=None, agent_send=None, name="haproxy",
-                 start=True, stats_http=False, stats_tcp=False):
+                 start=True, stats_http=False, stats_tcp=False, global_lines=(),
+                 defaults_lines=(), backend_lines=None, config_text=None,
+                 master_worker=False):
         require_haproxy()
         if (servers is None) == (backends is None):
             raise ValueError("give either servers or backends")
+        self.global_lines = list(global_lines)
+        self.defaults_lines = list(defaults_lines)
+        self.backend_lines = dict(backend_lines or {})
+        self.master_worker = master_worker
         e = env()
         self.name = e.unique_name(name)
         self.dir = e.path(self.name)
@@ -1033,10 +1047,14 @@ class Haproxy:
         for be, items in (backends or {"be": servers}).items():
             self.backends[be] = [it if isinstance(it, Server) else Server(f"s{i}", it)
                                  for i, it in enumerate(items, 1)]
-        self.config_text = self._render()
+        if config_text is not None:
+            self.config_text = config_text.replace("{socket}", self.socket_path)
+        else:
+            self.config_text = self._render()
         with open(self.config_path, "w") as f:
             f.write(self.config_text)
-        self._proc = _Process(["haproxy", "-db", "-f", self.config_path], self.log_path)
+        self._proc = _Process(["haproxy"] + (["-W"] if master_worker else []) +
+                              ["-db", "-f", self.config_path], self.log_path)
         e.register(self)
         if start:
             self.start()
@@ -1050,14 +1068,16 @@ class Haproxy:
                f"    stats socket {self.socket_path} level admin"]
         if self.stats_tcp_port:
             out.append(f"    stats socket ipv4@127.0.0.1:{self.stats_tcp_port} level admin")
+        out += [f"    {line}" for line in self.global_lines]
         out += ["",
                 "defaults",
                 "    mode tcp",
                 "    timeout connect 1s",
                 "    timeout client 5s",
                 "    timeout server 5s",
-                f"    timeout check {CHECK_TIMEOUT_S:g}s",
-                ""]
+                f"    timeout check {CHECK_TIMEOUT_S:g}s"]
+        out += [f"    {line}" for line in self.defaults_lines]
+        out += [""]
         if self.stats_http_port:
             out += ["listen stats",
                     "    mode http",
@@ -1067,6 +1087,7 @@ class Haproxy:
                     ""]
         for be, servers in self.backends.items():
             out.append(f"backend {be}")
+            out += [f"    {line}" for line in self.backend_lines.get(be, ())]
             for s in servers:
                 send = self.agent_send if s.agent_send is Server._INHERIT else s.agent_send
                 line = (f"    server {s.name} {s.addr or f'127.0.0.1:{stub.port}'} "
@@ -1126,6 +1147,43 @@ class Haproxy:
 
     def close(self):
         self._proc.close()
+
+    def worker_pid(self):
+        """The pid that answers the Runtime API (the worker's under -W)."""
+        m = re.search(r"^Pid: (\d+)", self.cmd("show info"), re.M)
+        if not m:
+            raise TestFailure(f"{self.name}: no Pid in show info")
+        return int(m.group(1))
+
+    def reload(self, before=None):
+        """Reloads a master_worker instance as `systemctl reload` does: the
+        master (SIGUSR2) rereads the configuration and starts a new worker,
+        which takes over the listeners and the Runtime API socket. before()
+        runs just before the signal (e.g. to save the servers' state).
+        Waits (bounded) until the new worker answers; returns its pid."""
+        if not self.master_worker:
+            raise ValueError(f"{self.name} is not master_worker: it cannot reload")
+        r = subprocess.run(["haproxy", "-c", "-f", self.config_path],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=30)
+        if r.returncode != 0:
+            raise TestFailure(f"haproxy -c rejected {self.config_path} for the reload:\n"
+                              f"{r.stdout.decode(errors='replace')}")
+        old = self.worker_pid()
+        if before is not None:
+            before()
+        self._proc.proc.send_signal(signal.SIGUSR2)
+        return wait_until(self.worker_pid, startup_bound_s(),
+                          f"{self.name}'s new worker after the reload (old {old})",
+                          ok=lambda pid: pid != old)
+
+    def save_servers_state(self, path):
+        """`show servers state` into path, as a reload that keeps the
+        servers' state does before it signals HAProxy."""
+        text = self.cmd("show servers state")
+        if not text.startswith("1\n"):
+            raise TestFailure(f"{self.name}: unexpected `show servers state`: {text[:200]!r}")
+        write_atomic(path, text)
 
     # -- Runtime API
     def cmd(self, text, timeout_s=5.0):
