@@ -4,6 +4,8 @@ that sets it and what to do:
 - a second lbagent on a port the first holds exits, its output
   `FILE:LINE: listen 127.0.0.1:P: address already in use (is another lbagent
   running? ss -ltnp 'sport = P')`;
+- an address not on this host: `address not available (it is not an
+  address of this host: ip -br addr)`;
 - the same for [http] listen on a busy port, and for a unix socket in a
   directory that does not exist (`directory D does not exist (create it,
   ...)`);
@@ -81,6 +83,15 @@ def main():
             f"{in_use(first.port)}")
     h.expect(want in out, f"its output has {want!r}")
     h.expect_equal(first.ask(), b"up\n", "the first one still answers")
+
+    h.section("an address that is not this host's")
+    text = h.ini_text({"agent": {"state_dir": state, "listen": "192.0.2.1:9505"},
+                       "http": {"listen": "none"}})
+    path, rc, out = run_once(text, "not-here")
+    h.expect(rc != 0, f"lbagent exits non-zero (got {rc})")
+    want = (f"{path}:{line_of(text, 'listen')}: listen 192.0.2.1:9505: address not "
+            f"available (it is not an address of this host: ip -br addr)")
+    h.expect(want in out, f"its output has {want!r}")
 
     h.section("[http] listen on a busy port")
     busy = h.free_port()
