@@ -493,16 +493,22 @@ json_t *
 status_health(const struct agent *a, size_t i, bool *ok)
 {
 	struct agent_service_view	v;
+	struct agent_persistence	p;
 	struct decision			d;
+	json_t				*o;
 
 	agent_service_view(a, i, &v);
 	effective(&v, &d);
 	*ok = serving(&d);
-	/* A failing state file is said, not judged: the code is serving's. */
-	return json_pack("{s:s, s:s, s:i, s:b, s:o}", "service", v.name,
-	    "state", decision_state_name(d.state), "weight", d.state == NODE_UP ?
-	    (int)d.weight : 0, "serving", *ok, "persistence",
-	    persistence_json(a));
+	o = json_pack("{s:s, s:s, s:i, s:b}", "service", v.name, "state",
+	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
+	    (int)d.weight : 0, "serving", *ok);
+	/* A state file that cannot be saved is said, not judged: the code
+	 * stays serving's. */
+	agent_persistence(a, &p);
+	if (o != NULL && p.failing)
+		json_object_set_new(o, "persistence", persistence_json(a));
+	return o;
 }
 
 /* --- metrics --- */

@@ -7,7 +7,7 @@ by a regular file: missing and not creatable, as root too):
 - /status's persistence says failing since when and why, lbagentctl status
   prints `persistence: failing since HH:MM:SS UTC (reason)`, the metric
   lbagent_state_save_failures_total counts the failed saves, /health's body
-  says it while its code stays that of serving (200);
+  says it (only then) while its code stays that of serving (200);
 - the directory back: a notice, persistence ok, state.json saved again."""
 
 import json
@@ -65,6 +65,9 @@ def main():
     h.expect(p["ok"] is True and p["failing_since"] is None and p["reason"] is None,
              f"persistence ok at start: {p}")
     h.expect_equal(save_failures(api), 0, "no failed save yet")
+    code, _, body = h.http_request(api, "/health")
+    h.expect(code == 200 and "persistence" not in json.loads(body),
+             f"/health says nothing of persistence while it works: {code} {body!r}")
     h.expect("persistence" not in ctl_status(lb.config_path),
              "lbagentctl status says nothing of persistence while it works")
 
@@ -124,6 +127,9 @@ def main():
                  ok=lambda t: re.search(r"notice: \S+/state\.json: saved again, "
                                         r"after \S+ of failing", t))
     h.expect(save_failures(api) >= failures, "the counter never goes back")
+    code, _, body = h.http_request(api, "/health")
+    h.expect(code == 200 and "persistence" not in json.loads(body),
+             f"/health says nothing of persistence once it works: {code} {body!r}")
     with open(os.path.join(state_dir, "state.json")) as f:
         saved = json.load(f)
     h.expect_equal(saved["decision"]["state"], "up", "state.json has the latest decision")
