@@ -323,6 +323,14 @@ service_step(struct service *s, const struct service_input *in,
 		s->off = false;
 		for (i = 0; i < in->nprobes; i++)
 			settled = settled && in->settled[i];
+		/* Held from before a restart by probes no longer there. */
+		tn.count = 0;
+		if (transition_resumed(s->tr, in->probes, in->nprobes, &tn)) {
+			fx->save_soon = true;
+			for (i = 0; i < tn.count; i++)
+				note(fx, tn.n[i].warning, "%s%s", prefix(s, p),
+				    tn.n[i].text);
+		}
 		if (transition_evaluate(s->tr, &target, settled, in->peers,
 		    in->now_ms, &auto_d, &tn))
 			fx->save_soon = true;

@@ -9,8 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbagent/core/name.h"
+#include "lbagent/core/rules.h"
 #include "lbagent/core/units.h"
 #include "transition_impl.h"
+
+#define RESUMED_NAMES_MAX	(REASON_MAX / 3)	/* "a: " each at least */
 
 void
 transition_note(struct transition_notes *notes, bool warning,
@@ -520,6 +524,127 @@ transition_evaluate(struct transition *t, const struct decision *target,
 	return target_changed || t->level != was_level ||
 	    (t->ramping ? t->ramp_weight : 0) != was_ramp ||
 	    t->damping != was_damping;
+}
+
+/*
+ * The probes a reason of the rules names: each item ("dep: HTTP 503",
+ * items joined by "; ") starts with a probe's name and ": ". Text that
+ * does not read so names nothing.
+ */
+static size_t
+reason_names(const char *reason, char names[][CONFIG_NAME_MAX + 1],
+    size_t max)
+{
+	const char	*item = reason, *colon, *next;
+	size_t		 n = 0, len;
+
+	while (item != NULL && *item != '\0' && n < max) {
+		next = strstr(item, "; ");
+		colon = strstr(item, ": ");
+		if (colon != NULL && (next == NULL || colon < next) &&
+		    (len = (size_t)(colon - item)) <= CONFIG_NAME_MAX) {
+			memcpy(names[n], item, len);
+			names[n][len] = '\0';
+			if (name_valid(names[n]))
+				n++;
+		}
+		item = next != NULL ? next + 2 : NULL;
+	}
+	return n;
+}
+
+/* Appends s to buf (of REASON_MAX + 1) while it fits. */
+static void
+append(char *buf, size_t *len, const char *s)
+{
+	size_t	n = strlen(s);
+
+	if (*len + n > REASON_MAX)
+		n = REASON_MAX - *len;
+	memcpy(buf + *len, s, n);
+	*len += n;
+	buf[*len] = '\0';
+}
+
+/*
+ * "held from before the restart: a, b (probes removed); up after 60s of
+ * passing" within REASON_MAX: as many names as fit, then "and N more";
+ * without the time when even one name leaves no room for it.
+ */
+static void
+resumed_reason(const struct transition *t, char names[][CONFIG_NAME_MAX + 1],
+    size_t n, char buf[REASON_MAX + 1])
+{
+	static const char	 head[] = "held from before the restart: ";
+	const char		*what = n > 1 ? " (probes removed)" :
+				    " (probe removed)";
+	char			 more[32], tail[64], u[32];
+	size_t			 shown, i, len, need;
+
+	units_format_ms(transition_up_after_ms(t), u, sizeof(u));
+	snprintf(tail, sizeof(tail), "; %s after %s of passing",
+	    t->level <= LEVEL_DOWN ? "up" : "back", u);
+	for (shown = n; shown > 1; shown--) {
+		for (i = 0, need = 0; i < shown; i++)
+			need += (i ? 2 : 0) + strlen(names[i]);
+		snprintf(more, sizeof(more), shown < n ? " and %zu more" : "",
+		    n - shown);
+		if (sizeof(head) - 1 + need + strlen(more) + strlen(what) +
+		    strlen(tail) <= REASON_MAX)
+			break;
+	}
+	snprintf(more, sizeof(more), shown < n ? " and %zu more" : "",
+	    n - shown);
+	/* One long name leaves no room for the time: the status has it. */
+	if (sizeof(head) - 1 + strlen(names[0]) + strlen(more) + strlen(what) +
+	    strlen(tail) > REASON_MAX)
+		tail[0] = '\0';
+	len = 0;
+	buf[0] = '\0';
+	append(buf, &len, head);
+	for (i = 0; i < shown; i++) {
+		if (i > 0)
+			append(buf, &len, ", ");
+		append(buf, &len, names[i]);
+	}
+	append(buf, &len, more);
+	append(buf, &len, what);
+	append(buf, &len, tail);
+}
+
+bool
+transition_resumed(struct transition *t, const struct rules_input *in,
+    size_t nin, struct transition_notes *notes)
+{
+	char	names[RESUMED_NAMES_MAX][CONFIG_NAME_MAX + 1];
+	char	was[REASON_MAX + 1], lb[16], u[32];
+	size_t	n, i, j, gone = 0;
+
+	if (!t->resumed)
+		return false;
+	t->resumed = false;
+	/* Out is held by the rules' reason; a weight may be the guard's. */
+	if (t->level > 0)
+		return false;
+	n = reason_names(t->reason, names, RESUMED_NAMES_MAX);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nin; j++)
+			if (strcmp(names[i], in[j].name) == 0)
+				break;
+		if (j == nin)
+			memmove(names[gone++], names[i], sizeof(names[i]));
+	}
+	if (gone == 0)
+		return false;
+	snprintf(was, sizeof(was), "%s", t->reason);
+	resumed_reason(t, names, gone, t->reason);
+	units_format_ms(transition_up_after_ms(t), u, sizeof(u));
+	transition_note(notes, true, "%s as before the restart (%s), but %s "
+	    "no longer in the configuration: staying %s until the rules pass "
+	    "for %s (up_after)", transition_level_text(t->level, lb), was,
+	    gone > 1 ? "those probes are" : "that probe is",
+	    transition_level_text(t->level, lb), u);
+	return true;
 }
 
 /* --- accessors --- */

@@ -55,6 +55,9 @@ struct transition {
 	int64_t		outs_ms[TRANSITION_OUTS_MAX];	/* oldest first */
 	size_t		nouts;
 	unsigned	damping;	/* 1, 2, 4, 8, 10: up_after's factor */
+	bool		resumed;	/* loaded from the state file, its
+					   reason not yet checked against
+					   the probes (transition_resumed) */
 	struct guard	guard;
 };
 

@@ -183,6 +183,7 @@ transition_from_json(struct transition *t, const json_t *o, int64_t now_ms,
 			n.outs_ms[j] = n.outs_ms[j - 1];
 		n.outs_ms[j] = x;
 	}
+	n.resumed = true;
 	*t = n;
 	return 0;
 }

@@ -258,6 +258,23 @@ header(struct out *o, const json_t *root, bool detail)
 	}
 }
 
+/* Said only while the state file cannot be saved. */
+static void
+persistence(struct out *o, const json_t *root)
+{
+	const json_t	*p = json_object_get(root, "persistence");
+	char		 why[TEXT_MAX], at[64];
+	const char	*since;
+
+	if (!json_is_object(p) || !json_is_false(json_object_get(p, "ok")))
+		return;
+	clean(why, sizeof(why), str(p, "reason"));
+	clean(at, sizeof(at), str(p, "failing_since"));
+	since = strlen(at) >= 19 && at[10] == 'T' ? at + 11 : at;
+	paraf(o, 0, "", 2, "persistence: failing since %.8s UTC (%s)", since,
+	    why);
+}
+
 static void
 summary(struct out *o, const json_t *root, const char *only)
 {
@@ -1306,6 +1323,7 @@ ctl_format_status(FILE *fp, const json_t *root, const char *only,
 	size_t		 i;
 
 	header(&o, root, detail);
+	persistence(&o, root);
 	fputc('\n', fp);
 	summary(&o, root, only);
 	if (!detail)

@@ -43,6 +43,8 @@ struct agent {
 	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
 	struct event		*soon_ev;
 	bool			 save_failed;
+	struct agent_persistence persist;	/* agent_state.c's */
+	int64_t			 persist_log_ms; /* its last error line */
 	struct peers		*peers;		/* NULL: no peer guard */
 };
 

@@ -1000,6 +1000,22 @@ first_line_of(const struct parse *p, size_t section, const char *key,
 	return 0;
 }
 
+/* Sets e through k; a listen key keeps its line for the bind's errors. */
+static void
+apply_value(struct parse *p, const struct entry *e, const struct config_key *k,
+    void *base)
+{
+	const char	*why;
+	char		*at = (char *)base + k->offset;
+
+	if (set_value(base, k, e->value, &why) == -1)
+		value_error(p, e, k, why);
+	else if (k->type == KEY_LISTEN)
+		((struct config_listens *)(void *)at)->line = e->line;
+	else if (k->type == KEY_HTTP_LISTEN)
+		((struct config_http *)(void *)at)->line = e->line;
+}
+
 /* Applies a table's defaults for the keys a section did not give. */
 static void
 table_defaults(struct parse *p, const struct config_key *table, size_t n,
@@ -1029,7 +1045,6 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
     void *arg)
 {
 	const struct config_key	*k;
-	const char		*why;
 	unsigned		 first;
 	size_t			 i;
 
@@ -1052,8 +1067,7 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
 			    "%s: given twice (first on line %u)", e->key, first);
 			continue;
 		}
-		if (set_value(base, k, e->value, &why) == -1)
-			value_error(p, e, k, why);
+		apply_value(p, e, k, base);
 	}
 	table_defaults(p, table, n, base, section);
 }
@@ -1097,7 +1111,6 @@ table_key(struct parse *p, struct entry *e, const struct config_key *table,
     size_t n, void *arg)
 {
 	const struct config_key	*k;
-	const char		*why;
 	unsigned		 first;
 
 	if ((k = find_key(table, n, e->key)) == NULL)
@@ -1105,8 +1118,8 @@ table_key(struct parse *p, struct entry *e, const struct config_key *table,
 	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
 		add_error(p->errs, p->path, e->line,
 		    "%s: given twice (first on line %u)", e->key, first);
-	else if (set_value(arg, k, e->value, &why) == -1)
-		value_error(p, e, k, why);
+	else
+		apply_value(p, e, k, arg);
 	return true;
 }
 

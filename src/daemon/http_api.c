@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -795,44 +796,97 @@ tcp_bound(int fd, const struct sockaddr *sa, void *arg)
 }
 
 /*
+ * Why binding a unix socket at path failed with err, in words with what
+ * to do about it.
+ */
+static const char *
+unix_why(int err, const char *path, char *buf, size_t size)
+{
+	const char	*slash = strrchr(path, '/');
+	int		 dirlen = slash == NULL || slash == path ? 1 :
+			    (int)(slash - path);
+
+	switch (err) {
+	case ENOENT:
+		snprintf(buf, size, "directory %.*s does not exist (create it, "
+		    "e.g. with RuntimeDirectory= in the unit or tmpfiles.d)",
+		    dirlen, path);
+		break;
+	case EACCES:
+	case EPERM:
+		snprintf(buf, size, "permission denied (lbagent's user needs "
+		    "to write in %.*s)", dirlen, path);
+		break;
+	case ENOTDIR:
+		snprintf(buf, size, "a part of %.*s is not a directory", dirlen,
+		    path);
+		break;
+	case ENAMETOOLONG:
+		snprintf(buf, size, "path too long (a unix socket's is at most "
+		    "107 bytes)");
+		break;
+	case EROFS:
+		snprintf(buf, size, "%.*s is on a read-only file system",
+		    dirlen, path);
+		break;
+	case EADDRINUSE:
+		snprintf(buf, size, "address already in use (is another "
+		    "lbagent running? ss -lxp src %s)", path);
+		break;
+	default:
+		snprintf(buf, size, "%s", strerror(err));
+		break;
+	}
+	return buf;
+}
+
+/*
  * A unix socket at path, mode 0660: a socket left by an earlier run is
- * replaced, anything else there is an error.
+ * replaced, anything else there is an error. where: net_where()'s.
  */
 static int
-bind_unix(struct http_api *api, const char *path, const char *key)
+bind_unix(struct http_api *api, const char *path, const char *key,
+    const char *where)
 {
 	struct sockaddr_un	 sun;
 	struct stat		 st;
 	mode_t			 old;
-	char			*copy;
-	int			 fd, rc;
+	char			*copy, why[320];
+	int			 fd, rc, err;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_errx("%s unix:%s: %s", where, path,
+		    unix_why(ENAMETOOLONG, path, why, sizeof(why)));
+		return -1;
+	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			log_errx("http listen unix:%s: exists and is not a socket",
-			    path);
+			log_errx("%s unix:%s: exists and is not a socket (move "
+			    "it away or choose another path)", where, path);
 			return -1;
 		}
 		unlink(path);
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1) {
-		log_err("http listen unix:%s: socket", path);
+		log_err("%s unix:%s: socket", where, path);
 		return -1;
 	}
 	old = umask(0117);
 	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	err = errno;
 	umask(old);
 	if (rc == -1) {
-		log_err("http listen unix:%s: bind", path);
+		log_errx("%s unix:%s: %s", where, path,
+		    unix_why(err, path, why, sizeof(why)));
 		close(fd);
 		return -1;
 	}
 	if ((copy = strdup(path)) == NULL) {
-		log_errx("http listen unix:%s: out of memory", path);
+		log_errx("%s unix:%s: out of memory", where, path);
 		close(fd);
 		unlink(path);
 		return -1;
@@ -861,11 +915,12 @@ static int
 listen_all(struct http_api *api, const struct config *cfg, bool mark_only)
 {
 	struct bind_ctx	ctx;
-	char		key[HTTP_KEY_MAX];
+	char		key[HTTP_KEY_MAX], where[PATH_MAX + 96];
 	size_t		i, k;
 	bool		have;
 	int		rc = 0;
 
+	net_where(where, sizeof(where), cfg->path, cfg->http.line, "http");
 	for (i = 0; i < cfg->http.count; i++) {
 		const struct config_http_listen *l = &cfg->http.addr[i];
 
@@ -881,8 +936,8 @@ listen_all(struct http_api *api, const struct config *cfg, bool mark_only)
 			continue;
 		ctx.api = api;
 		ctx.key = key;
-		if (l->is_unix ? bind_unix(api, l->path, key) == -1 :
-		    net_bind(&l->tcp, tcp_bound, &ctx) == -1)
+		if (l->is_unix ? bind_unix(api, l->path, key, where) == -1 :
+		    net_bind(&l->tcp, where, tcp_bound, &ctx) == -1)
 			rc = -1;
 	}
 	return rc;

@@ -7,9 +7,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stddef.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -661,9 +663,15 @@ listen_all(struct listener *l, const struct config_listens *ls, int service,
     const char *name, bool mark_only)
 {
 	struct bound_ctx	ctx;
+	char			where[PATH_MAX + 96], section[96];
 	size_t			i, k;
 	bool			have;
 
+	if (name[0] != '\0')
+		snprintf(section, sizeof(section), "service %s", name);
+	else
+		snprintf(section, sizeof(section), "agent");
+	net_where(where, sizeof(where), l->cfg->path, ls->line, section);
 	for (i = 0; i < ls->count; i++) {
 		ctx.l = l;
 		ctx.cl = &ls->addr[i];
@@ -678,7 +686,7 @@ listen_all(struct listener *l, const struct config_listens *ls, int service,
 			}
 		}
 		if (!have && !mark_only &&
-		    net_bind(&ls->addr[i], attach_bound, &ctx) == -1)
+		    net_bind(&ls->addr[i], where, attach_bound, &ctx) == -1)
 			return -1;
 	}
 	return 0;

@@ -436,6 +436,26 @@ service_json(const struct agent *a, size_t i, bool detail,
 	return o;
 }
 
+/*
+ * Whether the state file is saved: {"ok": true, ...}, or failing since
+ * when and why. Replies go on either way.
+ */
+static json_t *
+persistence_json(const struct agent *a)
+{
+	struct agent_persistence	p;
+	char				at[32];
+
+	agent_persistence(a, &p);
+	if (!p.failing)
+		return json_pack("{s:b, s:n, s:n, s:I}", "ok", 1,
+		    "failing_since", "reason", "save_failures",
+		    (json_int_t)p.failures);
+	status_iso_time(p.since_wall_ms, at);
+	return json_pack("{s:b, s:s, s:s, s:I}", "ok", 0, "failing_since", at,
+	    "reason", p.reason, "save_failures", (json_int_t)p.failures);
+}
+
 json_t *
 status_json(const struct agent *a, const struct status_daemon *dm,
     bool detail, const struct status_clock *c)
@@ -483,6 +503,7 @@ status_json(const struct agent *a, const struct status_daemon *dm,
 		json_object_set_new(root, "last_reload", last);
 		json_object_set_new(root, "peers", peers_json(a, c));
 		json_object_set_new(root, "haproxy", haproxy_json(a, c));
+		json_object_set_new(root, "persistence", persistence_json(a));
 	}
 	json_object_set_new(root, "services", svcs);
 	return root;
@@ -492,14 +513,22 @@ json_t *
 status_health(const struct agent *a, size_t i, bool *ok)
 {
 	struct agent_service_view	v;
+	struct agent_persistence	p;
 	struct decision			d;
+	json_t				*o;
 
 	agent_service_view(a, i, &v);
 	effective(&v, &d);
 	*ok = serving(&d);
-	return json_pack("{s:s, s:s, s:i, s:b}", "service", v.name, "state",
+	o = json_pack("{s:s, s:s, s:i, s:b}", "service", v.name, "state",
 	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", *ok);
+	/* A state file that cannot be saved is said, not judged: the code
+	 * stays serving's. */
+	agent_persistence(a, &p);
+	if (o != NULL && p.failing)
+		json_object_set_new(o, "persistence", persistence_json(a));
+	return o;
 }
 
 /* --- metrics --- */
@@ -643,6 +672,7 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 	struct guard_view		 gv;
 	struct buf			 b = { NULL, 0, 4096, false, 0,
 					    SIZE_MAX };
+	struct agent_persistence	 persist;
 	char				 sv[160], pr[160];
 	size_t				 i, j, n = agent_nservices(a);
 	int				 k, r;
@@ -850,6 +880,13 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			    decision_state_name((enum node_state)k),
 			    (unsigned long long)v.transitions[k]);
 	}
+	/* The state file's saves. */
+	agent_persistence(a, &persist);
+	head(&b, "lbagent_state_save_failures_total", "counter", "Saves of "
+	    "the state file that failed (lbagent goes on answering; a restart "
+	    "would forget what the load balancers were told).");
+	put(&b, "lbagent_state_save_failures_total %llu\n",
+	    (unsigned long long)persist.failures);
 	if (b.failed) {
 		free(b.p);
 		return NULL;

@@ -717,6 +717,100 @@ START_TEST(restart_while_down)
 }
 END_TEST
 
+/*
+ * Down across a restart with a configuration that no longer has the
+ * failing probe: still held out until up_after, but the reply and the log
+ * say why instead of quoting a probe that is gone.
+ */
+START_TEST(restart_while_down_with_the_probe_removed)
+{
+	struct tsvc	t;
+
+	init(&t, "");
+	probe(&t, 0, "nagios-http", PROBE_OK, "", REACT_DOWN, 0);
+	probe(&t, 1, "disk", PROBE_OK, "", REACT_DOWN, 0);
+	step_at(&t, true);
+	probe(&t, 0, "nagios-http", PROBE_CRIT, "connect to 10.0.0.1:80: "
+	    "refused", REACT_DOWN, 0);
+	run(&t, 1 * S + TICK);
+	ck_assert_str_eq(fx.line, "down #nagios-http: connect to 10.0.0.1:80: "
+	    "refused");
+	/* The new configuration: only disk, passing. */
+	t.in[0] = t.in[1];
+	t.n = 1;
+	restart(&t, "", 200);
+	ck_assert_str_eq(fx.line, "down #held from before the restart: "
+	    "nagios-http (probe removed); up after 2s of passing");
+	expect_note(0, true, "down as before the restart (nagios-http: connect "
+	    "to 10.0.0.1:80: refused), but that probe is no longer in the "
+	    "configuration: staying down until the rules pass for 2s "
+	    "(up_after)");
+	expect_note(1, true, "target up: staying down until it holds for 2s "
+	    "(up_after)");
+	expect_note(2, true, "reply changed at start-up: \"down #held from "
+	    "before the restart: nagios-http (probe removed); up after 2s of "
+	    "passing\" (was \"down #nagios-http: connect to 10.0.0.1:80: "
+	    "refused\")");
+	ck_assert_uint_eq(fx.nnotes, 3);
+	/* Held for up_after, as before the change. */
+	run(&t, 2 * S - TICK);
+	ck_assert_str_eq(fx.line, "down #held from before the restart: "
+	    "nagios-http (probe removed); up after 2s of passing");
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "up");
+	/* Told once per load: a later restart up says nothing of it. */
+	ck_assert_uint_eq(logged("as before the restart"), 1);
+	service_free(&t.s);
+}
+END_TEST
+
+/*
+ * Several probes gone, with long names: as many as fit within the
+ * reason's limit, the rest counted; a probe that remains is not named
+ * removed, and when it fails again its own reason takes over.
+ */
+START_TEST(restart_while_down_with_probes_removed_fits_the_reason)
+{
+	struct tsvc	t;
+
+	init(&t, "");
+	probe(&t, 0, "the-first-probe-with-a-long-name", PROBE_CRIT, "x",
+	    REACT_DOWN, 0);
+	probe(&t, 1, "the-second-probe-with-a-long-name", PROBE_CRIT, "y",
+	    REACT_DOWN, 0);
+	step_at(&t, true);
+	run(&t, 1 * S + TICK);
+	ck_assert_str_eq(fx.line, "down #the-first-probe-with-a-long-name: x; "
+	    "the-second-probe-with-a-long-name: y");
+	t.n = 0;
+	restart(&t, "", 200);
+	ck_assert_str_eq(fx.decision.reason, "held from before the restart: "
+	    "the-first-probe-with-a-long-name and 1 more (probes removed)");
+	ck_assert_str_eq(fx.line, "down #held from before the restart: "
+	    "the-first-probe-with-a-long-name and 1 more (probes removed)");
+	service_free(&t.s);
+
+	/* One of two gone: only it is named; the other fails again. */
+	init(&t, "");
+	probe(&t, 0, "a", PROBE_CRIT, "x", REACT_DOWN, 0);
+	probe(&t, 1, "b", PROBE_CRIT, "y", REACT_DOWN, 0);
+	step_at(&t, true);
+	run(&t, 1 * S + TICK);
+	ck_assert_str_eq(fx.line, "down #a: x; b: y");
+	/* A new process: a's first run has not come in yet. */
+	t.n = 1;
+	probe(&t, 0, "a", PROBE_OK, "", REACT_DOWN, 0);
+	t.settled[0] = false;
+	restart(&t, "", 200);
+	ck_assert_str_eq(fx.line, "down #held from before the restart: b "
+	    "(probe removed); up after 2s of passing");
+	probe(&t, 0, "a", PROBE_CRIT, "x", REACT_DOWN, 0);
+	step(&t);
+	ck_assert_str_eq(fx.line, "down #a: x");
+	service_free(&t.s);
+}
+END_TEST
+
 /* Services share the node's markers; their own are theirs alone. */
 START_TEST(services_share_the_node_markers)
 {
@@ -943,6 +1037,8 @@ main(void)
 	tcase_add_test(tc, restart_while_draining);
 	tcase_add_test(tc, restart_with_a_ready_owed);
 	tcase_add_test(tc, restart_while_down);
+	tcase_add_test(tc, restart_while_down_with_the_probe_removed);
+	tcase_add_test(tc, restart_while_down_with_probes_removed_fits_the_reason);
 	tcase_add_test(tc, services_share_the_node_markers);
 	tcase_add_test(tc, guard_holds_lets_out_latches_and_restart_ends_it);
 	tcase_add_test(tc, marker_guard_warns_once_when_nobody_else_serves);

@@ -27,6 +27,7 @@ struct config_listen {
 struct config_listens {
 	struct config_listen	addr[CONFIG_MAX_LISTEN];
 	size_t			count;
+	unsigned		line;	/* of the key; 0: the default */
 };
 
 /* One [http] listen address: ADDR:PORT, or unix:PATH. */
@@ -39,6 +40,7 @@ struct config_http_listen {
 struct config_http {
 	struct config_http_listen	addr[CONFIG_MAX_LISTEN];
 	size_t				count;		/* 0: no HTTP API */
+	unsigned			line;		/* of listen; 0: default */
 	char				*token_file;	/* NULL: none */
 	uint64_t			 max_connections;
 };

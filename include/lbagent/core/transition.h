@@ -80,6 +80,19 @@ bool	transition_evaluate(struct transition *, const struct decision *target,
 	    bool known, const struct peer_view *peers, int64_t now_ms,
 	    struct decision *out, struct transition_notes *notes);
 
+struct rules_input;	/* rules.h */
+
+/*
+ * The first evaluation after the state file was loaded, with the probes
+ * the service has now. A node held out whose reason names probes that
+ * are gone says so instead of quoting their last failure: "held from
+ * before the restart: dep (probe removed); up after 60s of passing".
+ * Probes that remain keep the reason as it was. Once per load; true when
+ * the reason changed (with a note).
+ */
+bool	transition_resumed(struct transition *, const struct rules_input *,
+	    size_t n, struct transition_notes *);
+
 /* Forgets the runs (counts restart now): at start-up and when automation
  * is switched back on. */
 void	transition_restart_counts(struct transition *);

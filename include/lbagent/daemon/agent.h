@@ -117,6 +117,21 @@ struct agent_info {
 	const struct peers	*peers;		/* NULL: no peer guard */
 };
 
+/*
+ * Whether the state file is saved: while saves fail lbagent goes on
+ * answering (the load balancers matter more), and says so.
+ */
+struct agent_persistence {
+	bool		 failing;
+	int64_t		 since_wall_ms;		/* the first failure of this run */
+	int64_t		 since_ms;		/* the same, monotonic */
+	char		 reason[320];		/* the latest failure's */
+	uint64_t	 failures;		/* failed saves since start */
+};
+
+/* In agent_state.c. */
+void	agent_persistence(const struct agent *, struct agent_persistence *);
+
 size_t	agent_nservices(const struct agent *);
 /* The service of that name ("" the default), or -1. */
 int	agent_find_service(const struct agent *, const char *name);
