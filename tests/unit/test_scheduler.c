@@ -14,6 +14,7 @@
 static enum probe_result	 script[16];
 static int			 nscript, next_run, cancels, starts;
 static bool			 hang;
+static bool			 check_said;	/* unknowns: the check's own */
 
 static void
 script_start(struct probe_run *run)
@@ -25,8 +26,12 @@ script_start(struct probe_run *run)
 		return;			/* never reports: the timeout must */
 	r = next_run < nscript ? script[next_run] : PROBE_OK;
 	next_run++;
-	probe_report(run, r, 42.0, "run %d: %s\nsecond line", next_run,
-	    probe_result_name(r));
+	if (check_said)
+		probe_report_check(run, r, 42.0, NULL, "run %d: %s\nsecond "
+		    "line", next_run, probe_result_name(r));
+	else
+		probe_report(run, r, 42.0, "run %d: %s\nsecond line",
+		    next_run, probe_result_name(r));
 }
 
 static void
@@ -437,6 +442,91 @@ START_TEST(unknown_runs_over_the_loop)
 }
 END_TEST
 
+/*
+ * Runs a new probe of pc on env's loop over the results r[0..n-1], with
+ * stderr (the log) in dir/log; returns that file's path.
+ */
+static char *
+run_logged(const struct probe_conf *pc, const struct probe_env *env,
+    const enum probe_result *r, int n, struct seen *s, struct probe **pp,
+    const char *dir)
+{
+	char	*log;
+	int	 fd, saved, i;
+
+	log = tu_write(dir, "log", "", 0);
+	memset(s, 0, sizeof(*s));
+	for (nscript = 0, i = 0; i < n; i++)
+		script[nscript++] = r[i];
+	next_run = 0;
+	hang = false;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	fd = open(log, O_WRONLY | O_TRUNC);
+	ck_assert(fd != -1 && saved != -1);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	*pp = scheduler_probe_new(pc, env, ran, s);
+	ck_assert_ptr_nonnull(*pp);
+	scheduler_probe_start(*pp);
+	run_until(env->base, s, n);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	return log;
+}
+
+/*
+ * The check's own unknown over the loop: with on_unknown = ignore, one
+ * warning as the probe turns unknown, with its reason, and a notice when
+ * a run says something again, nothing counted; with on_unknown = down,
+ * it counts as unknown at once (fall 1), logged at warning.
+ */
+START_TEST(check_unknown_over_the_loop)
+{
+	static const enum probe_result	r[] = { PROBE_OK, PROBE_UNKNOWN,
+		PROBE_UNKNOWN, PROBE_UNKNOWN, PROBE_OK, PROBE_OK };
+	struct event_base	*base = event_base_new();
+	struct probe_env	 env = { base, NULL, "/proc" };
+	struct probe_conf	 pc = conf(10, 5, 1, 1);
+	const struct probe_state *st;
+	struct probe		*p;
+	struct seen		 s;
+	char			*dir = tu_tmpdir(), *log;
+
+	check_said = true;
+	log = run_logged(&pc, &env, r, 6, &s, &p, dir);
+	st = scheduler_probe_state(p);
+	ck_assert_int_eq(s.changes, 0);
+	ck_assert_int_eq(st->counted, PROBE_OK);
+	ck_assert_uint_eq(st->runs[PROBE_UNKNOWN], 3);
+	ck_assert_int_eq(count_lines(log, "warning: probe t: unknown "
+	    "(on_unknown = ignore: not counted): run 2: unknown"), 1);
+	ck_assert_int_eq(count_lines(log, "notice: probe t: no longer "
+	    "unknown (ok): run 5: ok"), 1);
+	ck_assert_int_eq(count_lines(log, "unknown"), 2);
+	scheduler_probe_free(p);
+	free(log);
+
+	pc.on_unknown.kind = REACT_DOWN;
+	log = run_logged(&pc, &env, r, 6, &s, &p, dir);
+	st = scheduler_probe_state(p);
+	ck_assert_int_eq(s.changes, 2);		/* unknown, then ok again */
+	ck_assert_int_eq(st->counted, PROBE_OK);
+	ck_assert_int_eq(count_lines(log, "warning: probe t: unknown: run 2: "
+	    "unknown"), 1);
+	ck_assert_int_eq(count_lines(log, "notice: probe t: ok again (run 5: "
+	    "ok)"), 1);
+	ck_assert_int_eq(count_lines(log, "unknown"), 1);
+	scheduler_probe_free(p);
+	free(log);
+	check_said = false;
+	event_base_free(base);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -452,6 +542,7 @@ main(void)
 	tcase_add_test(tc, unknown_changes_nothing);
 	tcase_add_test(tc, check_unknown_counts_when_on_unknown_does);
 	tcase_add_test(tc, unknown_runs_over_the_loop);
+	tcase_add_test(tc, check_unknown_over_the_loop);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
