@@ -14,6 +14,7 @@ reaction_of(const struct rules_input *in)
 	switch (in->counted) {
 	case PROBE_WARN:	return in->on_warn;
 	case PROBE_CRIT:	return in->on_crit;
+	case PROBE_UNKNOWN:	return in->on_unknown;
 	default:		return none;
 	}
 }

@@ -121,6 +121,7 @@ evaluate(struct agent *a, size_t i, bool at_start)
 		w->in[j].reason = st->counted_reason;
 		w->in[j].on_warn = pc->on_warn;
 		w->in[j].on_crit = pc->on_crit;
+		w->in[j].on_unknown = pc->on_unknown;
 		w->settled[j] = st->settled;
 	}
 	/* The peer guard's view, once, for the engine and the markers. */

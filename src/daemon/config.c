@@ -222,6 +222,12 @@ static const struct config_key probe_keys[] = {
 	  "ignore (logged and shown only)." },
 	{ "probe", "on_crit", KEY_REACTION, "down", 0, 0, POFF(on_crit),
 	  "What a crit result does: down, drain, NN% or ignore." },
+	{ "probe", "on_unknown", KEY_REACTION, "ignore", 0, 0, POFF(on_unknown),
+	  "What an unknown result of the check's own does (an exec program's "
+	  "exit 3 or another code, or its death by a signal): down, drain, "
+	  "NN% or ignore (logged and shown only, and not counted towards "
+	  "fall or rise). An unknown because lbagent itself could not run "
+	  "the check (out of descriptors, memory, processes) never counts." },
 	{ "probe", "fall", KEY_UINT, "1", 1, 1000, POFF(fall),
 	  "Consecutive non-ok runs before the probe counts as failing." },
 	{ "probe", "rise", KEY_UINT, "1", 1, 1000, POFF(rise),

@@ -24,13 +24,22 @@ struct probe {
 	bool			 unknown_logged;
 	int64_t			 unknown_logged_ms;
 	char			 unknown_reason[PROBE_REASON_MAX + 1];
+	/* The latest run that said anything was the check's own unknown. */
+	bool			 check_unknown;
 };
 
 static void	probe_reported(struct probe_run *, const struct probe_outcome *);
 
+/* lbagent could not run the check: it says nothing of the service. */
+static bool
+own_trouble(const struct probe_outcome *out)
+{
+	return out->result == PROBE_UNKNOWN && !out->from_check;
+}
+
 bool
 scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
-    const struct probe_outcome *out)
+    bool unknown_counts, const struct probe_outcome *out)
 {
 	bool	changed = false;
 
@@ -38,10 +47,13 @@ scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
 	st->last = *out;
 	st->runs[out->result]++;
 	/*
-	 * lbagent could not run the check: nothing is learnt of the service,
-	 * so streaks, what it counts as and whether it is settled stay.
+	 * Nothing is learnt of the service when lbagent could not run the
+	 * check, nor from the check's own unknown with on_unknown = ignore:
+	 * streaks, what it counts as and whether it is settled stay. The
+	 * check's unknown that counts is a bad run like warn and crit.
 	 */
-	if (out->result == PROBE_UNKNOWN)
+	if (out->result == PROBE_UNKNOWN && (!out->from_check ||
+	    !unknown_counts))
 		return false;
 	if (out->result == PROBE_OK) {
 		st->ok_streak++;
@@ -60,10 +72,10 @@ scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
 	if (st->bad_streak >= fall)
 		st->settled = true;
 	/*
-	 * Failing after `fall` bad runs; once failing, a change between warn
-	 * and crit counts at once. The reason is the one of the run that
-	 * changed what the probe counts as, so that replies stay steady while
-	 * a measured number moves.
+	 * Failing after `fall` bad runs; once failing, a change between warn,
+	 * crit and unknown counts at once. The reason is the one of the run
+	 * that changed what the probe counts as, so that replies stay steady
+	 * while a measured number moves.
 	 */
 	if ((st->counted == PROBE_OK && st->bad_streak >= fall) ||
 	    (st->counted != PROBE_OK && st->counted != out->result)) {
@@ -134,14 +146,14 @@ log_unknown(struct probe *p, const struct probe_outcome *out)
 {
 	int64_t	now = clock_now_ms();
 
-	if (out->result == PROBE_UNKNOWN) {
+	if (own_trouble(out)) {
 		p->unknown_unlogged++;
 		memcpy(p->unknown_reason, out->reason, sizeof(out->reason));
 	}
 	if (p->unknown_unlogged == 0 || (p->unknown_logged &&
 	    now - p->unknown_logged_ms < UNKNOWN_LOG_EVERY_MS))
 		return;
-	if (out->result != PROBE_UNKNOWN)
+	if (!own_trouble(out))
 		log_warnx("probe %s: %u unknown run%s not counted since the "
 		    "last such message, the last: %s", p->conf->name,
 		    p->unknown_unlogged, p->unknown_unlogged == 1 ? "" : "s",
@@ -158,19 +170,56 @@ log_unknown(struct probe *p, const struct probe_outcome *out)
 	p->unknown_logged_ms = now;
 }
 
+/*
+ * The check's own unknown is a broken check rather than a broken
+ * service: a warning when the probe turns unknown, whatever on_unknown
+ * makes of it, and a notice when a run says something again while such
+ * runs were not counted. changed: this run changed what it counts as
+ * (logged by the caller).
+ */
+static void
+log_check_unknown(struct probe *p, const struct probe_outcome *out,
+    bool counts, bool changed)
+{
+	const char	*name = p->conf->name;
+
+	if (own_trouble(out))
+		return;
+	if (out->result == PROBE_UNKNOWN) {
+		if (!p->check_unknown && !changed && !counts)
+			log_warnx("probe %s: unknown (on_unknown = ignore: not "
+			    "counted): %s", name, out->reason);
+		else if (!p->check_unknown && !changed)
+			log_warnx("probe %s: unknown, not counted yet (fall "
+			    "%llu): %s", name,
+			    (unsigned long long)p->conf->fall, out->reason);
+		p->check_unknown = true;
+		return;
+	}
+	if (p->check_unknown && !counts && !changed)
+		log_notice("probe %s: no longer unknown (%s): %s", name,
+		    probe_result_name(out->result), out->reason);
+	p->check_unknown = false;
+}
+
 static void
 probe_reported(struct probe_run *run, const struct probe_outcome *out)
 {
 	struct probe	*p = run->owner;
-	bool		 changed;
+	bool		 changed, counts;
 
 	evtimer_del(p->timeout_ev);
 	p->st.last_duration_ms = clock_now_ms() - p->st.last_run_ms;
+	counts = p->conf->on_unknown.kind != REACT_IGNORE;
 	changed = scheduler_state_apply(&p->st, p->conf->fall, p->conf->rise,
-	    out);
+	    counts, out);
 	log_unknown(p, out);
+	log_check_unknown(p, out, counts, changed);
 	if (changed && p->st.counted == PROBE_OK)
 		log_notice("probe %s: ok again (%s)", p->conf->name, out->reason);
+	else if (changed && p->st.counted == PROBE_UNKNOWN)
+		log_warnx("probe %s: unknown: %s", p->conf->name,
+		    p->st.counted_reason);
 	else if (changed)
 		log_notice("probe %s: %s: %s", p->conf->name,
 		    probe_result_name(p->st.counted), p->st.counted_reason);

@@ -114,11 +114,12 @@ probes_json(const struct agent_service_view *v, const struct status_clock *c)
 
 		last = json_null();
 		if (st->has_run)
-			last = json_pack("{s:s, s:s, s:o, s:o, s:f, s:I}",
+			last = json_pack("{s:s, s:s, s:o, s:s, s:o, s:f, s:I}",
 			    "result", probe_result_name(st->last.result),
 			    "reason", st->last.reason,
 			    "value", isfinite(st->last.value) ?
 			    json_real(st->last.value) : json_null(),
+			    "unit", st->last.unit,
 			    "at", iso_of(st->last_run_ms, c),
 			    "ago_s", seconds(c->now_ms - st->last_run_ms),
 			    "duration_ms", (json_int_t)st->last_duration_ms);
@@ -770,7 +771,7 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 	 * service. A probe two services share shows the same values twice.
 	 */
 	head(&b, "lbagent_probe_status", "gauge", "What a probe counts as: "
-	    "0 ok, 1 warn, 2 crit.");
+	    "0 ok, 1 warn, 2 crit, 3 unknown (when on_unknown counts it).");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++)
@@ -820,8 +821,9 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 		}
 	}
 	head(&b, "lbagent_probe_last_result", "gauge", "The probe's latest "
-	    "run: 0 ok, 1 warn, 2 crit, 3 unknown (lbagent could not run it; "
-	    "not counted).");
+	    "run: 0 ok, 1 warn, 2 crit, 3 unknown (the check could not tell, "
+	    "counted as on_unknown says, or lbagent could not run it, never "
+	    "counted).");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {

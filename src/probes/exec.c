@@ -2,8 +2,12 @@
  * exec: runs a program the way monitoring-plugins' check_* expect to be
  * run, without a shell. The child gets its own process group, /dev/null on
  * stdin and stderr, a pipe on stdout, a fixed minimal environment, only
- * descriptors 0-2, and optionally another user. Exit 0 is ok, 1 warn, 2
- * crit, anything else crit; the first line of stdout is the reason.
+ * descriptors 0-2, and optionally another user. What it says is read as
+ * the monitoring plugins' guidelines have it: exit 0 ok, 1 warn, 2 crit,
+ * 3 unknown; any other exit and death by a signal are unknown too (the
+ * check's own, which on_unknown governs). The first line of stdout
+ * without its performance data is the reason, the first perfdata item
+ * the measured value (core/plugin_output.c).
  *
  * The child is watched through a pidfd on the event loop, so we never need
  * a SIGCHLD handler that could reap other code's children, and its process
@@ -48,6 +52,7 @@
 #include <event2/event.h>
 
 #include "lbagent/core/argv.h"
+#include "lbagent/core/plugin_output.h"
 #include "lbagent/daemon/clock.h"
 #include "lbagent/daemon/log.h"
 #include "lbagent/probes/exec.h"
@@ -474,20 +479,10 @@ reap(struct exec_child *c, siginfo_t *si)
 	return si->si_pid != 0 ? 1 : 0;
 }
 
-/* The first line of what the child wrote, leading blanks skipped. */
-static const char *
-first_line(struct exec_child *c, size_t *len)
-{
-	const char	*s = c->out, *end = c->out + c->outlen, *nl;
-
-	while (s < end && (*s == ' ' || *s == '\t'))
-		s++;
-	nl = memchr(s, '\n', (size_t)(end - s));
-	*len = (size_t)((nl != NULL ? nl : end) - s);
-	if (*len > PROBE_REASON_MAX)
-		*len = PROBE_REASON_MAX;
-	return s;
-}
+/* The exit codes of the guidelines, as results. */
+static const enum probe_result exit_results[] = {
+	PROBE_OK, PROBE_WARN, PROBE_CRIT, PROBE_UNKNOWN
+};
 
 /* Reports the finished run: from the exit status, the output, errfd. */
 static void
@@ -495,21 +490,22 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 {
 	const struct exec_conf	*conf = c->conf;
 	struct child_error	 ce;
+	struct plugin_output	 po;
 	char			 line[PROBE_REASON_MAX + 1];
-	const char		*s;
-	size_t			 len;
+	size_t			 len, i;
 	ssize_t			 n;
 	int			 code;
 
-	s = first_line(c, &len);
-	memcpy(line, s, len);
+	plugin_output_parse(c->out, c->outlen, &po);
+	len = po.textlen < PROBE_REASON_MAX ? po.textlen : PROBE_REASON_MAX;
+	memcpy(line, po.text, len);
 	line[len] = '\0';
 	/* probe_report() makes it printable, but a NUL would cut it short. */
-	for (n = 0; n < (ssize_t)len; n++)
-		if (line[n] == '\0')
-			line[n] = '?';
+	for (i = 0; i < len; i++)
+		if (line[i] == '\0')
+			line[i] = '?';
 	n = read(c->errfd, &ce, sizeof(ce));
-	child_free(c);
+	child_free(c);		/* po.text pointed into it: line is a copy */
 	if (n == (ssize_t)sizeof(ce)) {
 		/*
 		 * The child is still lbagent until the exec: out of
@@ -526,22 +522,24 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 			    conf->path, strerror(ce.err));
 		return;
 	}
+	/* Whatever it printed before it was killed is not its verdict. */
 	if (si->si_code != CLD_EXITED) {
-		probe_report(run, PROBE_CRIT, NAN, "killed by signal %d",
-		    si->si_status);
+		probe_report_check(run, PROBE_UNKNOWN, NAN, NULL,
+		    "killed by signal %d", si->si_status);
 		return;
 	}
 	code = si->si_status;
-	if (code >= 0 && code <= 2) {
+	if (code >= 0 && code <= 3) {
 		if (len > 0)
-			probe_report(run, (enum probe_result)code, NAN, "%s",
-			    line);
+			probe_report_check(run, exit_results[code], po.value,
+			    po.unit, "%s", line);
 		else
-			probe_report(run, (enum probe_result)code, NAN,
-			    "exit %d", code);
+			probe_report_check(run, exit_results[code], po.value,
+			    po.unit, "exit %d", code);
 		return;
 	}
-	probe_report(run, PROBE_CRIT, NAN, "unknown (exit %d)%s%s", code,
+	/* Not a plugin's code: unknown, and its output no measurement. */
+	probe_report_check(run, PROBE_UNKNOWN, NAN, NULL, "exit %d%s%s", code,
 	    len > 0 ? ": " : "", line);
 }
 

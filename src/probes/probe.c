@@ -47,13 +47,16 @@ probe_report_errno(struct probe_run *run, int err, const char *fmt, ...)
 		    strerror(err));
 }
 
-void
-probe_report(struct probe_run *run, enum probe_result result, double value,
-    const char *fmt, ...)
+static void	report(struct probe_run *, enum probe_result, bool, double,
+		    const char *, const char *, va_list) LOG_PRINTF(6, 0);
+
+/* Both ways back: from_check only with probe_report_check(). */
+static void
+report(struct probe_run *run, enum probe_result result, bool from_check,
+    double value, const char *unit, const char *fmt, va_list ap)
 {
 	struct probe_outcome	out;
 	char			buf[1024];
-	va_list			ap;
 	int			n;
 
 	if (!run->in_flight) {
@@ -62,14 +65,39 @@ probe_report(struct probe_run *run, enum probe_result result, double value,
 		return;
 	}
 	run->in_flight = false;
-	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	memset(&out, 0, sizeof(out));
 	out.result = (unsigned)result < PROBE_RESULT_COUNT ? result : PROBE_CRIT;
+	out.from_check = from_check && out.result == PROBE_UNKNOWN;
 	out.value = value;
+	if (unit == NULL)
+		unit = run->ops != NULL ? run->ops->unit : "";
+	if (isfinite(value))
+		snprintf(out.unit, sizeof(out.unit), "%s", unit);
 	text_line(out.reason, PROBE_REASON_MAX, buf,
 	    n < 0 ? 0 : n >= (int)sizeof(buf) ? sizeof(buf) - 1 : (size_t)n);
 	if (run->reported != NULL)
 		run->reported(run, &out);
+}
+
+void
+probe_report(struct probe_run *run, enum probe_result result, double value,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	report(run, result, false, value, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+probe_report_check(struct probe_run *run, enum probe_result result,
+    double value, const char *unit, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	report(run, result, true, value, unit, fmt, ap);
+	va_end(ap);
 }

@@ -1,14 +1,17 @@
 /*
  * Fuzz target: what the exec probe makes of a program's output and exit
- * (src/probes/exec.c: read_output, first_line, report_exit, then
- * probe_report). Those are static, so this file includes exec.c and the
+ * (src/probes/exec.c: read_output, report_exit with core/plugin_output.c,
+ * then probe_report). Those are static, so this file includes exec.c and the
  * core library's copy of it is left out of the link. No program runs:
  * the input goes through a pipe as the child's stdout, and its first two
  * bytes say how the child ended:
  *   byte 0 % 3: 0 exited, 1 killed by a signal, 2 could not exec;
  *   byte 1: the exit code, the signal, or the errno of the failure.
  * The reason reported must be one printable line within
- * PROBE_REASON_MAX, the result the one the exit code means.
+ * PROBE_REASON_MAX without performance data ('|'), the result the one the
+ * exit code means (3, other codes and signals: the check's own unknown),
+ * the value none or a finite one with one of the guidelines' units, and
+ * the same as the parser alone gives.
  */
 #include "../../src/probes/exec.c"
 
@@ -16,6 +19,10 @@
 
 static struct probe_outcome	got;
 static int			reports;
+
+static const char *const units[] = {
+	"", "s", "ms", "us", "%", "B", "KB", "MB", "GB", "TB", "c", NULL
+};
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -38,6 +45,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct probe_run	 run;
 	struct exec_child	*c;
 	struct child_error	 ce;
+	struct plugin_output	 po;
 	siginfo_t		 si;
 	unsigned		 how, code;
 	int			 out[2], err[2];
@@ -81,6 +89,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	read_output(c);
 	FZ_ASSERT(c->outfd == -1);	/* EOF: the child closed it */
 	FZ_ASSERT(c->outlen == (n < EXEC_OUTPUT_MAX ? n : EXEC_OUTPUT_MAX));
+	plugin_output_parse(c->out, c->outlen, &po);
 	memset(&si, 0, sizeof(si));
 	si.si_code = how == 1 ? CLD_KILLED : CLD_EXITED;
 	si.si_status = (int)code;
@@ -89,14 +98,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(reports == 1);
 	FZ_ASSERT(strlen(got.reason) <= PROBE_REASON_MAX);
 	for (i = 0; got.reason[i] != '\0'; i++)
-		FZ_ASSERT(got.reason[i] >= 0x20 && got.reason[i] < 0x7f);
+		FZ_ASSERT(got.reason[i] >= 0x20 && got.reason[i] < 0x7f &&
+		    got.reason[i] != '|');
 	if (how == 0 && code <= 2)
-		FZ_ASSERT(got.result == (enum probe_result)code);
-	else if (how == 2 && ce.stage != STAGE_USER &&
+		FZ_ASSERT(got.result == (enum probe_result)code &&
+		    !got.from_check);
+	else if (how == 0 || how == 1)
+		FZ_ASSERT(got.result == PROBE_UNKNOWN && got.from_check);
+	else if (ce.stage != STAGE_USER &&
 	    probe_errno_local((int)code) != NULL)
-		FZ_ASSERT(got.result == PROBE_UNKNOWN);	/* lbagent's shortage */
+		FZ_ASSERT(got.result == PROBE_UNKNOWN &&	/* lbagent's */
+		    !got.from_check);
 	else
-		FZ_ASSERT(got.result == PROBE_CRIT);
-	FZ_ASSERT(isnan(got.value));
+		FZ_ASSERT(got.result == PROBE_CRIT && !got.from_check);
+	/* A value only from a plugin's own ending, as the parser read it. */
+	if (how == 0 && code <= 3 && !isnan(po.value)) {
+		FZ_ASSERT(isfinite(got.value) && got.value == po.value);
+		FZ_ASSERT(strcmp(got.unit, po.unit) == 0);
+	} else
+		FZ_ASSERT(isnan(got.value) && got.unit[0] == '\0');
+	for (i = 0; units[i] != NULL && strcmp(units[i], got.unit) != 0; i++)
+		;
+	FZ_ASSERT(units[i] != NULL);
 	return 0;
 }

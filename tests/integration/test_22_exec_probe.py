@@ -2,7 +2,8 @@
 
 - one script whose exit status and output the test sets: exit 0 -> `up`,
   exit 1 -> on_warn = 75% -> `up 75% #ex: <first line>`, exit 2 -> `down
-  #ex: <first line>`, exit 3 -> crit, `unknown`; only the first line counts;
+  #ex: <first line>`, exit 3 -> unknown, which the default on_unknown
+  (ignore) logs and does not count: still `up`; only the first line counts;
 - a first line of a megabyte -> the reason is cut, the reply stays one
   well-formed line; a flood of output after the first line (2 MB) -> the
   exit status still decides (warn), the first line is the reason;
@@ -72,10 +73,11 @@ fi
 echo "awake"
 exit 0
 """)
-    # Prints its arguments joined by '|', exit 1.
+    # Prints its arguments joined by ',' (a '|' would begin performance
+    # data), exit 1.
     h.write_script(os.path.join(d, "args.sh"), """
 out=""
-for a in "$@"; do out="$out$a|"; done
+for a in "$@"; do out="$out$a,"; done
 echo "$out"
 exit 1
 """)
@@ -105,14 +107,17 @@ exit 1
         h.write_atomic(os.path.join(ctl, "mode"), "0")
         h.wait_reply(lb, b"up\n", f"`up` after {what}", timeout_s=BOUND_S)
 
-    h.section("exit 3 -> crit, unknown")
+    h.section("exit 3 -> unknown, not counted (on_unknown = ignore): up")
+    mark = lb.log_mark()
     h.write_atomic(os.path.join(ctl, "mode"), "3")
-    r = h.wait_reply(lb, h.starts(b"down #ex: "), "`down #ex: ...` for exit 3",
-                     timeout_s=BOUND_S)
-    print(f"   reply: {r!r}", flush=True)
-    h.expect(b"unknown" in r.lower(), f"exit 3 is crit `unknown`: {r!r}")
+    h.wait_until(lambda: lb.log_since(mark), BOUND_S, "the warning for exit 3",
+                 ok=lambda t: "warning: probe ex: unknown (on_unknown = ignore: "
+                              "not counted): UNKNOWN cannot tell" in t)
+    h.expect_equal(lb.ask(), b"up\n", "the reply while the probe is unknown")
     h.write_atomic(os.path.join(ctl, "mode"), "0")
-    h.wait_reply(lb, b"up\n", "`up` after exit 3", timeout_s=BOUND_S)
+    h.wait_until(lambda: lb.log_since(mark), BOUND_S, "exit 0 after exit 3",
+                 ok=lambda t: "probe ex: no longer unknown (ok): OK all fine" in t)
+    h.expect_equal(lb.ask(), b"up\n", "`up` after exit 3")
 
     h.section("a first line of a megabyte")
     h.write_atomic(os.path.join(ctl, "mode"), "longline")
@@ -172,7 +177,7 @@ exit 1
                           """ "a b" 'c  d' e\\ f "g'h" '$HOME'""", on_warn="60%"),
         "probe q3": probe("""sh -c "echo bare name; exit 1" """.strip(), on_warn="70%"),
     })
-    want = b"down #q1: A  B; q2: a b|c  d|e f|g'h|$HOME|; q3: bare name\n"
+    want = b"down #q1: A  B; q2: a b,c  d,e f,g'h,$HOME,; q3: bare name\n"
     h.wait_reply(lb2, want, f"{want!r}", timeout_s=BOUND_S)
     lb2.stop()
 

@@ -234,6 +234,7 @@ run_script(struct fixture *fx, const char *body)
 	return pu_run(&fx->pu, RUN_LIMIT_MS);
 }
 
+/* The result and reason, no value; an unknown is lbagent's own. */
 static void
 expect(const struct probe_outcome *out, enum probe_result result,
     const char *reason)
@@ -243,6 +244,34 @@ expect(const struct probe_outcome *out, enum probe_result result,
 	    out->reason);
 	ck_assert_str_eq(out->reason, reason);
 	ck_assert(isnan(out->value));
+	ck_assert_str_eq(out->unit, "");
+	ck_assert(!out->from_check);
+}
+
+/* The check's own unknown (on_unknown governs it), no value. */
+static void
+expect_said(const struct probe_outcome *out, const char *reason)
+{
+	ck_assert_msg(out->result == PROBE_UNKNOWN && out->from_check,
+	    "%s (from_check %d), want the check's unknown (%s)",
+	    probe_result_name(out->result), out->from_check, out->reason);
+	ck_assert_str_eq(out->reason, reason);
+	ck_assert(isnan(out->value));
+}
+
+/* The result, reason, value and unit of a run. */
+static void
+expect_value(const struct probe_outcome *out, enum probe_result result,
+    const char *reason, double value, const char *unit)
+{
+	ck_assert_msg(out->result == result, "%s, want %s (%s)",
+	    probe_result_name(out->result), probe_result_name(result),
+	    out->reason);
+	ck_assert_int_eq(out->from_check, result == PROBE_UNKNOWN);
+	ck_assert_str_eq(out->reason, reason);
+	ck_assert_msg(isnan(value) ? isnan(out->value) : out->value == value,
+	    "value %g, want %g", out->value, value);
+	ck_assert_str_eq(out->unit, unit);
 }
 
 /* The pid a script wrote to dir/name, waiting for it to appear. */
@@ -279,17 +308,19 @@ START_TEST(exit_codes)
 	    PROBE_WARN, "DISK WARNING - 9% free");
 	expect(run_script(&fx, "echo 'DISK CRITICAL - 1% free'; exit 2"),
 	    PROBE_CRIT, "DISK CRITICAL - 1% free");
-	expect(run_script(&fx, "echo 'UNKNOWN - bad option'; exit 3"),
-	    PROBE_CRIT, "unknown (exit 3): UNKNOWN - bad option");
-	expect(run_script(&fx, "exit 3"), PROBE_CRIT, "unknown (exit 3)");
-	expect(run_script(&fx, "exit 42"), PROBE_CRIT, "unknown (exit 42)");
+	/* The guidelines' UNKNOWN, other codes and signals: unknown. */
+	expect_said(run_script(&fx, "echo 'UNKNOWN - bad option'; exit 3"),
+	    "UNKNOWN - bad option");
+	expect_said(run_script(&fx, "exit 3"), "exit 3");
+	expect_said(run_script(&fx, "exit 42"), "exit 42");
+	expect_said(run_script(&fx, "echo 'oops'; exit 127"), "exit 127: oops");
+	expect_said(run_script(&fx, "exit 255"), "exit 255");
 	expect(run_script(&fx, "exit 0"), PROBE_OK, "exit 0");
 	expect(run_script(&fx, "exit 1"), PROBE_WARN, "exit 1");
 	expect(run_script(&fx, "exit 2"), PROBE_CRIT, "exit 2");
-	expect(run_script(&fx, "echo dying; kill -9 $$"), PROBE_CRIT,
+	expect_said(run_script(&fx, "echo dying; kill -9 $$"),
 	    "killed by signal 9");
-	expect(run_script(&fx, "kill -SEGV $$"), PROBE_CRIT,
-	    "killed by signal 11");
+	expect_said(run_script(&fx, "kill -SEGV $$"), "killed by signal 11");
 	fx_done(&fx);
 }
 END_TEST
@@ -318,6 +349,49 @@ START_TEST(reasons)
 	expect(run_script(&fx, body), PROBE_CRIT, want);
 	/* stderr goes nowhere; only stdout speaks. */
 	expect(run_script(&fx, "echo oops >&2; echo fine"), PROBE_OK, "fine");
+	fx_done(&fx);
+}
+END_TEST
+
+/*
+ * Performance data: out of the reason, the first item the value with its
+ * unit, for every exit code of the guidelines; none from a program that
+ * did not end with one of them.
+ */
+START_TEST(perfdata)
+{
+	struct fixture	fx;
+
+	fx_init(&fx);
+	expect_value(run_script(&fx, "echo 'TCP OK - 0.001 second response "
+	    "time on 127.0.0.1 port 80|time=0.000917s;;;0.000000;10.000000'"),
+	    PROBE_OK, "TCP OK - 0.001 second response time on 127.0.0.1 port 80",
+	    0.000917, "s");
+	expect_value(run_script(&fx, "echo 'LOAD WARNING - load average: "
+	    "1.46|load1=1.460;0.000;1000.000;0; load5=1.330;0.000;1000.000;0;'"
+	    "; exit 1"), PROBE_WARN, "LOAD WARNING - load average: 1.46", 1.46,
+	    "");
+	expect_value(run_script(&fx, "echo 'DISK CRITICAL - free space: / 1 MB"
+	    " | /=98MB;90;95;0;100'; exit 2"), PROBE_CRIT,
+	    "DISK CRITICAL - free space: / 1 MB", 98, "MB");
+	expect_value(run_script(&fx, "echo \"QUEUE UNKNOWN | 'queue depth'=U"
+	    " 'age s'=3s\"; exit 3"), PROBE_UNKNOWN, "QUEUE UNKNOWN", NAN, "");
+	expect_value(run_script(&fx, "echo \"QUEUE UNKNOWN | 'age s'=3s\"; "
+	    "exit 3"), PROBE_UNKNOWN, "QUEUE UNKNOWN", 3, "s");
+	/* Long output: its perfdata is never the reason; its first item. */
+	expect_value(run_script(&fx, "printf 'DISK OK\\n/boot 68 MB (69%%);"
+	    " | /boot=68MB;88;93;0;98\\n/home=69357MB;253404\\n'"),
+	    PROBE_OK, "DISK OK", 68, "MB");
+	/* Only perfdata: the reason says the exit, the value stays. */
+	expect_value(run_script(&fx, "echo '|x=5%'; exit 1"), PROBE_WARN,
+	    "exit 1", 5, "%");
+	/* Garbage is no value, and no error. */
+	expect_value(run_script(&fx, "echo 'OK | x=1KiB'"), PROBE_OK, "OK",
+	    NAN, "");
+	/* Not a plugin's ending: the output measures nothing. */
+	expect_said(run_script(&fx, "echo 'OK | x=1s'; exit 4"), "exit 4: OK");
+	expect_said(run_script(&fx, "echo 'OK | x=1s'; kill -9 $$"),
+	    "killed by signal 9");
 	fx_done(&fx);
 }
 END_TEST
@@ -369,9 +443,10 @@ START_TEST(bare_names_and_arguments)
 	char		*path, cmd[PATH_MAX + 64];
 
 	fx_init(&fx);
-	pu_set(&fx.pu, "command", "printf '%s|%s|%s' 'a b' \"c\\\"d\" e\\ f");
+	/* Joined by ',': a '|' would begin performance data. */
+	pu_set(&fx.pu, "command", "printf '%s,%s,%s' 'a b' \"c\\\"d\" e\\ f");
 	pu_check(&fx.pu);
-	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_OK, "a b|c\"d|e f");
+	expect(pu_run(&fx.pu, RUN_LIMIT_MS), PROBE_OK, "a b,c\"d,e f");
 	/* $0 is argv[0] as written. */
 	path = script(&fx, "args", "echo \"$# [$1] [$2] [$3]\"");
 	snprintf(cmd, sizeof(cmd), "%s '' \"two words\" '$HOME'", path);
@@ -761,6 +836,7 @@ main(int argc, char **argv)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, exit_codes);
 	tcase_add_test(tc, reasons);
+	tcase_add_test(tc, perfdata);
 	tcase_add_test(tc, floods);
 	tcase_add_test(tc, cannot_run);
 	tcase_add_test(tc, out_of_descriptors);

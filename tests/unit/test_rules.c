@@ -92,6 +92,41 @@ START_TEST(ignore_changes_nothing)
 }
 END_TEST
 
+/* A probe counts as unknown only when on_unknown counts: its reaction. */
+START_TEST(unknown_reacts_with_on_unknown)
+{
+	struct rules_input	 v[2];
+	struct decision		 d;
+	const char		*why;
+
+	v[0] = in("plugin", PROBE_UNKNOWN, "UNKNOWN - bad option", "50%",
+	    "down");
+	v[1] = in("disk", PROBE_WARN, "86% used", "75%", "down");
+	/* ignore, as a probe with no on_unknown: only the warn counts. */
+	rules_evaluate(v, 2, &d);
+	ck_assert_int_eq(d.state, NODE_UP);
+	ck_assert_uint_eq(d.weight, 75);
+	ck_assert_str_eq(d.reason, "disk: 86% used");
+	/* Neither on_warn nor on_crit: on_unknown decides. */
+	ck_assert_int_eq(config_parse_reaction("40%", &v[0].on_unknown, &why),
+	    0);
+	rules_evaluate(v, 2, &d);
+	ck_assert_int_eq(d.state, NODE_UP);
+	ck_assert_uint_eq(d.weight, 40);
+	ck_assert_str_eq(d.reason, "plugin: UNKNOWN - bad option; "
+	    "disk: 86% used");
+	ck_assert_int_eq(config_parse_reaction("down", &v[0].on_unknown, &why),
+	    0);
+	rules_evaluate(v, 2, &d);
+	ck_assert_int_eq(d.state, NODE_DOWN);
+	/* on_unknown reacts to unknown alone. */
+	v[0].counted = PROBE_WARN;
+	rules_evaluate(v, 2, &d);
+	ck_assert_int_eq(d.state, NODE_UP);
+	ck_assert_uint_eq(d.weight, 50);
+}
+END_TEST
+
 START_TEST(reason_cut_at_limit)
 {
 	struct rules_input	v[5];
@@ -141,6 +176,7 @@ main(void)
 	tcase_add_test(tc, most_severe_wins);
 	tcase_add_test(tc, drain_is_zero_weight_below_down);
 	tcase_add_test(tc, ignore_changes_nothing);
+	tcase_add_test(tc, unknown_reacts_with_on_unknown);
 	tcase_add_test(tc, reason_cut_at_limit);
 	tcase_add_test(tc, reactions_parse);
 	suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@
 static enum probe_result	 script[16];
 static int			 nscript, next_run, cancels, starts;
 static bool			 hang;
+static bool			 check_said;	/* unknowns: the check's own */
 
 static void
 script_start(struct probe_run *run)
@@ -25,8 +26,12 @@ script_start(struct probe_run *run)
 		return;			/* never reports: the timeout must */
 	r = next_run < nscript ? script[next_run] : PROBE_OK;
 	next_run++;
-	probe_report(run, r, 42.0, "run %d: %s\nsecond line", next_run,
-	    probe_result_name(r));
+	if (check_said)
+		probe_report_check(run, r, 42.0, NULL, "run %d: %s\nsecond "
+		    "line", next_run, probe_result_name(r));
+	else
+		probe_report(run, r, 42.0, "run %d: %s\nsecond line",
+		    next_run, probe_result_name(r));
 }
 
 static void
@@ -195,23 +200,23 @@ END_TEST
 START_TEST(apply_defaults_immediate)
 {
 	struct probe_state	st;
-	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN };
-	struct probe_outcome	good = { PROBE_OK, "fine", NAN };
+	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN, false, "" };
+	struct probe_outcome	good = { PROBE_OK, "fine", NAN, false, "" };
 
 	memset(&st, 0, sizeof(st));
-	ck_assert(scheduler_state_apply(&st, 1, 1, &bad));
+	ck_assert(scheduler_state_apply(&st, 1, 1, false, &bad));
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
-	ck_assert(!scheduler_state_apply(&st, 1, 1, &bad));
-	ck_assert(scheduler_state_apply(&st, 1, 1, &good));
+	ck_assert(!scheduler_state_apply(&st, 1, 1, false, &bad));
+	ck_assert(scheduler_state_apply(&st, 1, 1, false, &good));
 	ck_assert_int_eq(st.counted, PROBE_OK);
-	ck_assert(!scheduler_state_apply(&st, 1, 1, &good));
+	ck_assert(!scheduler_state_apply(&st, 1, 1, false, &good));
 	/* A failed run between good ones restarts the rise count. */
 	memset(&st, 0, sizeof(st));
-	scheduler_state_apply(&st, 1, 2, &bad);
-	scheduler_state_apply(&st, 1, 2, &good);
-	ck_assert(scheduler_state_apply(&st, 1, 2, &bad) == false);
-	ck_assert(!scheduler_state_apply(&st, 1, 2, &good));
-	ck_assert(scheduler_state_apply(&st, 1, 2, &good));
+	scheduler_state_apply(&st, 1, 2, false, &bad);
+	scheduler_state_apply(&st, 1, 2, false, &good);
+	ck_assert(scheduler_state_apply(&st, 1, 2, false, &bad) == false);
+	ck_assert(!scheduler_state_apply(&st, 1, 2, false, &good));
+	ck_assert(scheduler_state_apply(&st, 1, 2, false, &good));
 }
 END_TEST
 
@@ -219,26 +224,26 @@ END_TEST
 START_TEST(settled_needs_evidence)
 {
 	struct probe_state	st;
-	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN };
-	struct probe_outcome	good = { PROBE_OK, "fine", NAN };
+	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN, false, "" };
+	struct probe_outcome	good = { PROBE_OK, "fine", NAN, false, "" };
 
 	memset(&st, 0, sizeof(st));
 	ck_assert(!st.settled);
 	/* fall 3: two bad runs are not yet failing, nor a passing verdict. */
-	scheduler_state_apply(&st, 3, 2, &bad);
-	scheduler_state_apply(&st, 3, 2, &bad);
+	scheduler_state_apply(&st, 3, 2, false, &bad);
+	scheduler_state_apply(&st, 3, 2, false, &bad);
 	ck_assert_int_eq(st.counted, PROBE_OK);
 	ck_assert(!st.settled);
-	scheduler_state_apply(&st, 3, 2, &bad);
+	scheduler_state_apply(&st, 3, 2, false, &bad);
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
 	ck_assert(st.settled);
 	/* Settled stays settled: its verdict rests on runs from now on. */
-	scheduler_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, false, &good);
 	ck_assert(st.settled);
 	memset(&st, 0, sizeof(st));
-	scheduler_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, false, &good);
 	ck_assert(!st.settled);
-	scheduler_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, false, &good);
 	ck_assert(st.settled);
 }
 END_TEST
@@ -252,17 +257,18 @@ END_TEST
 START_TEST(unknown_changes_nothing)
 {
 	struct probe_state	st;
-	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN };
-	struct probe_outcome	warn = { PROBE_WARN, "slow", NAN };
-	struct probe_outcome	good = { PROBE_OK, "fine", NAN };
+	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN, false, "" };
+	struct probe_outcome	warn = { PROBE_WARN, "slow", NAN, false, "" };
+	struct probe_outcome	good = { PROBE_OK, "fine", NAN, false, "" };
 	struct probe_outcome	unk = { PROBE_UNKNOWN, "pipe: Too many open "
-				    "files (lbagent out of descriptors)", NAN };
+				    "files (lbagent out of descriptors)", NAN,
+				    false, "" };
 	int			i;
 
 	/* Before any evidence: unknown runs settle nothing. */
 	memset(&st, 0, sizeof(st));
 	for (i = 0; i < 10; i++)
-		ck_assert(!scheduler_state_apply(&st, 1, 1, &unk));
+		ck_assert(!scheduler_state_apply(&st, 1, 1, false, &unk));
 	ck_assert(st.has_run);
 	ck_assert(!st.settled);
 	ck_assert_int_eq(st.counted, PROBE_OK);
@@ -273,40 +279,94 @@ START_TEST(unknown_changes_nothing)
 
 	/* fall 3: bad, unknown, bad, unknown is two bad runs, not failing. */
 	memset(&st, 0, sizeof(st));
-	scheduler_state_apply(&st, 3, 2, &good);
-	scheduler_state_apply(&st, 3, 2, &good);
+	scheduler_state_apply(&st, 3, 2, false, &good);
+	scheduler_state_apply(&st, 3, 2, false, &good);
 	ck_assert(st.settled);
-	ck_assert(!scheduler_state_apply(&st, 3, 2, &bad));
-	ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
-	ck_assert(!scheduler_state_apply(&st, 3, 2, &bad));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, false, &bad));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, false, &unk));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, false, &bad));
 	for (i = 0; i < 20; i++)
-		ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
+		ck_assert(!scheduler_state_apply(&st, 3, 2, false, &unk));
 	ck_assert_int_eq(st.counted, PROBE_OK);
 	ck_assert_uint_eq(st.bad_streak, 2);
 	/* ...and the streak was not broken: the third bad run fails it. */
-	ck_assert(scheduler_state_apply(&st, 3, 2, &bad));
+	ck_assert(scheduler_state_apply(&st, 3, 2, false, &bad));
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
 	ck_assert_str_eq(st.counted_reason, "down");
 
 	/* Failing: unknown is not a change between warn and crit. */
-	ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, false, &unk));
 	ck_assert_int_eq(st.counted, PROBE_CRIT);
 	ck_assert_str_eq(st.counted_reason, "down");
-	ck_assert(scheduler_state_apply(&st, 3, 2, &warn));
+	ck_assert(scheduler_state_apply(&st, 3, 2, false, &warn));
 	ck_assert_int_eq(st.counted, PROBE_WARN);
 
 	/* rise 2: unknown runs alone never bring it back... */
 	for (i = 0; i < 20; i++)
-		ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
+		ck_assert(!scheduler_state_apply(&st, 3, 2, false, &unk));
 	ck_assert_int_eq(st.counted, PROBE_WARN);
 	ck_assert_str_eq(st.counted_reason, "slow");
 	/* ...nor reset a good streak: good, unknown, good is back. */
-	ck_assert(!scheduler_state_apply(&st, 3, 2, &good));
-	ck_assert(!scheduler_state_apply(&st, 3, 2, &unk));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, false, &good));
+	ck_assert(!scheduler_state_apply(&st, 3, 2, false, &unk));
 	ck_assert_uint_eq(st.ok_streak, 1);
-	ck_assert(scheduler_state_apply(&st, 3, 2, &good));
+	ck_assert(scheduler_state_apply(&st, 3, 2, false, &good));
 	ck_assert_int_eq(st.counted, PROBE_OK);
 	ck_assert_uint_eq(st.runs[PROBE_UNKNOWN], 43);
+}
+END_TEST
+
+/*
+ * The check's own unknown (from_check): with on_unknown = ignore it is
+ * like lbagent's (nothing counts); when on_unknown counts it is a bad run
+ * like warn and crit, towards fall, and what the probe counts as. Then
+ * lbagent's own unknown still never counts.
+ */
+START_TEST(check_unknown_counts_when_on_unknown_does)
+{
+	struct probe_state	st;
+	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN, false, "" };
+	struct probe_outcome	good = { PROBE_OK, "fine", NAN, false, "" };
+	struct probe_outcome	said = { PROBE_UNKNOWN, "UNKNOWN - bad option",
+				    NAN, true, "" };
+	struct probe_outcome	own = { PROBE_UNKNOWN, "fork: Resource "
+				    "temporarily unavailable", NAN, false, "" };
+	int			i;
+
+	/* ignore: nothing counts, a failing probe stays failing. */
+	memset(&st, 0, sizeof(st));
+	ck_assert(scheduler_state_apply(&st, 1, 1, false, &bad));
+	for (i = 0; i < 5; i++)
+		ck_assert(!scheduler_state_apply(&st, 1, 1, false, &said));
+	ck_assert_int_eq(st.counted, PROBE_CRIT);
+	ck_assert_str_eq(st.counted_reason, "down");
+	ck_assert_int_eq(st.last.result, PROBE_UNKNOWN);
+	ck_assert(st.last.from_check);
+	ck_assert_uint_eq(st.runs[PROBE_UNKNOWN], 5);
+
+	/* Counting, fall 2: two unknown runs in a row make it unknown. */
+	memset(&st, 0, sizeof(st));
+	scheduler_state_apply(&st, 2, 1, true, &good);
+	ck_assert(!scheduler_state_apply(&st, 2, 1, true, &said));
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	/* lbagent's own neither counts nor breaks the streak. */
+	ck_assert(!scheduler_state_apply(&st, 2, 1, true, &own));
+	ck_assert_uint_eq(st.bad_streak, 1);
+	ck_assert(scheduler_state_apply(&st, 2, 1, true, &said));
+	ck_assert_int_eq(st.counted, PROBE_UNKNOWN);
+	ck_assert_str_eq(st.counted_reason, "UNKNOWN - bad option");
+	ck_assert(st.settled);
+	/* Failing: crit after unknown is a change at once, and back. */
+	ck_assert(scheduler_state_apply(&st, 2, 1, true, &bad));
+	ck_assert_int_eq(st.counted, PROBE_CRIT);
+	ck_assert(scheduler_state_apply(&st, 2, 1, true, &said));
+	ck_assert_int_eq(st.counted, PROBE_UNKNOWN);
+	ck_assert(!scheduler_state_apply(&st, 2, 1, true, &own));
+	ck_assert_int_eq(st.counted, PROBE_UNKNOWN);
+	ck_assert(scheduler_state_apply(&st, 2, 1, true, &good));
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	/* Every unknown run is shown, counted or not: three and two. */
+	ck_assert_uint_eq(st.runs[PROBE_UNKNOWN], 5);
 }
 END_TEST
 
@@ -382,6 +442,91 @@ START_TEST(unknown_runs_over_the_loop)
 }
 END_TEST
 
+/*
+ * Runs a new probe of pc on env's loop over the results r[0..n-1], with
+ * stderr (the log) in dir/log; returns that file's path.
+ */
+static char *
+run_logged(const struct probe_conf *pc, const struct probe_env *env,
+    const enum probe_result *r, int n, struct seen *s, struct probe **pp,
+    const char *dir)
+{
+	char	*log;
+	int	 fd, saved, i;
+
+	log = tu_write(dir, "log", "", 0);
+	memset(s, 0, sizeof(*s));
+	for (nscript = 0, i = 0; i < n; i++)
+		script[nscript++] = r[i];
+	next_run = 0;
+	hang = false;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	fd = open(log, O_WRONLY | O_TRUNC);
+	ck_assert(fd != -1 && saved != -1);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	*pp = scheduler_probe_new(pc, env, ran, s);
+	ck_assert_ptr_nonnull(*pp);
+	scheduler_probe_start(*pp);
+	run_until(env->base, s, n);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	return log;
+}
+
+/*
+ * The check's own unknown over the loop: with on_unknown = ignore, one
+ * warning as the probe turns unknown, with its reason, and a notice when
+ * a run says something again, nothing counted; with on_unknown = down,
+ * it counts as unknown at once (fall 1), logged at warning.
+ */
+START_TEST(check_unknown_over_the_loop)
+{
+	static const enum probe_result	r[] = { PROBE_OK, PROBE_UNKNOWN,
+		PROBE_UNKNOWN, PROBE_UNKNOWN, PROBE_OK, PROBE_OK };
+	struct event_base	*base = event_base_new();
+	struct probe_env	 env = { base, NULL, "/proc" };
+	struct probe_conf	 pc = conf(10, 5, 1, 1);
+	const struct probe_state *st;
+	struct probe		*p;
+	struct seen		 s;
+	char			*dir = tu_tmpdir(), *log;
+
+	check_said = true;
+	log = run_logged(&pc, &env, r, 6, &s, &p, dir);
+	st = scheduler_probe_state(p);
+	ck_assert_int_eq(s.changes, 0);
+	ck_assert_int_eq(st->counted, PROBE_OK);
+	ck_assert_uint_eq(st->runs[PROBE_UNKNOWN], 3);
+	ck_assert_int_eq(count_lines(log, "warning: probe t: unknown "
+	    "(on_unknown = ignore: not counted): run 2: unknown"), 1);
+	ck_assert_int_eq(count_lines(log, "notice: probe t: no longer "
+	    "unknown (ok): run 5: ok"), 1);
+	ck_assert_int_eq(count_lines(log, "unknown"), 2);
+	scheduler_probe_free(p);
+	free(log);
+
+	pc.on_unknown.kind = REACT_DOWN;
+	log = run_logged(&pc, &env, r, 6, &s, &p, dir);
+	st = scheduler_probe_state(p);
+	ck_assert_int_eq(s.changes, 2);		/* unknown, then ok again */
+	ck_assert_int_eq(st->counted, PROBE_OK);
+	ck_assert_int_eq(count_lines(log, "warning: probe t: unknown: run 2: "
+	    "unknown"), 1);
+	ck_assert_int_eq(count_lines(log, "notice: probe t: ok again (run 5: "
+	    "ok)"), 1);
+	ck_assert_int_eq(count_lines(log, "unknown"), 1);
+	scheduler_probe_free(p);
+	free(log);
+	check_said = false;
+	event_base_free(base);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -395,7 +540,9 @@ main(void)
 	tcase_add_test(tc, apply_defaults_immediate);
 	tcase_add_test(tc, settled_needs_evidence);
 	tcase_add_test(tc, unknown_changes_nothing);
+	tcase_add_test(tc, check_unknown_counts_when_on_unknown_does);
 	tcase_add_test(tc, unknown_runs_over_the_loop);
+	tcase_add_test(tc, check_unknown_over_the_loop);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -6,10 +6,13 @@
 #define LBAGENT_PROBE_RESULT_H
 
 /*
- * PROBE_UNKNOWN: lbagent itself could not run the check (out of
- * descriptors, memory, processes or threads). Such a run is shown and
- * counted apart, but says nothing about the service: it never counts
- * towards fall or rise, nor as what the probe counts as.
+ * PROBE_UNKNOWN, of two kinds that are shown alike (unknown, 3) and told
+ * apart by the run's outcome (from_check): lbagent itself could not run
+ * the check (out of descriptors, memory, processes or threads), which
+ * says nothing about the service and never counts towards fall or rise,
+ * nor as what the probe counts as; or the check said it cannot tell (a
+ * monitoring plugin's exit 3, another code, a signal), which counts as
+ * the probe's on_unknown says (by default it does not).
  */
 enum probe_result {
 	PROBE_OK,

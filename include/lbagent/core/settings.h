@@ -120,6 +120,7 @@ struct probe_conf {
 	uint64_t		 interval_ms;
 	uint64_t		 timeout_ms;
 	struct reaction		 on_warn, on_crit;
+	struct reaction		 on_unknown;	/* the check's own unknown */
 	uint64_t		 fall, rise;
 	/*
 	 * Its lines as written, in order ("key=value\n"): two probes with

@@ -56,9 +56,12 @@ const struct probe_state *scheduler_probe_state(const struct probe *);
 
 /*
  * fall/rise over one outcome; exposed for unit tests. Returns true when
- * what the probe counts as changed.
+ * what the probe counts as changed. unknown_counts: the check's own
+ * unknown (from_check) is a bad run (on_unknown is not ignore); any other
+ * unknown never counts.
  */
 bool		 scheduler_state_apply(struct probe_state *, uint64_t fall,
-		    uint64_t rise, const struct probe_outcome *);
+		    uint64_t rise, bool unknown_counts,
+		    const struct probe_outcome *);
 
 #endif

@@ -45,11 +45,21 @@ struct probe_key_doc {
 	bool		 repeatable;	/* may be given more than once (header) */
 };
 
+/* The longest unit a value carries ("ms", "KB"). */
+#define PROBE_UNIT_MAX		2
+
 /* The outcome of one run. */
 struct probe_outcome {
 	enum probe_result	result;
 	char			reason[PROBE_REASON_MAX + 1];	/* sanitized */
 	double			value;		/* NAN when the kind measured none */
+	/*
+	 * An unknown the checked thing itself reported (a plugin's exit 3):
+	 * it counts as on_unknown says. Otherwise an unknown is lbagent's
+	 * own trouble, which never counts.
+	 */
+	bool			from_check;
+	char			unit[PROBE_UNIT_MAX + 1];	/* its unit */
 };
 
 /*
@@ -110,6 +120,14 @@ struct probe_ops {
  */
 void	probe_report(struct probe_run *run, enum probe_result result,
 	    double value, const char *fmt, ...) LOG_PRINTF(4, 5);
+/*
+ * What the checked program itself said, as the exec kind reads it: the
+ * result may be PROBE_UNKNOWN from the check (from_check), and the value
+ * comes with its unit (NULL: the kind's).
+ */
+void	probe_report_check(struct probe_run *run, enum probe_result result,
+	    double value, const char *unit, const char *fmt, ...)
+	    LOG_PRINTF(5, 6);
 /*
  * A failed call of the kind probe_errno_local() judges: "<fmt>: <strerror>
  * (lbagent out of descriptors)" as unknown when err is lbagent's own
