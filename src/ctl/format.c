@@ -86,6 +86,8 @@ format_value(char *buf, size_t size, double v)
 {
 	if (fabs(v) < 1e15 && v == floor(v))
 		snprintf(buf, size, "%.0f", v);
+	else if (fabs(v) < 1)		/* 0.65, a plugin's 0.000164 s */
+		snprintf(buf, size, "%.3g", v);
 	else if (fabs(v) < 1e15)
 		snprintf(buf, size, "%.2f", v);
 	else
@@ -397,33 +399,13 @@ markers(struct out *o, const json_t *svc)
 	}
 }
 
-/*
- * The unit of a probe's value: the daemon's, when it gives one (a plugin's
- * perfdata), else the one its kind implies. http's value is the latency
- * unless a JSON field's number stands in for it: only a status or body
- * verdict says for sure that it is the latency.
- */
+/* The unit of a probe's last value, as the daemon gives it ("" none). */
 static const char *
-value_unit(const json_t *p, const json_t *last)
+value_unit(const json_t *last)
 {
-	const char	*type = str(p, "type"), *reason = str(last, "reason");
-	const char	*u;
+	const char	*u = json_string_value(json_object_get(last, "unit"));
 
-	if ((u = json_string_value(json_object_get(last, "unit"))) != NULL ||
-	    (u = json_string_value(json_object_get(p, "unit"))) != NULL)
-		return u;
-	if (strcmp(type, "disk") == 0 || strcmp(type, "inodes") == 0 ||
-	    strcmp(type, "memory") == 0 || strcmp(type, "swap") == 0 ||
-	    strcmp(type, "cpu") == 0)
-		return "%";
-	if (strcmp(type, "file") == 0)
-		return "s";	/* its age */
-	if (strcmp(type, "tcp") == 0)
-		return "ms";
-	if (strcmp(type, "http") == 0 && (strncmp(reason, "HTTP ", 5) == 0 ||
-	    strncmp(reason, "body lacks", 10) == 0))
-		return "ms";
-	return "";	/* load: per CPU; a count; unknown */
+	return u != NULL ? u : "";
 }
 
 /* A value with its unit: "86.25%", "12 ms", "0.5". */
@@ -474,7 +456,7 @@ probes(struct out *o, const json_t *svc)
 			clean(reason, sizeof(reason), str(last, "reason"));
 			if (num(last, "value", &v))
 				format_value_unit(value, sizeof(value), v,
-				    value_unit(p, last));
+				    value_unit(last));
 			if (num(last, "ago_s", &v)) {
 				format_age(ago, sizeof(ago), v);
 				strncat(ago, " ago", sizeof(ago) - strlen(ago) - 1);

@@ -632,26 +632,27 @@ head(struct buf *b, const char *name, const char *type, const char *help)
 }
 
 /*
- * The factor to a probe's value in base units: a kind's milliseconds are
- * seconds and its percentages a ratio. An http probe with a JSON field
- * and warn/crit measures that field's number, not its latency.
+ * The factor to a value in unit to base units: seconds, a ratio for
+ * percentages, bytes (the monitoring plugins' KB and MB are 1024 and
+ * 1024^2, as check_disk counts them). Units without a base (a count,
+ * "c", none) stay as they are.
  */
 static double
-value_scale(const struct probe_conf *pc)
+value_scale(const char *unit)
 {
-	const char	*unit = pc->ops->unit != NULL ? pc->ops->unit : "";
-	const char	*sig = pc->signature != NULL ? pc->signature : "";
+	static const struct {
+		const char	*unit;
+		double		 factor;
+	} scale[] = {
+		{ "ms", 1e-3 }, { "us", 1e-6 }, { "%", 0.01 },
+		{ "KB", 1024.0 }, { "MB", 1048576.0 },
+		{ "GB", 1073741824.0 }, { "TB", 1099511627776.0 },
+	};
+	size_t	i;
 
-	if (strcmp(pc->ops->name, "http") == 0 &&
-	    (strncmp(sig, "json_field=", 11) == 0 ||
-	    strstr(sig, "\njson_field=") != NULL) &&
-	    strncmp(sig, "expect_value=", 13) != 0 &&
-	    strstr(sig, "\nexpect_value=") == NULL)
-		return 1.0;
-	if (strcmp(unit, "ms") == 0)
-		return 0.001;
-	if (strcmp(unit, "%") == 0)
-		return 0.01;
+	for (i = 0; i < sizeof(scale) / sizeof(scale[0]); i++)
+		if (strcmp(unit, scale[i].unit) == 0)
+			return scale[i].factor;
 	return 1.0;
 }
 
@@ -802,8 +803,10 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 	    "latest run measured, in base units: seconds for http and tcp "
 	    "latency and for a file's age, a ratio 0 to 1 for disk, inodes, "
 	    "memory, swap and cpu use, the load per CPU, the number of "
-	    "processes, an http probe's JSON field as it is (absent for "
-	    "probes that measure nothing).");
+	    "processes, an http probe's JSON field as it is, an exec "
+	    "plugin's first performance value in seconds, bytes or a ratio "
+	    "for its units s, ms, us, B, KB, MB, GB, TB (1024s), % (absent "
+	    "for probes that measure nothing).");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (j = 0; j < v.nprobes; j++) {
@@ -817,7 +820,7 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			put(&b, "lbagent_probe_value{probe=\"%s\","
 			    "service=\"%s\"} %.15g\n", label(pc->name, pr,
 			    sizeof(pr)), svc_label(v.name, sv, sizeof(sv)),
-			    st->last.value * value_scale(pc));
+			    st->last.value * value_scale(st->last.unit));
 		}
 	}
 	head(&b, "lbagent_probe_last_result", "gauge", "The probe's latest "

@@ -51,6 +51,7 @@ struct http_conf {
 struct verdict {
 	enum probe_result	result;
 	double			value;
+	const char		*unit;	/* of value: NULL the latency's, ms */
 	char			reason[PROBE_REASON_MAX + 1];
 };
 
@@ -423,6 +424,7 @@ verdict(struct verdict *v, enum probe_result result, double value,
 
 	v->result = result;
 	v->value = value;
+	v->unit = NULL;
 	va_start(ap, fmt);
 	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
 	va_end(ap);
@@ -550,6 +552,7 @@ json_judge(const struct http_conf *c, const struct curl_probe *cp,
 			    x, c->warn);
 		else
 			verdict(v, PROBE_OK, x, "%s %.15g", name, x);
+		v->unit = "";	/* the field's number, not a latency */
 	}
 	json_decref(root);
 }
@@ -634,7 +637,7 @@ http_done(CURL *easy, CURLcode rc, void *arg)
 	http_judge(run->conf, cp, rc, &v);
 	run->data = NULL;
 	curl_probe_free(cp);
-	probe_report(run, v.result, v.value, "%s", v.reason);
+	probe_report_unit(run, v.result, v.value, v.unit, "%s", v.reason);
 }
 
 static void

@@ -92,6 +92,17 @@ probe_report(struct probe_run *run, enum probe_result result, double value,
 }
 
 void
+probe_report_unit(struct probe_run *run, enum probe_result result,
+    double value, const char *unit, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	report(run, result, false, value, unit, fmt, ap);
+	va_end(ap);
+}
+
+void
 probe_report_check(struct probe_run *run, enum probe_result result,
     double value, const char *unit, const char *fmt, ...)
 {

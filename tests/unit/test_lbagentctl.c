@@ -1318,7 +1318,7 @@ START_TEST(format_replies)
 }
 END_TEST
 
-/* The value column with units: the daemon's, else the kind's. */
+/* The value column with the units the daemon gives. */
 START_TEST(format_units)
 {
 	json_t	*root = fixture("status_detail.json");
@@ -1331,32 +1331,40 @@ START_TEST(format_units)
 	    "settled", 1, "last", "result", "ok", "reason", "OK", "value", 0.25,
 	    "ago_s", 1.0, "duration_ms", 3, "unit", "s"));
 	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
-	    "s:f, s:f, s:i}}", "name", "api", "type", "http", "counted", "ok",
+	    "s:f, s:f, s:i, s:s}}", "name", "tcp-plugin", "type", "exec",
+	    "counted", "ok", "settled", 1, "last", "result", "ok", "reason",
+	    "TCP OK", "value", 0.000164, "ago_s", 1.0, "duration_ms", 3, "unit",
+	    "s"));
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
+	    "s:f, s:f, s:i, s:s}}", "name", "api", "type", "http", "counted", "ok",
 	    "settled", 1, "last", "result", "ok", "reason", "HTTP 200 in 12ms",
-	    "value", 12.4, "ago_s", 1.0, "duration_ms", 13));
+	    "value", 12.4, "ago_s", 1.0, "duration_ms", 13, "unit", "ms"));
 	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
-	    "s:f, s:f, s:i}}", "name", "queue", "type", "http", "counted", "ok",
-	    "settled", 1, "last", "result", "ok", "reason", "messages 7", "value",
-	    7.0, "ago_s", 1.0, "duration_ms", 13));
+	    "s:f, s:f, s:i, s:s}}", "name", "queue", "type", "http", "counted",
+	    "ok", "settled", 1, "last", "result", "ok", "reason", "messages 7",
+	    "value", 7.0, "ago_s", 1.0, "duration_ms", 13, "unit", ""));
 	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
-	    "s:f, s:f, s:i}}", "name", "load", "type", "load", "counted", "ok",
+	    "s:f, s:f, s:i, s:s}}", "name", "load", "type", "load", "counted", "ok",
 	    "settled", 1, "last", "result", "ok", "reason", "load 0.5 per CPU",
-	    "value", 0.5, "ago_s", 1.0, "duration_ms", 0));
+	    "value", 0.5, "ago_s", 1.0, "duration_ms", 0, "unit", ""));
 	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
-	    "s:f, s:f, s:i}}", "name", "fresh", "type", "file", "counted", "ok",
+	    "s:f, s:f, s:i, s:s}}", "name", "fresh", "type", "file", "counted", "ok",
 	    "settled", 1, "last", "result", "ok", "reason", "modified 3s ago",
-	    "value", 3.02, "ago_s", 1.0, "duration_ms", 0));
+	    "value", 3.02, "ago_s", 1.0, "duration_ms", 0, "unit", "s"));
 	t = format(root, "");
 	check_text(t);
 	ck_assert_msg(strstr(t, "    plugin       exec     ok         0.25 s  "
 	    "1s ago") != NULL, "%s", t);
+	/* check_tcp's time: not rounded away to 0.00. */
+	ck_assert_msg(strstr(t, "    tcp-plugin   exec     ok     0.000164 s  "
+	    "1s ago") != NULL, "%s", t);
 	ck_assert_ptr_nonnull(strstr(t, "    api          http     ok       "
 	    "12.40 ms  1s ago"));
-	/* A JSON field's number has no unit lbagentctl could know. */
+	/* A JSON field's number: the daemon gives no unit. */
 	ck_assert_ptr_nonnull(strstr(t, "    queue        http     ok           "
 	    "   7  1s ago"));
 	ck_assert_ptr_nonnull(strstr(t, "    load         load     ok           "
-	    "0.50  1s ago"));
+	    " 0.5  1s ago"));
 	ck_assert_ptr_nonnull(strstr(t, "    fresh        file     ok         "
 	    "3.02 s  1s ago"));
 	free(t);

@@ -120,6 +120,10 @@ struct probe_ops {
  */
 void	probe_report(struct probe_run *run, enum probe_result result,
 	    double value, const char *fmt, ...) LOG_PRINTF(4, 5);
+/* As probe_report, with the value's unit when not the kind's ("": none). */
+void	probe_report_unit(struct probe_run *run, enum probe_result result,
+	    double value, const char *unit, const char *fmt, ...)
+	    LOG_PRINTF(5, 6);
 /*
  * What the checked program itself said, as the exec kind reads it: the
  * result may be PROBE_UNKNOWN from the check (from_check), and the value
