@@ -384,13 +384,11 @@ cmd_check(struct ctl *c)
 {
 	struct config_errors	 errs;
 	struct config		*cfg;
-	size_t			 i;
 	bool			 ok;
 
 	/* Exactly what lbagent -c prints, for the same file. */
 	cfg = config_load(c->config_path, &errs);
-	for (i = 0; i < errs.count; i++)
-		printf("%s\n", errs.lines[i]);
+	config_errors_print(stdout, &errs);
 	ok = cfg != NULL;
 	if (ok)
 		printf("configuration OK\n");

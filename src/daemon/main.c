@@ -152,7 +152,10 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	systemd_reloading();
 	log_notice("SIGHUP: reloading %s", d->cfg->path);
-	if ((cfg = config_load(d->cfg->path, &errs)) == NULL) {
+	cfg = config_load(d->cfg->path, &errs);
+	for (i = 0; i < errs.nwarnings; i++)
+		log_warnx("%s", errs.warnings[i]);
+	if (cfg == NULL) {
 		for (i = 0; i < errs.count; i++)
 			log_errx("%s", errs.lines[i]);
 		log_errx("reload failed: keeping the running configuration");
@@ -237,8 +240,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check) {
-		for (i = 0; i < errs.count; i++)
-			printf("%s\n", errs.lines[i]);
+		config_errors_print(stdout, &errs);
 		if (lbd.cfg != NULL)
 			printf("configuration OK\n");
 		config_errors_free(&errs);
@@ -246,6 +248,9 @@ main(int argc, char *argv[])
 		return lbd.cfg != NULL ? 0 : 1;
 	}
 	log_init("lbagent");
+	/* What -c warns of, the log says at each start. */
+	for (i = 0; i < errs.nwarnings; i++)
+		log_warnx("%s", errs.warnings[i]);
 	if (lbd.cfg == NULL) {
 		for (i = 0; i < errs.count; i++)
 			log_errx("%s", errs.lines[i]);
