@@ -19,7 +19,7 @@ struct disk_conf {
 	char			*path;
 	struct sys_limit	 warn;
 	struct sys_limit	 crit;
-	char			 why[96];	/* a message made for the value */
+	char			 why[96];	/* made for a bad value */
 };
 
 /* One statvfs: filled on the worker, read by disk_done on the loop. */
