@@ -136,22 +136,20 @@ reload_outcome_free(struct daemon *dd)
 }
 
 /*
- * SIGHUP: a new configuration, or none. Any error keeps the running one
- * and says why; a good one is swapped in without closing the ports that
- * stay, and probes and services that stay keep their state.
+ * A reload (SIGHUP, or POST /reload on a unix socket): a new
+ * configuration, or none. Any error keeps the running one and says why; a
+ * good one is swapped in without closing the ports that stay, and probes
+ * and services that stay keep their state.
  */
 static void
-hup_cb(evutil_socket_t sig, short what, void *arg)
+reload(struct daemon *d, const char *by)
 {
-	struct daemon		*d = arg;
 	struct config_errors	 errs;
 	struct config		*cfg;
 	size_t			 i;
 
-	(void)sig;
-	(void)what;
 	systemd_reloading();
-	log_notice("SIGHUP: reloading %s", d->cfg->path);
+	log_notice("%s: reloading %s", by, d->cfg->path);
 	cfg = config_load(d->cfg->path, &errs);
 	for (i = 0; i < errs.nwarnings; i++)
 		log_warnx("%s", errs.warnings[i]);
@@ -180,6 +178,21 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	reload_outcome(d, true, NULL);
 	log_notice("reloaded %s", cfg->path);
 	systemd_ready();
+}
+
+static void
+hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	reload(arg, "SIGHUP");
+}
+
+/* The API calls it from the loop, after the request's reply is queued. */
+static void
+api_reload_cb(void *arg)
+{
+	reload(arg, "POST /reload");
 }
 
 int
@@ -301,6 +314,7 @@ main(int argc, char *argv[])
 	    lbd.sockets.nhttp);
 	if (lbd.http == NULL)
 		goto out;
+	http_api_on_reload(lbd.http, api_reload_cb, &lbd);
 	sigs[0] = evsignal_new(lbd.base, SIGTERM, stop_cb, lbd.base);
 	sigs[1] = evsignal_new(lbd.base, SIGINT, stop_cb, lbd.base);
 	sigs[2] = evsignal_new(lbd.base, SIGHUP, hup_cb, &lbd);
