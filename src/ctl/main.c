@@ -732,9 +732,10 @@ cmd_reload(struct ctl *c)
 			break;
 		if (now_s() >= deadline) {
 			errx_("%s, but it did not report a reload within "
-			    "%gs%s%s", how, c->o->timeout_s, root == NULL ? ": " : "",
-			    root == NULL ? err : " (its log says why; a "
-			    "version without reload only logs the signal)");
+			    "%gs%s%s", how, c->o->timeout_s,
+			    root == NULL ? ": " : "", root == NULL ? err :
+			    " (its log says why; a version without reload only "
+			    "logs the signal)");
 			goto out;
 		}
 	}

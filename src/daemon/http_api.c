@@ -88,7 +88,7 @@ struct http_api {
 	bool				 paused;
 	bool				 starved;	/* out of descriptors; logged once */
 	struct event			*resume_ev;
-	struct event			*reload_ev;	/* POST /reload: runs reload_cb */
+	struct event			*reload_ev;	/* runs reload_cb */
 	void				(*reload_cb)(void *);
 	void				*reload_arg;
 	struct log_limit		 accept_limit;
