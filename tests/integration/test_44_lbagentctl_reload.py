@@ -12,7 +12,8 @@
   reloads; GET /reload is 405 with Allow: POST;
 - lbagentctl reload by a user who may use the socket but cannot signal the
   daemon (uid nobody, gid root, while lbagent runs as root): it asks over
-  the socket, and the reload happens."""
+  the socket, and the reload happens; over TCP with the token it signals
+  lbagent as before."""
 
 import json
 import os
@@ -114,6 +115,17 @@ def main():
     h.wait_until(lb.ask, h.probe_bound_s(200, 100), "up 25% after POST /reload",
                  ok=lambda r: r.startswith(b"up 25%"))
 
+    h.section("lbagentctl reload over TCP with the token: it signals lbagent, as before")
+    with open(lb.config_path, "w") as f:
+        f.write(lb._render(config("60%")))
+    n, mark = reloads(), lb.log_mark()
+    rc, out, err = ctl("-f", lb.config_path, "-s", f"127.0.0.1:{port}", "reload")
+    h.expect(rc == 0 and "reloaded" in out, f"reload over TCP: exit {rc}\n{out}\n{err}")
+    h.expect_equal(reloads(), n + 1, "one reload")
+    h.expect("SIGHUP: reloading" in lb.log_since(mark), "by the signal")
+    h.wait_until(lb.ask, h.probe_bound_s(200, 100), "up 60% after the signal",
+                 ok=lambda r: r.startswith(b"up 60%"))
+
     h.section("lbagentctl reload over the socket, by a user who cannot signal lbagent")
     setpriv = shutil.which("setpriv")
     if setpriv is None or os.geteuid() != 0:
@@ -127,10 +139,12 @@ def main():
     with open(lb.config_path, "w") as f:
         f.write(lb._render(config("75%")))
     n = reloads()
+    mark = lb.log_mark()
     rc, out, err = ctl("-f", lb.config_path, "reload", launcher=as_member)
     h.expect(rc == 0 and "reloaded" in out,
              f"reload as nobody with group root: exit {rc}\n{out}\n{err}")
     h.expect_equal(reloads(), n + 1, "one reload")
+    h.expect("POST /reload: reloading" in lb.log_since(mark), "asked over the socket")
     h.wait_until(lb.ask, h.probe_bound_s(200, 100), "up 75% after lbagentctl reload",
                  ok=lambda r: r.startswith(b"up 75%"))
 
