@@ -196,9 +196,10 @@ unix_failure(const struct ctl_addr *a, char *err, size_t errsize)
 	return CTL_HTTP_NOT_RUNNING;
 }
 
-enum ctl_http_result
-ctl_http_get(const struct ctl_addr *a, const char *token, const char *path,
-    long *status, char **body, char *err, size_t errsize)
+/* One request, GET or POST (without a body). */
+static enum ctl_http_result
+request(const struct ctl_addr *a, const char *token, bool post,
+    const char *path, long *status, char **body, char *err, size_t errsize)
 {
 	char			 url[256], errbuf[CURL_ERROR_SIZE];
 	char			*auth = NULL;
@@ -217,6 +218,10 @@ ctl_http_get(const struct ctl_addr *a, const char *token, const char *path,
 		return CTL_HTTP_ERROR;
 	}
 	curl_easy_setopt(e, CURLOPT_URL, url);
+	if (post) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+	}
 	if (a->unix_path[0] != '\0')
 		curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, a->unix_path);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -288,6 +293,20 @@ out:
 	free(b.buf);
 	curl_easy_cleanup(e);
 	return r;
+}
+
+enum ctl_http_result
+ctl_http_get(const struct ctl_addr *a, const char *token, const char *path,
+    long *status, char **body, char *err, size_t errsize)
+{
+	return request(a, token, false, path, status, body, err, errsize);
+}
+
+enum ctl_http_result
+ctl_http_post(const struct ctl_addr *a, const char *token, const char *path,
+    long *status, char **body, char *err, size_t errsize)
+{
+	return request(a, token, true, path, status, body, err, errsize);
 }
 
 char *

@@ -424,13 +424,11 @@ cmd_check(struct ctl *c)
 {
 	struct config_errors	 errs;
 	struct config		*cfg;
-	size_t			 i;
 	bool			 ok;
 
 	/* Exactly what lbagent -c prints, for the same file. */
 	cfg = config_load(c->config_path, &errs);
-	for (i = 0; i < errs.count; i++)
-		printf("%s\n", errs.lines[i]);
+	config_errors_print(stdout, &errs);
 	ok = cfg != NULL;
 	if (ok)
 		printf("configuration OK\n");
@@ -695,6 +693,39 @@ is_lbagent(long pid)
 	return ok;
 }
 
+/*
+ * Asks for the reload on c->addr, a unix socket: whoever may use it may
+ * reload, even when not allowed to signal lbagent. 1 when lbagent took
+ * it, 0 when it has no POST /reload (an older version: signal it), -1
+ * when not (reported).
+ */
+static int
+ask_reload(struct ctl *c)
+{
+	char			 err[ERR_MAX], *body = NULL;
+	const json_t		*msg;
+	json_t			*doc;
+	long			 status;
+	enum ctl_http_result	 r;
+
+	r = ctl_http_post(c->addr, NULL, "/reload", &status, &body, err,
+	    sizeof(err));
+	if (r != CTL_HTTP_OK) {
+		report_unreachable(c, r, err);
+		return -1;
+	}
+	doc = json_loads(body, 0, NULL);
+	free(body);
+	if (status != 202 && status != 404 && status != 405) {
+		msg = json_object_get(doc, "error");
+		errx_("%s answered POST /reload with HTTP %ld%s%s",
+		    c->addr->text, status, json_is_string(msg) ? ": " : "",
+		    json_is_string(msg) ? json_string_value(msg) : "");
+	}
+	json_decref(doc);
+	return status == 202 ? 1 : status == 404 || status == 405 ? 0 : -1;
+}
+
 static int
 cmd_reload(struct ctl *c)
 {
@@ -702,7 +733,8 @@ cmd_reload(struct ctl *c)
 	const json_t	*lr, *e;
 	double		 deadline, before, after, pid;
 	size_t		 i;
-	int		 rc = CTL_EXIT_FAIL;
+	int		 rc = CTL_EXIT_FAIL, asked = 0;
+	char		 how[ERR_MAX];
 
 	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED_QUIET) ==
 	    -1 || setup_addresses(c) == -1 || (root = status_once(c)) == NULL)
@@ -715,12 +747,17 @@ cmd_reload(struct ctl *c)
 	}
 	before = json_number_value(json_object_get(root, "reloads"));
 	pid = json_number_value(json_object_get(root, "pid"));
-	if (pid < 2 || pid > 1 << 30 || !is_lbagent((long)pid)) {
+	snprintf(how, sizeof(how), "sent SIGHUP to lbagent (pid %.0f)", pid);
+	if (c->addr->unix_path[0] != '\0' && (asked = ask_reload(c)) == -1)
+		goto out;
+	if (asked)
+		snprintf(how, sizeof(how), "asked lbagent on %s to reload",
+		    c->addr->text);
+	else if (pid < 2 || pid > 1 << 30 || !is_lbagent((long)pid)) {
 		errx_("pid %.0f from lbagent's status is not an lbagent process "
 		    "here (another pid namespace?): not signalling it", pid);
 		goto out;
-	}
-	if (kill((pid_t)pid, SIGHUP) == -1) {
+	} else if (kill((pid_t)pid, SIGHUP) == -1) {
 		errx_("cannot signal lbagent (pid %.0f): %s", pid,
 		    strerror(errno));
 		goto out;
@@ -738,11 +775,11 @@ cmd_reload(struct ctl *c)
 		    "reloads"))) > before)
 			break;
 		if (now_s() >= deadline) {
-			errx_("sent SIGHUP to lbagent (pid %.0f), but it did not "
-			    "report a reload within %gs%s%s", pid,
-			    c->o->timeout_s, root == NULL ? ": " : "",
-			    root == NULL ? err : " (its log says why; a "
-			    "version without reload only logs the signal)");
+			errx_("%s, but it did not report a reload within "
+			    "%gs%s%s", how, c->o->timeout_s,
+			    root == NULL ? ": " : "", root == NULL ? err :
+			    " (its log says why; a version without reload only "
+			    "logs the signal)");
 			goto out;
 		}
 	}

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <unistd.h>
 
@@ -20,11 +21,13 @@
 #include <ini.h>
 
 #include "lbagent/core/addr.h"
+#include "lbagent/core/argv.h"
 #include "lbagent/core/name.h"
 #include "lbagent/core/redact.h"
 #include "lbagent/core/units.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/fetch.h"
+#include "lbagent/daemon/http_api.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/state.h"
 #include "lbagent/probes/probe.h"
@@ -354,6 +357,30 @@ add_error(struct config_errors *errs, const char *path, unsigned line,
 	errs->at = at;
 	errs->at[errs->count] = line;
 	errs->lines[errs->count++] = full;
+}
+
+static void
+add_warning(struct config_errors *errs, const char *path, unsigned line,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* As add_error, into the warnings: the same quoting, "warning: " first. */
+static void
+add_warning(struct config_errors *errs, const char *path, unsigned line,
+    const char *fmt, ...)
+{
+	struct config_errors	w = { .lines = errs->warnings,
+				    .at = errs->warning_at,
+				    .count = errs->nwarnings };
+	char			msg[512];
+	va_list			ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	add_error(&w, path, line, "warning: %s", msg);
+	errs->warnings = w.lines;
+	errs->warning_at = w.at;
+	errs->nwarnings = w.count;
 }
 
 static const char *
@@ -1343,6 +1370,107 @@ check_service_probes(struct parse *p)
 	}
 }
 
+/*
+ * What this host says of an exec probe: a program given by absolute path
+ * that is not here, and a user switch lbagent cannot make unless it runs
+ * as root. Both may be right where lbagent will run (another host, the
+ * program installed later, lbagent started as root): warnings.
+ */
+static void
+check_exec_host(struct parse *p, size_t section)
+{
+	const struct entry	*type = find_entry(p, section, "type");
+	const struct entry	*cmd = find_entry(p, section, "command");
+	const struct entry	*user = find_entry(p, section, "user");
+	const char		*why;
+	char			**argv;
+	struct stat		 st;
+
+	if (type == NULL || strcmp(type->value, "exec") != 0)
+		return;
+	if (cmd != NULL && argv_split(cmd->value, &argv, &why) != -1) {
+		if (argv[0][0] == '/' && stat(argv[0], &st) == -1)
+			add_warning(p->errs, p->path, cmd->line,
+			    "command: no %s on this host (%s); the probe is "
+			    "crit until there is", argv[0], strerror(errno));
+		else if (argv[0][0] == '/' && (!S_ISREG(st.st_mode) ||
+		    access(argv[0], X_OK) == -1))
+			add_warning(p->errs, p->path, cmd->line,
+			    "command: %s is not an executable file on this "
+			    "host; the probe is crit until it is", argv[0]);
+		argv_free(argv);
+	}
+	if (user != NULL && user->value[0] != '\0' && geteuid() != 0)
+		add_warning(p->errs, p->path, user->line,
+		    "user = %s needs lbagent to run as root, and it does not "
+		    "here (the packages' unit runs it as the user lbagent): "
+		    "the probe is crit, \"cannot run as user\"", user->value);
+}
+
+/*
+ * The [http] files: a token_file the daemon cannot read (it starts, but
+ * TCP callers get only the public /status), and a unix socket whose
+ * directory is not there (the packages make /run/lbagent; until it
+ * exists, lbagent cannot bind the socket and does not start).
+ */
+static void
+check_http_host(struct parse *p, size_t section)
+{
+	const struct config_http	*h = &p->cfg->http;
+	const struct entry		*e;
+	const char			*why, *what;
+	char				 token[HTTP_TOKEN_MAX + 1], dir[108];
+	char				*slash;
+	struct stat			 st;
+	size_t				 i;
+
+	if (h->token_file != NULL && http_api_token_read(h->token_file, token,
+	    &why) == -1) {
+		e = section != SIZE_MAX ? find_entry(p, section, "token_file") :
+		    NULL;
+		add_warning(p->errs, p->path, e != NULL ? e->line : 0,
+		    "token_file %s: %s; TCP callers would get only the public "
+		    "part of /status", h->token_file, why);
+	}
+	explicit_bzero(token, sizeof(token));
+	e = section != SIZE_MAX ? find_entry(p, section, "listen") : NULL;
+	for (i = 0; i < h->count; i++) {
+		if (!h->addr[i].is_unix)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", h->addr[i].path);
+		if ((slash = strrchr(dir, '/')) == NULL)
+			continue;
+		slash[slash == dir ? 1 : 0] = '\0';
+		if (stat(dir, &st) == -1)
+			what = errno == ENOENT ? "does not exist" :
+			    strerror(errno);
+		else if (!S_ISDIR(st.st_mode))
+			what = "is not a directory";
+		else
+			continue;
+		add_warning(p->errs, p->path, e != NULL ? e->line : 0,
+		    "listen: unix:%s: the directory %s %s on this host; "
+		    "lbagent cannot make the socket, and does not start, "
+		    "until it is there", h->addr[i].path, dir, what);
+	}
+}
+
+/*
+ * The checks of the file against this host, for lbagent -c and for the
+ * daemon at each start and reload: what would fail at run time that the
+ * file alone cannot tell.
+ */
+static void
+check_host(struct parse *p, size_t http)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nsections; i++)
+		if (!p->sections[i].bad && p->sections[i].kind == SEC_PROBE)
+			check_exec_host(p, i);
+	check_http_host(p, http);
+}
+
 /* Interprets every section now that all of them are known. */
 static void
 build(struct parse *p)
@@ -1415,7 +1543,7 @@ build(struct parse *p)
 		else if (p->sections[i].kind == SEC_SERVICE)
 			build_service(p, i, &cfg->services[cfg->nservices++]);
 	}
-	check_service_probes(p);
+	check_service_probes(p);	check_host(p, http);
 }
 
 static int
@@ -1604,6 +1732,16 @@ sort_errors(struct config_errors *errs)
 }
 
 static void
+sort_warnings(struct config_errors *errs)
+{
+	struct config_errors	w = { .lines = errs->warnings,
+				    .at = errs->warning_at,
+				    .count = errs->nwarnings };
+
+	sort_errors(&w);
+}
+
+static void
 parse_free(struct parse *p)
 {
 	size_t	i;
@@ -1647,6 +1785,7 @@ config_load(const char *path, struct config_errors *errs)
 	build(&p);
 	parse_free(&p);
 	sort_errors(errs);
+	sort_warnings(errs);
 	if (errs->count > 0) {
 		config_free(cfg);
 		return NULL;
@@ -1706,6 +1845,28 @@ config_errors_free(struct config_errors *errs)
 	errs->lines = NULL;
 	errs->at = NULL;
 	errs->count = 0;
+	for (i = 0; i < errs->nwarnings; i++)
+		free(errs->warnings[i]);
+	free(errs->warnings);
+	free(errs->warning_at);
+	errs->warnings = NULL;
+	errs->warning_at = NULL;
+	errs->nwarnings = 0;
+}
+
+void
+config_errors_print(FILE *fp, const struct config_errors *errs)
+{
+	size_t	e = 0, w = 0;
+
+	/* One list in file order; on one line, the error first. */
+	while (e < errs->count || w < errs->nwarnings) {
+		if (w == errs->nwarnings || (e < errs->count &&
+		    errs->at[e] <= errs->warning_at[w]))
+			fprintf(fp, "%s\n", errs->lines[e++]);
+		else
+			fprintf(fp, "%s\n", errs->warnings[w++]);
+	}
 }
 
 static void

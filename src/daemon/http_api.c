@@ -8,8 +8,9 @@
  * pause, not a spin, when accept() runs out of them. One request per
  * connection: every reply says "Connection: close". TCP callers need the
  * bearer token for the detail of /status; unix-socket callers have it
- * (the socket's permissions are the access control). Listening sockets
- * whose address stays are kept across reloads, with their connections.
+ * (the socket's permissions are the access control), and only they may
+ * POST /reload. Listening sockets whose address stays are kept across
+ * reloads, with their connections.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -88,6 +89,9 @@ struct http_api {
 	bool				 paused;
 	bool				 starved;	/* out of descriptors; logged once */
 	struct event			*resume_ev;
+	struct event			*reload_ev;	/* runs reload_cb */
+	void				(*reload_cb)(void *);
+	void				*reload_arg;
 	struct log_limit		 accept_limit;
 };
 
@@ -230,6 +234,37 @@ get_health(struct http_req *r, const char *name)
 	send_json(r, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", o, NULL);
 }
 
+/*
+ * POST /reload: the reload SIGHUP runs, from the loop once this reply is
+ * queued (never within the request). Only on a unix socket: its
+ * permissions are the access control, and the token lets TCP callers
+ * read, not act. Requests before the reload runs share it; the answer
+ * gives the count of reloads before it, which /status shows grown after.
+ */
+static void
+post_reload(struct http_req *r)
+{
+	struct http_api	*api = r->c->api;
+
+	if (strcmp(r->method, "POST") != 0) {
+		send_json(r, 405, "Method Not Allowed", json_pack("{s:s}",
+		    "error", "only POST"), "Allow: POST\r\n");
+		return;
+	}
+	if (!r->c->trusted) {
+		send_error(r, 403, "Forbidden", "reload is accepted on a unix "
+		    "socket of [http] listen only (or send lbagent SIGHUP)");
+		return;
+	}
+	if (api->reload_cb == NULL) {
+		send_error(r, 503, "Service Unavailable", "not ready to reload");
+		return;
+	}
+	event_active(api->reload_ev, EV_TIMEOUT, 0);
+	send_json(r, 202, "Accepted", json_pack("{s:s,s:I}", "reload",
+	    "scheduled", "reloads", (json_int_t)api->dm->reloads), NULL);
+}
+
 static void
 route(struct http_req *r)
 {
@@ -237,11 +272,6 @@ route(struct http_req *r)
 	const char		*path;
 	char			*name;
 
-	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0) {
-		send_json(r, 405, "Method Not Allowed", json_pack("{s:s}",
-		    "error", "only GET and HEAD"), "Allow: GET, HEAD\r\n");
-		return;
-	}
 	if ((uri = evhttp_uri_parse(r->target)) == NULL) {
 		send_error(r, 400, "Bad Request", "malformed request target");
 		return;
@@ -249,7 +279,12 @@ route(struct http_req *r)
 	path = evhttp_uri_get_path(uri);
 	if (path == NULL || path[0] == '\0')
 		path = "/";
-	if (strcmp(path, "/status") == 0)
+	if (strcmp(path, "/reload") == 0)
+		post_reload(r);
+	else if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0)
+		send_json(r, 405, "Method Not Allowed", json_pack("{s:s}",
+		    "error", "only GET and HEAD"), "Allow: GET, HEAD\r\n");
+	else if (strcmp(path, "/status") == 0)
 		get_status(r);
 	else if (strcmp(path, "/metrics") == 0)
 		get_metrics(r);
@@ -644,6 +679,17 @@ resume_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
+reload_fire(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_api	*api = arg;
+
+	(void)fd;
+	(void)what;
+	if (api->reload_cb != NULL)
+		api->reload_cb(api->reload_arg);
+}
+
+static void
 accept_error_cb(struct evconnlistener *ev, void *arg)
 {
 	struct http_api	*api = ((struct http_sock *)arg)->api;
@@ -968,7 +1014,9 @@ http_api_new(struct event_base *base, const struct config *cfg,
 	api->agent = agent;
 	api->dm = dm;
 	api->accept_limit.interval_ms = LOG_LIMIT_MS;
-	if ((api->resume_ev = evtimer_new(base, resume_cb, api)) == NULL) {
+	if ((api->resume_ev = evtimer_new(base, resume_cb, api)) == NULL ||
+	    (api->reload_ev = event_new(base, -1, 0, reload_fire, api)) ==
+	    NULL) {
 		log_errx("cannot start the http API");
 		goto fail;
 	}
@@ -1026,6 +1074,13 @@ http_api_reload(struct http_api *api, const struct config *cfg)
 }
 
 void
+http_api_on_reload(struct http_api *api, void (*cb)(void *), void *arg)
+{
+	api->reload_cb = cb;
+	api->reload_arg = arg;
+}
+
+void
 http_api_free(struct http_api *api)
 {
 	size_t	i;
@@ -1042,6 +1097,8 @@ http_api_free(struct http_api *api)
 		conn_close(api->conns);
 	if (api->resume_ev != NULL)
 		event_free(api->resume_ev);
+	if (api->reload_ev != NULL)
+		event_free(api->reload_ev);
 	explicit_bzero(api->token, sizeof(api->token));
 	free(api);
 }

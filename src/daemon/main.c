@@ -138,23 +138,24 @@ reload_outcome_free(struct daemon *dd)
 }
 
 /*
- * SIGHUP: a new configuration, or none. Any error keeps the running one
- * and says why; a good one is swapped in without closing the ports that
- * stay, and probes and services that stay keep their state.
+ * A reload (SIGHUP, or POST /reload on a unix socket): a new
+ * configuration, or none. Any error keeps the running one and says why; a
+ * good one is swapped in without closing the ports that stay, and probes
+ * and services that stay keep their state.
  */
 static void
-hup_cb(evutil_socket_t sig, short what, void *arg)
+reload(struct daemon *d, const char *by)
 {
-	struct daemon		*d = arg;
 	struct config_errors	 errs;
 	struct config		*cfg;
 	size_t			 i;
 
-	(void)sig;
-	(void)what;
 	systemd_reloading();
-	log_notice("SIGHUP: reloading %s", d->cfg->path);
-	if ((cfg = config_load(d->cfg->path, &errs)) == NULL) {
+	log_notice("%s: reloading %s", by, d->cfg->path);
+	cfg = config_load(d->cfg->path, &errs);
+	for (i = 0; i < errs.nwarnings; i++)
+		log_warnx("%s", errs.warnings[i]);
+	if (cfg == NULL) {
 		for (i = 0; i < errs.count; i++)
 			log_errx("%s", errs.lines[i]);
 		log_errx("reload failed: keeping the running configuration");
@@ -179,6 +180,21 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	reload_outcome(d, true, NULL);
 	log_notice("reloaded %s", cfg->path);
 	systemd_ready();
+}
+
+static void
+hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	reload(arg, "SIGHUP");
+}
+
+/* The API calls it from the loop, after the request's reply is queued. */
+static void
+api_reload_cb(void *arg)
+{
+	reload(arg, "POST /reload");
 }
 
 int
@@ -239,8 +255,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check) {
-		for (i = 0; i < errs.count; i++)
-			printf("%s\n", errs.lines[i]);
+		config_errors_print(stdout, &errs);
 		if (lbd.cfg != NULL)
 			printf("configuration OK\n");
 		config_errors_free(&errs);
@@ -248,6 +263,9 @@ main(int argc, char *argv[])
 		return lbd.cfg != NULL ? 0 : 1;
 	}
 	log_init("lbagent");
+	/* What -c warns of, the log says at each start. */
+	for (i = 0; i < errs.nwarnings; i++)
+		log_warnx("%s", errs.warnings[i]);
 	if (lbd.cfg == NULL) {
 		for (i = 0; i < errs.count; i++)
 			log_errx("%s", errs.lines[i]);
@@ -298,6 +316,7 @@ main(int argc, char *argv[])
 	    lbd.sockets.nhttp);
 	if (lbd.http == NULL)
 		goto out;
+	http_api_on_reload(lbd.http, api_reload_cb, &lbd);
 	sigs[0] = evsignal_new(lbd.base, SIGTERM, stop_cb, lbd.base);
 	sigs[1] = evsignal_new(lbd.base, SIGINT, stop_cb, lbd.base);
 	sigs[2] = evsignal_new(lbd.base, SIGHUP, hup_cb, &lbd);

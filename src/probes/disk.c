@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -18,6 +19,7 @@ struct disk_conf {
 	char			*path;
 	struct sys_limit	 warn;
 	struct sys_limit	 crit;
+	char			 why[96];	/* made for a bad value */
 };
 
 /* One statvfs: filled on the worker, read by disk_done on the loop. */
@@ -93,8 +95,20 @@ disk_conf_set(void *conf, const char *key, const char *value,
 		return -1;
 	}
 	/* Inodes have no size to speak of: percentages only. */
-	return c->inodes ? sysprobe_limit_pct(value, l, why) :
-	    sysprobe_limit_pct_or_free(value, l, why);
+	if (c->inodes)
+		return sysprobe_limit_pct(value, l, why);
+	/*
+	 * A bare number is bytes free; one up to 100 was meant as a
+	 * percentage (else "crit must be below warn" would be all it says).
+	 */
+	if (value[0] != '\0' && value[strspn(value, "0123456789")] == '\0' &&
+	    strlen(value) <= 3 && atoi(value) <= 100) {
+		snprintf(c->why, sizeof(c->why), "%s is read as %s bytes free; "
+		    "did you mean %s%%?", value, value, value);
+		*why = c->why;
+		return -1;
+	}
+	return sysprobe_limit_pct_or_free(value, l, why);
 }
 
 static int

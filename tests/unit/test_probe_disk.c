@@ -25,6 +25,13 @@ START_TEST(disk_config_errors)
 	pu_conf_set_fails(d, "crit", "101%",
 	    "expected a percentage from 0% to 100%");
 	pu_conf_set_fails(d, "crit", "%", "expected a percentage such as 85%");
+	/* Bytes free, as written, but surely meant as a percentage. */
+	pu_conf_set_fails(d, "warn", "85", "85 is read as 85 bytes free; did "
+	    "you mean 85%?");
+	pu_conf_set_fails(d, "crit", "0", "0 is read as 0 bytes free; did "
+	    "you mean 0%?");
+	pu_conf_set_fails(d, "crit", "100", "100 is read as 100 bytes free; "
+	    "did you mean 100%?");
 	pu_conf_set_fails(i, "warn", "5G", "expected a percentage such as 85%");
 	pu_conf_set_fails(i, "crit", "90", "expected a percentage such as 85%");
 	pu_conf_set_fails(i, "path", "tmp", "expected an absolute path");
@@ -165,7 +172,8 @@ START_TEST(disk_thresholds)
 	disk_on_root("1048576T", NULL, PROBE_WARN, " free (warn below 1048576T)");
 	disk_on_root("1048577T", "1048576T", PROBE_CRIT,
 	    " free (crit below 1048576T)");
-	disk_on_root("1", "0", PROBE_OK, " free");
+	/* Tiny sizes (a bare number up to 100 is refused as a mistyped %). */
+	disk_on_root("101", "0K", PROBE_OK, " free");
 	/* Both crossed, of two sorts: crit wins. */
 	disk_on_root("0%", "1048576T", PROBE_CRIT,
 	    " free (crit below 1048576T)");

@@ -53,6 +53,10 @@ enum ctl_http_result {
 enum ctl_http_result ctl_http_get(const struct ctl_addr *, const char *token,
 		    const char *path, long *status, char **body, char *err,
 		    size_t errsize);
+/* The same with POST and an empty body (POST /reload). */
+enum ctl_http_result ctl_http_post(const struct ctl_addr *, const char *token,
+		    const char *path, long *status, char **body, char *err,
+		    size_t errsize);
 
 /*
  * Reads a token file: its first line without surrounding blanks. Returns

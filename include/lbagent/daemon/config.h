@@ -18,11 +18,20 @@ struct probe_kconf	*config_kconf_hold(struct probe_kconf *k);
 /* Drops one; the last frees the settings. */
 void			 config_kconf_release(struct probe_kconf *k);
 
-/* Errors found while loading, each "FILE:LINE: message", in file order. */
+/*
+ * Errors found while loading, each "FILE:LINE: message", in file order;
+ * and warnings, "FILE:LINE: warning: message": what this host says of the
+ * file (a program or directory missing here, a user switch that needs
+ * root) but that may be right where lbagent runs. Warnings never make
+ * config_load fail; lbagent -c prints them and the daemon logs them.
+ */
 struct config_errors {
 	char		**lines;
 	unsigned	 *at;		/* each one's line, 0 for the file */
 	size_t		  count;
+	char		**warnings;
+	unsigned	 *warning_at;
+	size_t		  nwarnings;
 };
 
 /*
@@ -32,6 +41,8 @@ struct config_errors {
 struct config	*config_load(const char *path, struct config_errors *errs);
 void		 config_free(struct config *);
 void		 config_errors_free(struct config_errors *);
+/* Errors and warnings, one a line in file order, as lbagent -c prints them. */
+void		 config_errors_print(FILE *, const struct config_errors *);
 
 /* Prints the key reference (section, key, type, default, range, help). */
 void		 config_print_keys(FILE *);

@@ -1,6 +1,7 @@
 /*
  * The HTTP API ([http] listen): GET /status, /metrics, /health[/SERVICE]
- * on the agent's event loop, one request per connection. Everything is
+ * and, on unix sockets, POST /reload on the agent's event loop, one
+ * request per connection. Everything is
  * bounded: header and body bytes, a total deadline to send the request
  * and another to read the reply, connections open at once (within what
  * the descriptor limit leaves to the API); the detail of /status needs
@@ -55,6 +56,12 @@ struct http_api	*http_api_new(struct event_base *, const struct config *,
  * bound (logged; the others are in place).
  */
 int		 http_api_reload(struct http_api *, const struct config *);
+/*
+ * What POST /reload runs (on a unix socket only): cb(arg), from the loop
+ * after the request's reply is queued. Without it the request gets 503.
+ */
+void		 http_api_on_reload(struct http_api *, void (*cb)(void *),
+		    void *arg);
 void		 http_api_free(struct http_api *);
 
 /*
