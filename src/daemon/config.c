@@ -1543,7 +1543,8 @@ build(struct parse *p)
 		else if (p->sections[i].kind == SEC_SERVICE)
 			build_service(p, i, &cfg->services[cfg->nservices++]);
 	}
-	check_service_probes(p);	check_host(p, http);
+	check_service_probes(p);
+	check_host(p, http);
 }
 
 static int

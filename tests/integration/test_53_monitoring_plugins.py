@@ -182,7 +182,7 @@ def main():
     h.expect_equal(code, 200, "/metrics")
     metrics = body.decode()
     for n in ("unk", "unkdown", "sig"):
-        h.expect(f'lbagent_probe_last_result{{probe="{n}"}} 3\n' in metrics,
+        h.expect(f'lbagent_probe_last_result{{probe="{n}",service="{n}"}} 3\n' in metrics,
                  f"lbagent_probe_last_result of {n} is 3:\n" +
                  "\n".join(x for x in metrics.splitlines() if "last_result" in x))
     want = re.compile(r"warning: probe unk: unknown.*: " + re.escape(first) + "$", re.M)

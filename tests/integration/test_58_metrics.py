@@ -65,6 +65,9 @@ def main():
     fresh, half = os.path.join(d, "fresh"), os.path.join(d, "half.ok")
     h.write_atomic(fresh, "ok\n")
     h.write_atomic(half, "ok\n")
+    plugin = os.path.join(d, "plugin")
+    h.write_atomic(plugin, "#!/bin/sh\necho 'OK - fine|t=250ms;;; used=2KB big=1.5GB'\n")
+    os.chmod(plugin, 0o755)
     os.utime(fresh, (time.time() - 3600, time.time() - 3600))
     stub = h.backend_stub()
     port = h.free_port()
@@ -80,6 +83,7 @@ def main():
             "probe room": {"type": "disk", "path": d, "warn": "100%", **slow},
             "probe age": {"type": "file", "path": fresh, "max_age": "100h", **slow},
             "probe conn": {"type": "tcp", "address": f"127.0.0.1:{stub.port}", **slow},
+            "probe plugin": {"type": "exec", "command": plugin, **slow},
             "probe runs": {"type": "exec", "command": "/bin/true",
                            "interval": f"{INTERVAL_MS}ms", "timeout": "150ms"},
             "probe half": {"type": "file", "path": half, "on_crit": "50%",
@@ -113,7 +117,7 @@ def main():
         text = metrics()
         ran = {ls.get("probe") for n, ls, _ in parse(text)
                if n == "lbagent_probe_duration_seconds"}
-        return text if ran >= {"room", "age", "conn", "runs", "half"} else None
+        return text if ran >= {"room", "age", "conn", "runs", "half", "plugin"} else None
 
     h.section("every probe has run once")
     text = h.wait_until(all_ran, BOUND_S, "a duration for every probe", ok=bool,
@@ -167,6 +171,10 @@ def main():
         # The status document shows 6 significant digits.
         h.expect(float(f"{got / scale:.6g}") == probes[name]["last"]["value"],
                  f"lbagent_probe_value of {name}: {got}, want {want}")
+    # A plugin's first performance value, scaled by its unit.
+    h.expect_equal(probes["plugin"]["last"]["unit"], "ms", "the plugin's unit")
+    h.expect_equal(sample(samples, "lbagent_probe_value", probe="plugin",
+                          service="default"), 0.25, "250ms in seconds")
     h.expect(0 < sample(samples, "lbagent_probe_value", probe="room",
                         service="default") <= 1, "disk's ratio within 0..1")
     h.expect(sample(samples, "lbagent_probe_value", probe="age", service="default") >= 3600,
