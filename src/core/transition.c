@@ -566,6 +566,16 @@ append(char *buf, size_t *len, const char *s)
 	buf[*len] = '\0';
 }
 
+/* " and 3 more", or "" for none. */
+static void
+and_more(char *buf, size_t size, size_t more)
+{
+	if (more > 0)
+		snprintf(buf, size, " and %zu more", more);
+	else
+		buf[0] = '\0';
+}
+
 /*
  * "held from before the restart: a, b (probes removed); up after 60s of
  * passing" within REASON_MAX: as many names as fit, then "and N more";
@@ -587,14 +597,12 @@ resumed_reason(const struct transition *t, char names[][CONFIG_NAME_MAX + 1],
 	for (shown = n; shown > 1; shown--) {
 		for (i = 0, need = 0; i < shown; i++)
 			need += (i ? 2 : 0) + strlen(names[i]);
-		snprintf(more, sizeof(more), shown < n ? " and %zu more" : "",
-		    n - shown);
+		and_more(more, sizeof(more), n - shown);
 		if (sizeof(head) - 1 + need + strlen(more) + strlen(what) +
 		    strlen(tail) <= REASON_MAX)
 			break;
 	}
-	snprintf(more, sizeof(more), shown < n ? " and %zu more" : "",
-	    n - shown);
+	and_more(more, sizeof(more), n - shown);
 	/* One long name leaves no room for the time: the status has it. */
 	if (sizeof(head) - 1 + strlen(names[0]) + strlen(more) + strlen(what) +
 	    strlen(tail) > REASON_MAX)
