@@ -348,6 +348,27 @@ def lbagent_exe():
     return exe
 
 
+def lbagentctl_exe():
+    exe = os.environ.get("LBAGENTCTL")
+    if not exe or not os.access(exe, os.X_OK):
+        raise TestFailure(f"LBAGENTCTL={exe!r} is not an executable: run through "
+                          f"`meson test`")
+    return exe
+
+
+def lbagentctl(*args, launcher=(), timeout_s=60):
+    """Runs lbagentctl with args (after launcher, e.g. setpriv's argv);
+    returns (exit status, stdout, stderr)."""
+    argv = list(launcher) + [lbagentctl_exe()] + list(args)
+    try:
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise TestFailure(f"`{' '.join(argv)}` did not finish within {timeout_s} s") from None
+    return (r.returncode, r.stdout.decode(errors="replace"),
+            r.stderr.decode(errors="replace"))
+
+
 def require_haproxy():
     if shutil.which("haproxy") is None:
         raise Skip("haproxy is not installed (apt-get install haproxy)")

@@ -19,7 +19,6 @@ import json
 import os
 import socket
 import sys
-import time
 import http.client
 
 sys.dont_write_bytecode = True

@@ -46,11 +46,7 @@ LBKEY_WINDOW_CHECKS = 4
 
 
 def ctl_exe():
-    exe = os.environ.get("LBAGENTCTL")
-    if not exe or not os.access(exe, os.X_OK):
-        raise h.TestFailure(f"LBAGENTCTL={exe!r} is not an executable: run through "
-                            f"`meson test`")
-    return exe
+    return h.lbagentctl_exe()
 
 
 class Ctl:

@@ -13,7 +13,6 @@ import os
 import re
 import sys
 import threading
-import time
 
 sys.dont_write_bytecode = True
 import harness as h  # noqa: E402

@@ -29,12 +29,7 @@ TOKEN = "t0ken-for-the-test"
 
 
 def ctl(*args, launcher=()):
-    exe = os.environ.get("LBAGENTCTL")
-    if not exe:
-        raise h.TestFailure("LBAGENTCTL is not set: run through `meson test`")
-    r = subprocess.run(list(launcher) + [exe] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=60)
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    return h.lbagentctl(*args, launcher=launcher)
 
 
 def main():

@@ -13,7 +13,6 @@ by a regular file: missing and not creatable, as root too):
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -23,13 +22,9 @@ MINUTE_S = 60
 
 
 def ctl_status(config):
-    exe = os.environ.get("LBAGENTCTL")
-    h.expect(bool(exe) and os.access(exe, os.X_OK), f"LBAGENTCTL={exe!r} is executable")
-    r = subprocess.run([exe, "-f", config, "status"], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
-    h.expect(r.returncode == 0, f"lbagentctl status: exit {r.returncode}: "
-                                f"{r.stderr.decode(errors='replace')}")
-    return r.stdout.decode(errors="replace")
+    rc, out, err = h.lbagentctl("-f", config, "status")
+    h.expect(rc == 0, f"lbagentctl status: exit {rc}: {err}")
+    return out
 
 
 def save_failures(api):

@@ -18,7 +18,6 @@ looked at (an hour where the test must not race the clock):
 
 import os
 import re
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -31,17 +30,7 @@ CLOCK = r"\d\d:\d\d:\d\d"
 
 
 def ctl(lb, *args):
-    exe = os.environ.get("LBAGENTCTL")
-    if not exe or not os.access(exe, os.X_OK):
-        raise h.TestFailure(f"LBAGENTCTL={exe!r} is not an executable: run through "
-                            f"`meson test`")
-    argv = [exe, "-f", lb.config_path] + list(args)
-    try:
-        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=60)
-    except subprocess.TimeoutExpired:
-        raise h.TestFailure(f"`{' '.join(argv)}` did not finish within 60 s") from None
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    return h.lbagentctl("-f", lb.config_path, *args)
 
 
 def expect_rc(lb, rc, *args):
