@@ -197,7 +197,8 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 			given |= OPT_REASON;
 			break;
 		case LONG_SERVICE:
-			if (strcmp(optarg, "-") == 0 || optarg[0] == '\0')
+			if (strcmp(optarg, "-") == 0 || optarg[0] == '\0' ||
+			    strcmp(optarg, NAME_DEFAULT_SERVICE) == 0)
 				return complain(why, whysize, "--service: the "
 				    "default service has only the node-wide "
 				    "markers; leave --service out for those");
@@ -252,12 +253,14 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 			return complain(why, whysize, "%s: one SERVICE "
 			    "at most", c->name);
 		if (npos == 2) {
-			if (strcmp(pos[1], "-") == 0)
+			if (strcmp(pos[1], "-") == 0 ||
+			    strcmp(pos[1], NAME_DEFAULT_SERVICE) == 0)
 				o->service = "";
 			else if (name_service(pos[1], name_why,
 			    sizeof(name_why)) == -1)
 				return complain(why, whysize, "%s: '%s' is "
-				    "not a service name: %s ('-' is the default "
+				    "not a service name: %s ('-' or '"
+				    NAME_DEFAULT_SERVICE "' is the default "
 				    "service)", c->name, pos[1], name_why);
 			else
 				o->service = pos[1];

@@ -544,6 +544,9 @@ agent_find_service(const struct agent *a, const char *name)
 {
 	size_t	i;
 
+	/* Its name in the metrics, which no [service] may take. */
+	if (strcmp(name, NAME_DEFAULT_SERVICE) == 0)
+		name = "";
 	for (i = 0; i < a->nsvcs; i++)
 		if (strcmp(a->svcs[i].s.name, name) == 0)
 			return (int)i;

@@ -300,7 +300,8 @@ route(struct http_req *r)
 		}
 	} else
 		send_error(r, 404, "Not Found",
-		    "no such path (try /status, /metrics, /health)");
+		    "no such path (try /status, /metrics, /health, POST "
+		    "/reload)");
 	evhttp_uri_free(uri);
 }
 

@@ -11,10 +11,11 @@ service's name in the metrics:
    `lbagentctl drain on --service off` used to create state_dir/off/, which
    is the node-wide off marker (the whole node then answered `# lbagent
    automation off`); the node still answers `up` and state_dir holds no
-   such entry."""
+   such entry. `default` is the exception there: it names the default
+   service (`status default` shows it; `--service default` is refused as
+   `-` is, the default service having only the node-wide markers)."""
 
 import os
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -33,19 +34,15 @@ WHY = {
     "state.json.tmp": "'state.json.tmp' is the state file's name",
     "default": "'default' is the default service's name",
 }
+# What lbagentctl says of them, where it differs: "default" does name the
+# default service there, which has only the node-wide markers.
+CTL_WHY = {**WHY, "default": "the default service has only the node-wide markers"}
 
 
 def ctl(*args):
-    exe = os.environ.get("LBAGENTCTL")
-    if not exe or not os.access(exe, os.X_OK):
-        raise h.TestFailure(f"LBAGENTCTL={exe!r} is not an executable: run through "
-                            f"`meson test`")
-    try:
-        r = subprocess.run([exe] + list(args), stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
-    except subprocess.TimeoutExpired:
-        raise h.TestFailure(f"lbagentctl {' '.join(args)} did not finish within 30 s") from None
-    return r.returncode, r.stdout.decode(errors="replace")
+    """lbagentctl's exit status and what it wrote, stdout then stderr."""
+    rc, out, err = h.lbagentctl(*args, timeout_s=30)
+    return rc, out + err
 
 
 def markers_and_dirs(state_dir):
@@ -79,15 +76,20 @@ def main():
                     "service web": {"probes": "p"}})
     h.wait_reply(lb, b"up\n", "up at start")
     before = markers_and_dirs(lb.state_dir)
-    for name, why in WHY.items():
+    for name, why in CTL_WHY.items():
         for args in (["drain", "on", "--service", name], ["maint", "on", "--service", name],
                      ["mode", "off", "--service", name], ["status", name]):
+            if args == ["status", "default"]:
+                continue        # below: the default service's status
             rc, out = ctl("-f", lb.config_path, "-t", "2", *args)
             print(f"   lbagentctl {' '.join(args)}: exit {rc}: {out.strip()}", flush=True)
             h.expect_equal(rc, 2, f"lbagentctl {' '.join(args)}: exit status ({out!r})")
             h.expect(why in out, f"lbagentctl {' '.join(args)}: want {why!r}:\n{out}")
     h.expect_equal(markers_and_dirs(lb.state_dir), before,
                    "state_dir after the refused commands")
+    rc, out = ctl("-f", lb.config_path, "-t", "10", "status", "default")
+    h.expect(rc == 0 and "service (default): up" in out and "service web" not in out,
+             f"lbagentctl status default: the default service alone:\n{out}")
     h.hold_for(lb.ask, 1.0, "the node still answers up (no node-wide marker made)",
                ok=lambda r: r == b"up\n")
     rc, out = ctl("-f", lb.config_path, "-t", "10", "drain", "on", "--service", "web")

@@ -192,6 +192,9 @@ def main():
     h.section("404, 405")
     h.expect_equal(h.http_json(port, "/nope")[0], 404, "unknown path")
     h.expect_equal(h.http_json(port, "/health/nosuch")[0], 404, "unknown service")
+    # The default service by its name in the metrics.
+    h.expect_equal(h.http_json(port, "/health/default"), h.http_json(port, "/health"),
+                   "/health/default is /health")
     status, hdrs, _ = h.http_request(port, "/status", method="POST")
     h.expect_equal((status, hdrs.get("allow")), (405, "GET, HEAD"), "POST")
     h.expect_equal(h.http_request(port, "/metrics", method="DELETE")[0], 405, "DELETE")

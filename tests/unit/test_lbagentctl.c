@@ -85,6 +85,9 @@ START_TEST(args_status)
 	/* '-' is the default service, whose name is "". */
 	ck_assert_int_eq(parse(&o, why, "status", "-", NULL), 0);
 	ck_assert_str_eq(o.service, "");
+	/* So is "default", its name in the metrics. */
+	ck_assert_int_eq(parse(&o, why, "status", "default", NULL), 0);
+	ck_assert_str_eq(o.service, "");
 
 	ck_assert_int_eq(parse(&o, why, "status", "--short", "web", NULL), 0);
 	ck_assert(o.brief && !o.json);

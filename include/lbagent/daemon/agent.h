@@ -133,7 +133,7 @@ struct agent_persistence {
 void	agent_persistence(const struct agent *, struct agent_persistence *);
 
 size_t	agent_nservices(const struct agent *);
-/* The service of that name ("" the default), or -1. */
+/* The service of that name ("" or "default": the default), or -1. */
 int	agent_find_service(const struct agent *, const char *name);
 void	agent_service_view(const struct agent *, size_t i,
 	    struct agent_service_view *);
