@@ -888,8 +888,29 @@ unix_why(int err, const char *path, char *buf, size_t size)
 }
 
 /*
+ * Whether a process listens on the unix socket sun: a connect that is
+ * refused is a socket left by a run that ended. Never waits: a full
+ * backlog (EAGAIN) is someone listening too.
+ */
+static bool
+unix_live(const struct sockaddr_un *sun)
+{
+	int	fd, rc;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return false;
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	rc = rc == 0 || errno == EAGAIN || errno == EINPROGRESS;
+	close(fd);
+	return rc;
+}
+
+/*
  * A unix socket at path, mode 0660: a socket left by an earlier run is
- * replaced, anything else there is an error. where: net_where()'s.
+ * replaced; one that a running process listens on (another lbagent: the
+ * shipped configuration's path is fixed), or anything else there, is an
+ * error. where: net_where()'s.
  */
 static int
 bind_unix(struct http_api *api, const char *path, const char *key,
@@ -913,6 +934,11 @@ bind_unix(struct http_api *api, const char *path, const char *key,
 		if (!S_ISSOCK(st.st_mode)) {
 			log_errx("%s unix:%s: exists and is not a socket (move "
 			    "it away or choose another path)", where, path);
+			return -1;
+		}
+		if (unix_live(&sun)) {
+			log_errx("%s unix:%s: %s", where, path, unix_why(
+			    EADDRINUSE, path, why, sizeof(why)));
 			return -1;
 		}
 		unlink(path);

@@ -9,6 +9,9 @@ that sets it and what to do:
 - the same for [http] listen on a busy port, and for a unix socket in a
   directory that does not exist (`directory D does not exist (create it,
   ...)`);
+- a unix socket another lbagent listens on is not taken from it (it used to
+  be unlinked and bound anew, leaving the first one's API unreachable):
+  `address already in use (is another lbagent running? ss -lxp src PATH)`;
 - the compiled default (no listen in the file) says so:
   `FILE: [agent] listen (default) *:9505: ...`;
 - a reload that adds an address it cannot bind logs the same text and keeps
@@ -118,6 +121,24 @@ def main():
     want = (f"{path}:{http_line}: listen unix:{sock}: directory "
             f"{os.path.join(d, 'missing')} does not exist (create it")
     h.expect(want in out, f"its output has {want!r}")
+
+    h.section("a unix socket another lbagent listens on")
+    live = os.path.join(d, "live.sock")
+    owner = h.Lbagent({"http": {"listen": f"unix:{live}"}})
+    h.expect_equal(h.http_request("unix:" + live, "/health")[0], 200,
+                   "the first lbagent's API answers")
+    text = h.ini_text({"agent": {"state_dir": state, "listen": f"127.0.0.1:{port}"},
+                       "http": {"listen": f"unix:{live}"}})
+    path, rc, out = run_once(text, "unix-live")
+    h.expect(rc != 0, f"lbagent exits non-zero (got {rc})")
+    http_line = [n for n, line in enumerate(text.splitlines(), 1)
+                 if line.startswith("listen")][1]
+    want = (f"{path}:{http_line}: listen unix:{live}: address already in use "
+            f"(is another lbagent running? ss -lxp src {live})")
+    h.expect(want in out, f"its output has {want!r}")
+    h.expect_equal(h.http_request("unix:" + live, "/health")[0], 200,
+                   "the first lbagent's API still answers on its socket")
+    owner.stop()
 
     h.section("the default listen, *:9505, held")
     # Held by this test, or by someone else: busy either way.
