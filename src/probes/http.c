@@ -687,6 +687,7 @@ const struct probe_ops probe_http_ops = {
 	.name = "http",
 	.unit = "ms",
 	.keys = http_keys,
+	.windowed = true,
 	.conf_new = http_conf_new,
 	.conf_free = http_conf_free,
 	.conf_set = http_conf_set,

@@ -742,6 +742,7 @@ const struct probe_ops probe_tcp_ops = {
 	.name = "tcp",
 	.unit = "ms",
 	.keys = tcp_keys,
+	.windowed = true,
 	.conf_new = tcp_conf_new,
 	.conf_free = tcp_conf_free,
 	.conf_set = tcp_conf_set,

@@ -87,6 +87,12 @@ struct probe_ops {
 	const char			*name;		/* the `type` value */
 	const char			*unit;		/* of the value: "ms", "%", "" */
 	const struct probe_key_doc	*keys;		/* ends with { NULL } */
+	/*
+	 * A run's duration is the checked service's latency: the probe takes
+	 * the window keys (window, warn_p99, samples_per_run, ...), and the
+	 * scheduler keeps its runs in a window (see core/window.h).
+	 */
+	bool				 windowed;
 
 	/* Settings: a fresh conf with the defaults; free it. */
 	void	*(*conf_new)(void);
