@@ -409,6 +409,30 @@ one_line(const char *msg, char *buf, size_t size)
 }
 
 /*
+ * The server libpq names, shorter: 'at "H", port P' as " (H:P)",
+ * 'on socket "S"' as " (S)"; as it is otherwise.
+ */
+static void
+server_of(const char *s, size_t len, char *buf, size_t size)
+{
+	const char	*q, *end = s + len;
+	int		 n;
+
+	if (len > 4 && strncmp(s, "at \"", 4) == 0 &&
+	    (q = memchr(s + 4, '"', len - 4)) != NULL &&
+	    end - q > 8 && strncmp(q, "\", port ", 8) == 0) {
+		n = (int)(q - (s + 4));
+		snprintf(buf, size, " (%s%.*s%s:%.*s)", memchr(s + 4, ':',
+		    (size_t)n) != NULL ? "[" : "", n, s + 4, memchr(s + 4, ':',
+		    (size_t)n) != NULL ? "]" : "", (int)(end - q - 8), q + 8);
+	} else if (len > 11 && strncmp(s, "on socket \"", 11) == 0 &&
+	    s[len - 1] == '"')
+		snprintf(buf, size, " (%.*s)", (int)(len - 12), s + 11);
+	else
+		snprintf(buf, size, " (%.*s)", (int)(len > 80 ? 80 : len), s);
+}
+
+/*
  * Why the connection failed, in lbagent's words: libpq says
  * 'connection to server at "H", port P failed: WHAT' or
  * 'connection to server on socket "S" failed: WHAT'.
@@ -418,16 +442,14 @@ connect_failed(struct pg_run *r)
 {
 	const char	*msg = PQerrorMessage(r->conn), *what, *at;
 	char		 where[96], line[PROBE_REASON_MAX + 1];
-	int		 n;
 
 	where[0] = '\0';
 	what = msg;
 	if (strncmp(msg, "connection to server ", 21) == 0 &&
 	    (at = strstr(msg, " failed: ")) != NULL &&
 	    at < msg + strcspn(msg, "\n")) {
-		n = (int)(at - (msg + 21));
-		snprintf(where, sizeof(where), " (%.*s)", n > 80 ? 80 : n,
-		    msg + 21);
+		server_of(msg + 21, (size_t)(at - (msg + 21)), where,
+		    sizeof(where));
 		what = at + 9;
 	}
 	one_line(what, line, sizeof(line));

@@ -279,8 +279,7 @@ def main():
 
     h.section("the server stopped mid-run, then started again")
     pg.stop("immediate")
-    wait_probe(lb, "ok", "crit", "cannot connect: Connection refused (at \"127.0.0.1\", "
-               f"port {port})")
+    wait_probe(lb, "ok", "crit", f"cannot connect: Connection refused (127.0.0.1:{port})")
     pg.start()
     wait_probe(lb, "ok", "ok", "query ok in ", "ok again once the server is back")
     lb.stop()

@@ -6,9 +6,11 @@
  * The runs against a real server are in tests/integration/test_65_postgres.
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -176,6 +178,7 @@ START_TEST(refused)
 	struct pu			 pu;
 	const struct probe_outcome	*out;
 	int				 fd, port, fds;
+	char				 want[80];
 
 	pu_init(&pu, &probe_postgres_ops, NULL);
 	/* A port that was free a moment ago, and nobody listens on. */
@@ -185,11 +188,57 @@ START_TEST(refused)
 	fds = pu_count_fds();
 	out = pu_run(&pu, RUN_LIMIT_MS);
 	ck_assert_int_eq(out->result, PROBE_CRIT);
-	ck_assert_msg(strncmp(out->reason, "cannot connect: Connection "
-	    "refused (at \"127.0.0.1\", port ", 48) == 0, "%s", out->reason);
+	snprintf(want, sizeof(want), "cannot connect: Connection refused "
+	    "(127.0.0.1:%d)", port);
+	ck_assert_str_eq(out->reason, want);
 	ck_assert_ptr_null(strstr(out->reason, "s3cret"));
 	ck_assert(isnan(out->value));
 	ck_assert_int_eq(pu_count_fds(), fds);
+	pu_done(&pu);
+}
+END_TEST
+
+/* No server on the socket: libpq's words, with the socket's path. */
+START_TEST(no_socket)
+{
+	struct pu			 pu;
+	const struct probe_outcome	*out;
+	char				 conninfo[PATH_MAX + 64], want[PATH_MAX + 80];
+	char				*dir = tu_tmpdir();
+
+	pu_init(&pu, &probe_postgres_ops, NULL);
+	snprintf(conninfo, sizeof(conninfo), "host=%s port=5999 user=x", dir);
+	pu_set(&pu, "conninfo", conninfo);
+	pu_check(&pu);
+	ck_assert_ptr_null(warning_of(&pu));
+	out = pu_run(&pu, RUN_LIMIT_MS);
+	snprintf(want, sizeof(want), "cannot connect: No such file or "
+	    "directory (%s/.s.PGSQL.5999)", dir);
+	ck_assert_int_eq(out->result, PROBE_CRIT);
+	ck_assert_msg(strncmp(out->reason, want, PROBE_REASON_MAX) == 0,
+	    "%s", out->reason);
+	pu_done(&pu);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/* An IPv6 server in brackets, as an address with a port is written. */
+START_TEST(refused_ipv6)
+{
+	struct pu			 pu;
+	const struct probe_outcome	*out;
+	char				 want[80];
+	int				 port = 1;
+
+	pu_init(&pu, &probe_postgres_ops, NULL);
+	pu_set(&pu, "conninfo", "host=::1 port=1 user=x sslmode=disable");
+	pu_check(&pu);
+	out = pu_run(&pu, RUN_LIMIT_MS);
+	ck_assert_int_eq(out->result, PROBE_CRIT);
+	snprintf(want, sizeof(want), "([::1]:%d)", port);
+	/* Refused, or no IPv6 here: the server is named the same way. */
+	ck_assert_msg(strstr(out->reason, want) != NULL, "%s", out->reason);
 	pu_done(&pu);
 }
 END_TEST
@@ -227,6 +276,8 @@ main(void)
 	tc = tcase_create("runs");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, refused);
+	tcase_add_test(tc, no_socket);
+	tcase_add_test(tc, refused_ipv6);
 	tcase_add_test(tc, silent_peer_cancelled);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
