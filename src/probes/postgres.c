@@ -689,6 +689,11 @@ pg_step_done(struct pg_run *r)
 		    r->error);
 		return;
 	}
+	if (r->got_value && (r->value == NULL || r->column == NULL)) {
+		pg_finish(r, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
+		return;
+	}
 	if (r->state == PG_SETUP) {
 		if (c->role != PG_ROLE_ANY) {
 			if (!r->got_value || r->is_null) {
@@ -718,11 +723,6 @@ pg_step_done(struct pg_run *r)
 	    r->is_null) {
 		pg_finish(r, PROBE_CRIT, NAN, "%s is NULL",
 		    r->column != NULL ? r->column : "the first column");
-		return;
-	}
-	if (r->got_value && r->value == NULL) {
-		pg_finish(r, PROBE_UNKNOWN, NAN, "%s",
-		    probe_errno_local(ENOMEM));
 		return;
 	}
 	pg_judge(r, &res, &value, why, sizeof(why));
@@ -763,29 +763,23 @@ pg_io_cb(evutil_socket_t fd, short what, void *arg)
 		pg_connect_poll(r);
 		return;
 	}
-	if (what & EV_WRITE) {
-		if ((rv = PQflush(r->conn)) == -1) {
+	/* Whatever woke us, what is still unsent goes first. */
+	if ((rv = PQflush(r->conn)) == -1) {
+		one_line(PQerrorMessage(r->conn), line, sizeof(line));
+		pg_finish(r, PROBE_CRIT, NAN, "cannot send the query: %s",
+		    line);
+		return;
+	}
+	if (rv == 1) {
+		/* Read what the server says meanwhile, then write again. */
+		if (!PQconsumeInput(r->conn)) {
 			one_line(PQerrorMessage(r->conn), line, sizeof(line));
-			pg_finish(r, PROBE_CRIT, NAN, "cannot send the query: "
-			    "%s", line);
+			pg_finish(r, PROBE_CRIT, NAN, "connection lost: %s",
+			    line);
 			return;
 		}
-		if (rv == 1 && !(what & EV_READ)) {
-			pg_wait(r, EV_READ | EV_WRITE);
-			return;
-		}
-		if (rv == 1) {
-			/* Read what the server says, then write again. */
-			if (!PQconsumeInput(r->conn)) {
-				one_line(PQerrorMessage(r->conn), line,
-				    sizeof(line));
-				pg_finish(r, PROBE_CRIT, NAN, "connection lost: "
-				    "%s", line);
-				return;
-			}
-			pg_wait(r, EV_READ | EV_WRITE);
-			return;
-		}
+		pg_wait(r, EV_READ | EV_WRITE);
+		return;
 	}
 	pg_read(r);
 }
