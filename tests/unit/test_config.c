@@ -294,7 +294,7 @@ START_TEST(window_keys)
 
 	expect_error("[probe a]\ntype = disk\npath = /\nwindow = 1m\n", 4,
 	    "window: a probe of type disk keeps no window (windows are for "
-	    "types http, tcp)");
+	    "types http, tcp, postgres)");
 	snprintf(text, sizeof(text), "%swarn_p99 = 1s\n", http);
 	expect_error(text, 6, "[probe a]: warn_p99 needs window");
 	snprintf(text, sizeof(text), "%ssamples_per_run = 2\n", http);
