@@ -4,8 +4,8 @@
  * Credentials in the URL are taken out at configuration time and given to
  * libcurl apart (CURLOPT_USERNAME/PASSWORD), so the URL libcurl sees, and
  * anything it says about it, carries none; header values are never shown.
- * An auth_file's user:password is read at each run and wiped once libcurl
- * has its copy.
+ * An auth_file's user:password is read at each run (start() reads one
+ * small file) and wiped once libcurl has its copy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -375,16 +375,20 @@ out:
 	return rv;
 }
 
-/* Checked at load (a file:line error), read again at each run. */
+/*
+ * Only the path at load: the file is read at each run, so a rotated
+ * password needs no reload, and a configuration checked on another machine
+ * (lbagent -c) does not need the secret there.
+ */
 static int
 set_auth_file(struct http_conf *c, const char *value, const char **why)
 {
-	char	*user, *pass, *path;
+	char	*path;
 
-	if (auth_read(value, &user, &pass, why) == -1)
+	if (value[0] != '/') {
+		*why = "expected an absolute path";
 		return -1;
-	free_secret(user);
-	free_secret(pass);
+	}
 	if ((path = strdup(value)) == NULL) {
 		*why = "out of memory";
 		return -1;
