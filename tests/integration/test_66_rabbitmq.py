@@ -323,9 +323,9 @@ def main():
     h.write_atomic(auth, f"{USER}:{WRONG}\n", mode=0o600)
     r = reply(h.starts(b"down"), "`down` (alarms probe on_crit = down) on 401")
     print(f"   reply: {r!r}", flush=True)
-    p = last("rabbitmq-backlog")
-    h.expect_equal((p.get("result"), p.get("reason")), ("crit", "HTTP 401"),
-                   "the backlog probe's result and reason")
+    # Each probe reads the file at its own next run.
+    h.wait_until(lambda: last("rabbitmq-backlog"), BOUND_S, "the backlog probe's 401",
+                 ok=lambda p: (p.get("result"), p.get("reason")) == ("crit", "HTTP 401"))
     h.write_atomic(auth, f"{USER}:{PASSWORD}\n", mode=0o600)
     reply(b"up\n", "`up` with the right password back")
 
