@@ -54,7 +54,8 @@ json_path_parse(struct json_path *p, const char *text, const char **why)
 		} else if (strchr(seg, '*') != NULL) {
 			free(copy);
 			free(segs);
-			*why = "* stands alone between dots, e.g. *.messages_ready";
+			*why = "* stands alone between dots, e.g. "
+			    "*.messages_ready";
 			return -1;
 		}
 	}

@@ -60,7 +60,7 @@ struct verdict {
 	enum probe_result	result;
 	double			value;
 	const char		*unit;	/* of value: NULL the latency's, ms */
-	bool			 from_check;	/* an unknown of the check's */
+	bool			from_check;	/* an unknown of the check's */
 	char			reason[PROBE_REASON_MAX + 1];
 };
 

@@ -32,21 +32,25 @@ enum json_agg {
 };
 
 enum json_fold_status {
-	JSON_FOLD_OK,		/* value set, or NAN: max/min matched nothing */
-	JSON_FOLD_NO_FIELD,	/* the part before the first "*" is missing */
-	JSON_FOLD_NOT_CONTAINER, /* the first "*" met a scalar (where, type) */
-	JSON_FOLD_NOT_NUMBER,	/* a matched value (where, type) */
+	/* value set, or NAN: max/min matched nothing */
+	JSON_FOLD_OK,
+	/* the part before the first "*" is missing */
+	JSON_FOLD_NO_FIELD,
+	/* the first "*" met a scalar: where, type */
+	JSON_FOLD_NOT_CONTAINER,
+	/* a matched value is not a number (max, min, sum): where, type */
+	JSON_FOLD_NOT_NUMBER,
 };
 
 struct json_fold {
 	enum json_fold_status	 status;
-	size_t			 matched;	/* values at the end of the path */
+	size_t			 matched;	/* values the path ends at */
 	double			 value;		/* NAN: no value */
 	/* The element max/min came from: a member's name, an array element's
 	 * "name" member or its index; one label per "*", joined by '.'. */
 	char			 which[JSON_PATH_WHICH_MAX];
-	char			 where[JSON_PATH_WHERE_MAX];	/* concrete */
-	const char		*type;		/* "a string", "null", ... */
+	char			 where[JSON_PATH_WHERE_MAX]; /* concrete */
+	const char		*type;	/* "a string", "null", ... */
 };
 
 /*
