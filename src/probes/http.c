@@ -8,6 +8,7 @@
  * small file) and wiped once libcurl has its copy.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -324,7 +325,9 @@ auth_read(const char *path, char **user, char **pass, const char **why)
 	int		 fd, rv = -1;
 
 	*user = *pass = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+	/* O_NONBLOCK: a FIFO put there must not hold the loop in open(). */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) ==
+	    -1) {
 		*why = strerror(errno);
 		return -1;
 	}
@@ -824,6 +827,32 @@ http_start(struct probe_run *run)
 	}
 }
 
+/*
+ * An auth_file this user cannot read now: every run would be crit until
+ * it can. A warning, not an error: the file may be put there after the
+ * configuration (and lbagent -c may run as another user than lbagent).
+ */
+static const char *
+http_conf_warning(const void *conf, const char **key)
+{
+	static char		 msg[PATH_MAX + 128];
+	const struct http_conf	*c = conf;
+	const char		*why;
+	char			*user, *pass;
+
+	*key = "auth_file";
+	if (c->auth_file == NULL)
+		return NULL;
+	if (auth_read(c->auth_file, &user, &pass, &why) == 0) {
+		free_secret(user);
+		free_secret(pass);
+		return NULL;
+	}
+	snprintf(msg, sizeof(msg), "auth_file %s: %s; each run would be crit "
+	    "until it can be read", c->auth_file, why);
+	return msg;
+}
+
 const struct probe_ops probe_http_ops = {
 	.name = "http",
 	.unit = "ms",
@@ -833,6 +862,7 @@ const struct probe_ops probe_http_ops = {
 	.conf_free = http_conf_free,
 	.conf_set = http_conf_set,
 	.conf_check = http_conf_check,
+	.conf_warning = http_conf_warning,
 	.start = http_start,
 	.cancel = curl_probe_cancel,
 	.keep_free = curl_probe_keep_free,

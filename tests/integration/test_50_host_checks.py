@@ -7,9 +7,11 @@ lbagent will run on:
 - `user =` while lbagent does not run as root (checked as the user nobody,
   as the packages' unit runs lbagent as the user lbagent);
 - an [http] token_file that does not exist;
-- an [http] unix socket whose directory does not exist.
+- an [http] unix socket whose directory does not exist;
+- an http probe's `auth_file` that cannot be read (a missing one, and one
+  whose content is not `user:password`; the content is never shown).
 
-All four at once come out in file order. The daemon, started on a file
+The first four at once come out in file order. The daemon, started on a file
 with the first and third, logs the same lines at start. And a disk probe's
 `warn = 85` (no %: 85 bytes free) is an error that says so, on its line,
 instead of `crit must be below warn`."""
@@ -94,6 +96,13 @@ SOCKET = """\
 listen = 127.0.0.1:{port}, unix:/nonexistent/lbagent-test/http.sock
 """
 
+AUTH = """\
+[probe rabbit]
+type = http
+url = http://127.0.0.1:9/
+auth_file = {path}
+"""
+
 DISK = """\
 [probe disk]
 type = disk
@@ -128,6 +137,27 @@ def main():
     expect_warnings("token_file", rc, out, path,
                     [(6, ["token_file /nonexistent/lbagent-test/token",
                           "No such file or directory", "public"])])
+
+    h.section("an http probe's auth_file that cannot be read")
+    rc, out, path = check("auth-missing", AUTH.format(
+        path="/nonexistent/lbagent-test/rabbitmq.auth"))
+    expect_warnings("auth_file missing", rc, out, path,
+                    [(7, ["auth_file /nonexistent/lbagent-test/rabbitmq.auth",
+                          "No such file or directory", "crit"])])
+    bad = h.env().path("bad.auth")
+    with open(bad, "w") as f:
+        f.write("no-colon-secret-XYZZY\n")
+    rc, out, path = check("auth-bad", AUTH.format(path=bad))
+    expect_warnings("auth_file bad", rc, out, path,
+                    [(7, ["auth_file " + bad, "user:password"])])
+    h.expect("XYZZY" not in out, f"the auth file's content is shown:\n{out}")
+    good = h.env().path("good.auth")
+    with open(good, "w") as f:
+        f.write("user:secret\n")
+    rc, out, path = check("auth-good", AUTH.format(path=good))
+    show("auth_file readable", rc, out)
+    h.expect(rc == 0 and "warning" not in out,
+             f"a readable auth_file is no warning:\n{out}")
 
     h.section("a unix socket whose directory is missing")
     rc, out, path = check("socket", SOCKET.format(port=port))
