@@ -374,6 +374,27 @@ transition(struct out *o, const json_t *tr)
 	}
 }
 
+/* Who set a marker, from where, since and until when: a line of its own. */
+static void
+marker_trail(struct out *o, const json_t *m)
+{
+	char	owner[TEXT_MAX], host[TEXT_MAX], since[40], until[40];
+	char	note[TEXT_MAX];
+
+	clean(owner, sizeof(owner), str(m, "owner"));
+	clean(host, sizeof(host), str(m, "host"));
+	clean(since, sizeof(since), str(m, "since"));
+	clean(until, sizeof(until), str(m, "until"));
+	clean(note, sizeof(note), str(m, "note"));
+	if (owner[0] != '\0' || host[0] != '\0' || since[0] != '\0' ||
+	    until[0] != '\0')
+		field(o, "", "  by %s%s%s%s%s, %s%s", owner[0] ? owner : "?",
+		    host[0] ? "@" : "", host, since[0] ? " since " : "", since,
+		    until[0] ? "until " : "no end", until);
+	if (note[0] != '\0')
+		field(o, "", "  note: %s", note);
+}
+
 static void
 markers(struct out *o, const json_t *svc)
 {
@@ -396,6 +417,7 @@ markers(struct out *o, const json_t *svc)
 		    "this service",
 		    json_is_true(json_object_get(m, "unreadable")) ?
 		    "present, unreadable" : reason);
+		marker_trail(o, m);
 	}
 }
 

@@ -533,6 +533,27 @@ remaining(const struct ctl *c, const struct target *t)
 	}
 }
 
+/* The marker's content with its end: --for from now, or --until. */
+static int
+marker_content(const struct ctl_opts *o, char *buf, size_t size)
+{
+	int64_t		 now = (int64_t)time(NULL) * 1000, until;
+	const char	*why;
+
+	if (o->until != NULL && ctl_until(o->until, time(NULL), &until,
+	    &why) == -1) {
+		errx_("--until '%s': %s", o->until, why);
+		return -1;
+	}
+	if (o->until == NULL)
+		until = now + (int64_t)o->for_ms;
+	if (ctl_marker_content(buf, size, o->reason, now, until) == -1) {
+		errx_("the marker does not fit in %zu bytes", size);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 cmd_marker(struct ctl *c)
 {
@@ -543,6 +564,7 @@ cmd_marker(struct ctl *c)
 	size_t			 ntargets = 0, i, done;
 	char			 path[4096], err[ERR_MAX], what[2 * ERR_MAX + 128];
 	char			 now[ERR_MAX], want[REASON_MAX + 64];
+	char			 body[MARKER_FILE_MAX];
 	const char		*verb;
 	json_t			*root = NULL;
 	const json_t		*svc;
@@ -560,8 +582,15 @@ cmd_marker(struct ctl *c)
 	ctl_marker_path(path, sizeof(path), c->conf.state_dir, o->service,
 	    kind);
 	if (o->on) {
+		const char	*content = o->reason;
+
+		if ((o->for_ms != 0 || o->until != NULL) &&
+		    marker_content(o, body, sizeof(body)) == -1)
+			return CTL_EXIT_FAIL;
+		if (o->for_ms != 0 || o->until != NULL)
+			content = body;
 		if (ctl_marker_set(c->conf.state_dir, o->service, kind,
-		    o->reason, err, sizeof(err)) == -1) {
+		    content, err, sizeof(err)) == -1) {
 			errx_("%s", err);
 			return CTL_EXIT_FAIL;
 		}
