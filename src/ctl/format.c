@@ -374,7 +374,7 @@ transition(struct out *o, const json_t *tr)
 	}
 }
 
-/* Who set a marker, from where, since and until when: a line of its own. */
+/* Who set a marker, from where and when, then until when: lines of their own. */
 static void
 marker_trail(struct out *o, const json_t *m)
 {
@@ -383,14 +383,16 @@ marker_trail(struct out *o, const json_t *m)
 
 	clean(owner, sizeof(owner), str(m, "owner"));
 	clean(host, sizeof(host), str(m, "host"));
-	clean(since, sizeof(since), str(m, "since"));
-	clean(until, sizeof(until), str(m, "until"));
+	format_time(since, sizeof(since), str(m, "since"));
+	format_time(until, sizeof(until), str(m, "until"));
 	clean(note, sizeof(note), str(m, "note"));
-	if (owner[0] != '\0' || host[0] != '\0' || since[0] != '\0' ||
-	    until[0] != '\0')
-		field(o, "", "  by %s%s%s%s%s, %s%s", owner[0] ? owner : "?",
-		    host[0] ? "@" : "", host, since[0] ? " since " : "", since,
-		    until[0] ? "until " : "no end", until);
+	if (owner[0] != '\0' || host[0] != '\0' || since[0] != '\0')
+		field(o, "", "  set by %s%s%s%s%s", owner[0] ? owner : "?",
+		    host[0] ? "@" : "", host, since[0] ? " at " : "", since);
+	if (until[0] != '\0')
+		field(o, "", "  until %s", until);
+	else if (owner[0] != '\0' || host[0] != '\0' || since[0] != '\0')
+		field(o, "", "  no end");
 	if (note[0] != '\0')
 		field(o, "", "  note: %s", note);
 }
