@@ -533,6 +533,33 @@ remaining(const struct ctl *c, const struct target *t)
 	}
 }
 
+/* A wall-clock time in local time, with its zone. */
+static void
+local_time(int64_t wall_ms, char *buf, size_t size)
+{
+	time_t		t = (time_t)(wall_ms / 1000);
+	struct tm	tm;
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+		snprintf(buf, size, "%lld (unix time)", (long long)t);
+}
+
+/* The until line of a marker's content, for people ("" without). */
+static const char *
+body_until(const char *body)
+{
+	static char	buf[64];
+	struct marker	m;
+
+	memset(&m, 0, sizeof(m));
+	marker_parse(&m, MARKER_DRAIN, body, strlen(body), false);
+	if (!m.has_until)
+		return "";
+	local_time(m.until_wall_ms, buf, sizeof(buf));
+	return buf;
+}
+
 /* The marker's content with its end: --for from now, or --until. */
 static int
 marker_content(const struct ctl_opts *o, char *buf, size_t size)
@@ -604,6 +631,8 @@ cmd_marker(struct ctl *c)
 		verb = "removed";
 	}
 	printf("%s %s\n", verb, path);
+	if (o->on && (o->for_ms != 0 || o->until != NULL))
+		printf("it ends at %s\n", body_until(body));
 	fflush(stdout);
 
 	/* Wait until every service the marker applies to shows it. */

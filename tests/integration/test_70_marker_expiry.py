@@ -98,7 +98,7 @@ def main():
     mark = lb.log_mark()
     out = ctl(lb.config_path, "drain", "on", "--for", f"{FOR_S}s", "--reason", "deploy")
     path = lb.marker_path("drain")
-    h.expect(f"wrote {path}" in out, f"lbagentctl's output: {out!r}")
+    h.expect(f"wrote {path}\nit ends at " in out, f"lbagentctl's output: {out!r}")
     content = read(path)
     lines = content.splitlines()
     h.expect_equal(lines[0], "deploy", "the marker's first line")
