@@ -304,6 +304,9 @@ marker_track(const struct marker *old, struct marker *m, int64_t now_ms,
 {
 	bool	same;
 
+	/* Kept from before (this read proved nothing): as it was. */
+	if (!m->present && m->expired)
+		return false;
 	if (!m->present || m->unreadable || !m->has_until) {
 		m->expired = false;
 		return false;

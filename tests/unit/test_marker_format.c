@@ -226,6 +226,13 @@ START_TEST(ends_on_time)
 	ck_assert(!read_at(&m, UNTIL_T0_PLUS_2H, now + 7200250,
 	    T0 + 7200250));
 	ck_assert(!m.present && m.expired);
+	/* A read that proved nothing keeps the entry: still ended, not anew. */
+	{
+		struct marker kept = m;
+
+		ck_assert(!marker_track(&m, &kept, now + 7200300, T0 + 7200300));
+		ck_assert(!kept.present && kept.expired);
+	}
 	/* Set again with another end: present again. */
 	ck_assert(!read_at(&m, "x\nuntil: 2026-12-02T06:20:00Z\n",
 	    now + 7200500, T0 + 7200500));
