@@ -4,7 +4,7 @@ HAProxy instances (sources 127.0.0.2 and 127.0.0.3).
 - `lbagentctl drain on --for D --reason deploy` (SUDO_USER=alice-70):
   the file's first line is the reason, then owner, host, since, until;
   /status detail and `lbagentctl status` show owner@host, since and
-  until; /metrics has lbagent_marker_expiry_timestamp_seconds for it;
+  until, `lbagentctl why` when it ends by itself; /metrics has lbagent_marker_expiry_timestamp_seconds for it;
   both HAProxy instances go DRAIN (agent).
 - Past its end the marker ends by itself: drain is renamed to
   drain.expired (same content), the log says so at warning, both load
@@ -126,6 +126,10 @@ def main():
              f"lbagentctl status shows who and until when:\n{status}")
     for line in status.splitlines():
         h.expect(len(line) <= 80, f"lbagentctl status: a line over 80 columns: {line!r}")
+    local_until = datetime.datetime.fromtimestamp(until).strftime("%Y-%m-%d %H:%M:%S")
+    why = ctl(lb.config_path, "why", rcs=(3,))
+    h.expect(f"ends by itself at {local_until}, or with" in why,
+             f"lbagentctl why says when the marker ends:\n{why}")
     h.expect_equal(expiry_metrics(unix), [("drain", f"{until:.3f}")],
                    "lbagent_marker_expiry_timestamp_seconds")
     h.wait_all_status(haps, "DRAIN (agent)", BOUND_S, "every server DRAIN (agent)")
