@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lbagent/core/name.h"
+#include "lbagent/core/units.h"
 #include "lbagent/ctl/args.h"
+#include "lbagent/ctl/markers.h"
 #include "lbagent/daemon/config.h"
 
 /* Options beyond the global ones that a command takes. */
@@ -18,6 +21,7 @@
 #define OPT_REASON	0x2
 #define OPT_SERVICE	0x4
 #define OPT_SHORT	0x8
+#define OPT_END		0x10	/* --for, --until */
 
 struct ctl_command {
 	const char	*name;
@@ -33,11 +37,11 @@ static const struct ctl_command commands[] = {
 	  "what HAProxy is told now and why; SERVICE '-' is the default one" },
 	{ "why", CTL_WHY, 0, "[SERVICE]",
 	  "why the reply is what it is, and what would change it" },
-	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE,
-	  "on|off [--reason TEXT] [--service NAME]",
+	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE | OPT_END,
+	  "on|off [--reason T] [--for D|--until T] [--service N]",
 	  "set or remove the maint marker, wait until lbagent answers so" },
-	{ "drain", CTL_DRAIN, OPT_REASON | OPT_SERVICE,
-	  "on|off [--reason TEXT] [--service NAME]",
+	{ "drain", CTL_DRAIN, OPT_REASON | OPT_SERVICE | OPT_END,
+	  "on|off [--reason T] [--for D|--until T] [--service N]",
 	  "set or remove the drain marker, wait until lbagent answers so" },
 	{ "mode", CTL_MODE, OPT_SERVICE, "auto|off [--service NAME]",
 	  "switch automation off (the off marker) or back on" },
@@ -77,6 +81,11 @@ ctl_usage(FILE *fp, bool full)
 	    "  --json       status: the API's JSON\n"
 	    "  --short      status: one line per service: reply, why, since\n"
 	    "  --reason T   maint/drain on: the marker's first line\n"
+	    "  --for D      maint/drain on: the marker ends after D (90s, 30m, "
+	    "2h)\n"
+	    "  --until T    maint/drain on: the marker ends at T (HH:MM local, "
+	    "or ISO 8601\n"
+	    "               with a zone: 2026-12-02T03:00Z)\n"
 	    "  --service N  maint/drain/mode: only service N (default: node-wide)"
 	    "\n"
 	    "\n"
@@ -128,7 +137,8 @@ int
 ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
     size_t whysize)
 {
-	enum { LONG_JSON = 256, LONG_REASON, LONG_SERVICE, LONG_SHORT };
+	enum { LONG_JSON = 256, LONG_REASON, LONG_SERVICE, LONG_SHORT,
+	    LONG_FOR, LONG_UNTIL };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'f' },
 		{ "address", required_argument, NULL, 's' },
@@ -139,10 +149,14 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		{ "short", no_argument, NULL, LONG_SHORT },
 		{ "reason", required_argument, NULL, LONG_REASON },
 		{ "service", required_argument, NULL, LONG_SERVICE },
+		{ "for", required_argument, NULL, LONG_FOR },
+		{ "until", required_argument, NULL, LONG_UNTIL },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct ctl_command *c = NULL;
 	char		 name_why[256];
+	const char	*uwhy;
+	int64_t		 until_ms;
 	unsigned	 given = 0;
 	char		*pos[4];
 	size_t		 npos = 0, i;
@@ -196,6 +210,24 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 			o->reason = optarg;
 			given |= OPT_REASON;
 			break;
+		case LONG_FOR:
+			if (units_duration_ms(optarg, &o->for_ms, &uwhy) == -1)
+				return complain(why, whysize, "--for '%s': %s",
+				    optarg, uwhy);
+			if (o->for_ms == 0)
+				return complain(why, whysize, "--for: more than "
+				    "0 (leave it out for a marker without an "
+				    "end)");
+			given |= OPT_END;
+			break;
+		case LONG_UNTIL:
+			if (ctl_until(optarg, time(NULL), &until_ms,
+			    &uwhy) == -1)
+				return complain(why, whysize, "--until '%s': %s",
+				    optarg, uwhy);
+			o->until = optarg;
+			given |= OPT_END;
+			break;
 		case LONG_SERVICE:
 			if (strcmp(optarg, "-") == 0 || optarg[0] == '\0' ||
 			    strcmp(optarg, NAME_DEFAULT_SERVICE) == 0)
@@ -241,7 +273,9 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		return complain(why, whysize, "%s: %s does not go with it",
 		    c->name, (given & ~c->opts & OPT_JSON) ? "--json" :
 		    (given & ~c->opts & OPT_SHORT) ? "--short" :
-		    (given & ~c->opts & OPT_REASON) ? "--reason" : "--service");
+		    (given & ~c->opts & OPT_REASON) ? "--reason" :
+		    (given & ~c->opts & OPT_END) ? "--for or --until" :
+		    "--service");
 	if (o->json && o->brief)
 		return complain(why, whysize, "%s: --json or --short, not both",
 		    c->name);
@@ -275,6 +309,12 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		if (!o->on && o->reason != NULL)
 			return complain(why, whysize, "%s off: --reason goes "
 			    "with 'on'", c->name);
+		if (!o->on && (given & OPT_END))
+			return complain(why, whysize, "%s off: --for and "
+			    "--until go with 'on'", c->name);
+		if (o->for_ms != 0 && o->until != NULL)
+			return complain(why, whysize, "%s: --for or --until, "
+			    "not both", c->name);
 		break;
 	case CTL_MODE:
 		if (npos != 2 || (strcmp(pos[1], "auto") != 0 &&

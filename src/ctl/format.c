@@ -374,6 +374,29 @@ transition(struct out *o, const json_t *tr)
 	}
 }
 
+/* Who set a marker, from where and when, then until when: lines of their own. */
+static void
+marker_trail(struct out *o, const json_t *m)
+{
+	char	owner[TEXT_MAX], host[TEXT_MAX], since[40], until[40];
+	char	note[TEXT_MAX];
+
+	clean(owner, sizeof(owner), str(m, "owner"));
+	clean(host, sizeof(host), str(m, "host"));
+	format_time(since, sizeof(since), str(m, "since"));
+	format_time(until, sizeof(until), str(m, "until"));
+	clean(note, sizeof(note), str(m, "note"));
+	if (owner[0] != '\0' || host[0] != '\0' || since[0] != '\0')
+		field(o, "", "  set by %s%s%s%s%s", owner[0] ? owner : "?",
+		    host[0] ? "@" : "", host, since[0] ? " at " : "", since);
+	if (until[0] != '\0')
+		field(o, "", "  until %s", until);
+	else if (owner[0] != '\0' || host[0] != '\0' || since[0] != '\0')
+		field(o, "", "  no end");
+	if (note[0] != '\0')
+		field(o, "", "  note: %s", note);
+}
+
 static void
 markers(struct out *o, const json_t *svc)
 {
@@ -396,6 +419,7 @@ markers(struct out *o, const json_t *svc)
 		    "this service",
 		    json_is_true(json_object_get(m, "unreadable")) ?
 		    "present, unreadable" : reason);
+		marker_trail(o, m);
 	}
 }
 
@@ -873,6 +897,18 @@ local_clock(char *buf, size_t size, const char *iso)
 		snprintf(buf, size, "?");
 }
 
+/* That time as local "YYYY-MM-DD HH:MM:SS". */
+static void
+local_date_time(char *buf, size_t size, const char *iso)
+{
+	struct tm	lt;
+	time_t		t;
+
+	if (!iso_time(iso, &t) || localtime_r(&t, &lt) == NULL ||
+	    strftime(buf, size, "%Y-%m-%d %H:%M:%S", &lt) == 0)
+		snprintf(buf, size, "?");
+}
+
 /* now + s, local HH:MM:SS. */
 static void
 local_clock_in(char *buf, size_t size, time_t now, double s)
@@ -1084,6 +1120,7 @@ why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
 	const json_t	*m;
 	char		 name[TEXT_MAX], words[32], st[16], at[16], a1[64], a2[32];
 	char		 reason[TEXT_MAX], by[TEXT_MAX], undo[2 * TEXT_MAX], gs[32];
+	char		 until[32];
 	char		 started[16];
 	double		 v, fs, as, w, to, ends, factor, outs, upafter;
 	time_t		 t;
@@ -1110,7 +1147,12 @@ why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
 		paraf(o, 2, "", 4, "because of the %s marker (%s)%s%s", st,
 		    strcmp(str(m, "scope"), "node") == 0 ? "node-wide" :
 		    "this service's", reason[0] ? ": " : "", reason);
-		paraf(o, 2, "", 4, "ends with `%s`", undo);
+		if (json_is_string(json_object_get(m, "until"))) {
+			local_date_time(until, sizeof(until), str(m, "until"));
+			paraf(o, 2, "", 4, "ends by itself at %s, or with `%s`",
+			    until, undo);
+		} else
+			paraf(o, 2, "", 4, "ends with `%s`", undo);
 		why_underneath(o, svc);
 		return;
 	}

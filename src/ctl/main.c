@@ -533,6 +533,54 @@ remaining(const struct ctl *c, const struct target *t)
 	}
 }
 
+/* A wall-clock time in local time, with its zone. */
+static void
+local_time(int64_t wall_ms, char *buf, size_t size)
+{
+	time_t		t = (time_t)(wall_ms / 1000);
+	struct tm	tm;
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+		snprintf(buf, size, "%lld (unix time)", (long long)t);
+}
+
+/* The until line of a marker's content, for people ("" without). */
+static const char *
+body_until(const char *body)
+{
+	static char	buf[64];
+	struct marker	m;
+
+	memset(&m, 0, sizeof(m));
+	marker_parse(&m, MARKER_DRAIN, body, strlen(body), false);
+	if (!m.has_until)
+		return "";
+	local_time(m.until_wall_ms, buf, sizeof(buf));
+	return buf;
+}
+
+/* The marker's content with its end: --for from now, or --until. */
+static int
+marker_content(const struct ctl_opts *o, char *buf, size_t size)
+{
+	int64_t		 now = (int64_t)time(NULL) * 1000, until;
+	const char	*why;
+
+	if (o->until != NULL && ctl_until(o->until, time(NULL), &until,
+	    &why) == -1) {
+		errx_("--until '%s': %s", o->until, why);
+		return -1;
+	}
+	if (o->until == NULL)
+		until = now + (int64_t)o->for_ms;
+	if (ctl_marker_content(buf, size, o->reason, now, until) == -1) {
+		errx_("the marker does not fit in %zu bytes", size);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 cmd_marker(struct ctl *c)
 {
@@ -543,6 +591,7 @@ cmd_marker(struct ctl *c)
 	size_t			 ntargets = 0, i, done;
 	char			 path[4096], err[ERR_MAX], what[2 * ERR_MAX + 128];
 	char			 now[ERR_MAX], want[REASON_MAX + 64];
+	char			 body[MARKER_FILE_MAX];
 	const char		*verb;
 	json_t			*root = NULL;
 	const json_t		*svc;
@@ -560,8 +609,15 @@ cmd_marker(struct ctl *c)
 	ctl_marker_path(path, sizeof(path), c->conf.state_dir, o->service,
 	    kind);
 	if (o->on) {
+		const char	*content = o->reason;
+
+		if ((o->for_ms != 0 || o->until != NULL) &&
+		    marker_content(o, body, sizeof(body)) == -1)
+			return CTL_EXIT_FAIL;
+		if (o->for_ms != 0 || o->until != NULL)
+			content = body;
 		if (ctl_marker_set(c->conf.state_dir, o->service, kind,
-		    o->reason, err, sizeof(err)) == -1) {
+		    content, err, sizeof(err)) == -1) {
 			errx_("%s", err);
 			return CTL_EXIT_FAIL;
 		}
@@ -575,6 +631,8 @@ cmd_marker(struct ctl *c)
 		verb = "removed";
 	}
 	printf("%s %s\n", verb, path);
+	if (o->on && (o->for_ms != 0 || o->until != NULL))
+		printf("it ends at %s\n", body_until(body));
 	fflush(stdout);
 
 	/* Wait until every service the marker applies to shows it. */

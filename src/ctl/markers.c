@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,91 @@ ctl_marker_set(const char *state_dir, const char *service,
 		say(&e, state_dir, dir, path, err, errsize);
 		return -1;
 	}
+	return 0;
+}
+
+int
+ctl_until(const char *s, time_t now, int64_t *wall_ms, const char **why)
+{
+	struct tm	tm;
+	time_t		t;
+	int		h, m;
+
+	if (strlen(s) == 5 && s[2] == ':' && s[0] >= '0' && s[0] <= '2' &&
+	    s[1] >= '0' && s[1] <= '9' && s[3] >= '0' && s[3] <= '5' &&
+	    s[4] >= '0' && s[4] <= '9') {
+		h = (s[0] - '0') * 10 + (s[1] - '0');
+		m = (s[3] - '0') * 10 + (s[4] - '0');
+		if (h > 23) {
+			*why = "HH:MM: the hour is 00 to 23";
+			return -1;
+		}
+		if (localtime_r(&now, &tm) == NULL) {
+			*why = "the local time is unknown";
+			return -1;
+		}
+		tm.tm_hour = h;
+		tm.tm_min = m;
+		tm.tm_sec = 0;
+		tm.tm_isdst = -1;
+		if ((t = mktime(&tm)) != (time_t)-1 && t <= now) {
+			/* Past today: tomorrow, at the same local time. */
+			tm.tm_mday++;
+			tm.tm_hour = h;
+			tm.tm_min = m;
+			tm.tm_isdst = -1;
+			t = mktime(&tm);
+		}
+		if (t == (time_t)-1) {
+			*why = "not a local time that exists";
+			return -1;
+		}
+		*wall_ms = (int64_t)t * 1000;
+		return 0;
+	}
+	if (marker_time_parse(s, strlen(s), wall_ms, why) == -1)
+		return -1;
+	if (*wall_ms <= (int64_t)now * 1000) {
+		*why = "that time is already past";
+		return -1;
+	}
+	return 0;
+}
+
+/* Who sets the marker: the one behind sudo, else the login name. */
+static void
+owner_name(char *buf, size_t size)
+{
+	const char	*s = getenv("SUDO_USER");
+	struct passwd	*pw;
+
+	if (s == NULL || s[0] == '\0')
+		s = getlogin();
+	if ((s == NULL || s[0] == '\0') && (pw = getpwuid(getuid())) != NULL)
+		s = pw->pw_name;
+	if (s != NULL && s[0] != '\0')
+		snprintf(buf, size, "%s", s);
+	else
+		snprintf(buf, size, "uid %lu", (unsigned long)getuid());
+}
+
+int
+ctl_marker_content(char *buf, size_t size, const char *reason,
+    int64_t now_wall_ms, int64_t until_wall_ms)
+{
+	char	owner[MARKER_OWNER_MAX + 1], host[MARKER_HOST_MAX + 1];
+	int	n;
+
+	owner_name(owner, sizeof(owner));
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	n = marker_format(buf, size, reason, owner, host, now_wall_ms, true,
+	    until_wall_ms);
+	if (n <= 0)
+		return -1;
+	if (buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
 	return 0;
 }
 

@@ -6,6 +6,8 @@
  * state file, a fresh round of the guard. The reply path only copies.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -153,26 +155,86 @@ agent_peers_changed(void *arg)
 		evaluate(a, i, false);
 }
 
-/* Logs a marker that appeared, went, or became unreadable. */
+/* " (set by alice@web1 at ..., until ...)", or "" for a plain marker. */
+static void
+marker_trail(const struct marker *m, char *buf, size_t size)
+{
+	char	since[MARKER_TIME_LEN + 1], until[MARKER_TIME_LEN + 1];
+
+	buf[0] = '\0';
+	if (m->owner[0] == '\0' && m->host[0] == '\0' && !m->has_since &&
+	    !m->has_until)
+		return;
+	marker_time_format(m->since_wall_ms, since);
+	marker_time_format(m->until_wall_ms, until);
+	snprintf(buf, size, " (set by %s%s%s%s%s, %s%s)",
+	    m->owner[0] ? m->owner : "?", m->host[0] ? "@" : "", m->host,
+	    m->has_since ? " at " : "", m->has_since ? since : "",
+	    m->has_until ? "until " : "no end", m->has_until ? until : "");
+}
+
+/* Logs a marker that appeared, went, ended, or became unreadable. */
 static void
 log_marker_changes(const char *where, const struct markers *old,
     const struct markers *new)
 {
+	char	trail[MARKER_OWNER_MAX + MARKER_HOST_MAX + 96];
 	int	i;
 
 	for (i = 0; i < MARKER_COUNT; i++) {
 		const struct marker *o = &old->m[i], *n = &new->m[i];
 		const char *name = marker_name((enum marker_kind)i);
 
+		marker_trail(n, trail, sizeof(trail));
 		if (n->unreadable && (!o->unreadable ||
 		    strcmp(o->error, n->error) != 0))
 			log_warnx("marker %s%s exists but cannot be read (%s): "
 			    "counting it as present", where, name, n->error);
-		if (n->present && !o->present)
-			log_notice("marker %s%s appeared: %s", where, name,
-			    n->reason);
-		else if (!n->present && o->present)
+		if ((n->present || n->expired) && n->note[0] != '\0' &&
+		    strcmp(n->note, o->note) != 0)
+			log_warnx("marker %s%s: %s", where, name, n->note);
+		if (n->expired && !o->expired)
+			log_warnx("marker %s%s ended: %s%s; counting it as "
+			    "absent", where, name, n->reason, trail);
+		else if (n->present && !o->present && !o->expired)
+			log_notice("marker %s%s appeared: %s%s", where, name,
+			    n->reason, trail);
+		else if (n->present && !o->present)
+			log_notice("marker %s%s set again: %s%s", where, name,
+			    n->reason, trail);
+		else if (!n->present && o->present && !n->expired)
 			log_notice("marker %s%s removed", where, name);
+	}
+}
+
+/*
+ * Ends the markers of dir past their end (old: the previous read) and
+ * renames each to NAME.expired; one that cannot be renamed still counts
+ * as absent, and the rename is tried again at the next read.
+ */
+static void
+expire_markers(const char *dir, const char *where, const struct markers *old,
+    struct markers *ms)
+{
+	char	err[PATH_MAX + 128];
+	int64_t	now = clock_now_ms(), wall = clock_wall_ms();
+	int	i;
+
+	for (i = 0; i < MARKER_COUNT; i++) {
+		struct marker *m = &ms->m[i];
+		bool ended = marker_track(&old->m[i], m, now, wall);
+
+		if (!m->expired)
+			continue;
+		if (markers_retire(dir, (enum marker_kind)i, m, err,
+		    sizeof(err)) == 0) {
+			if (ended)
+				log_notice("marker %s%s renamed to %s.expired",
+				    where, marker_name((enum marker_kind)i),
+				    marker_name((enum marker_kind)i));
+		} else if (ended)
+			log_warnx("marker %s%s: %s", where,
+			    marker_name((enum marker_kind)i), err);
 	}
 }
 
@@ -184,6 +246,7 @@ agent_read_markers(struct agent *a, bool at_start)
 	size_t		i;
 
 	markers_read(a->cfg->state_dir, &ms);
+	expire_markers(a->cfg->state_dir, "", &a->node, &ms);
 	log_marker_changes("", &a->node, &ms);
 	a->node = ms;
 	for (i = 0; i < a->nsvcs; i++) {
@@ -193,6 +256,7 @@ agent_read_markers(struct agent *a, bool at_start)
 			ms = w->own;
 			markers_read_service(w->s.marker_dir, &ms);
 			snprintf(where, sizeof(where), "%s/", w->s.name);
+			expire_markers(w->s.marker_dir, where, &w->own, &ms);
 			log_marker_changes(where, &w->own, &ms);
 			w->own = ms;
 		}

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbagent/daemon/atomic_file.h"
 #include "lbagent/daemon/markers.h"
 
 static void
@@ -45,7 +46,7 @@ static bool
 marker_read(int dfd, enum marker_kind kind, struct marker *m)
 {
 	const char	*name = marker_name(kind);
-	char		 buf[512];
+	char		 buf[MARKER_FILE_MAX + 1];
 	struct stat	 st;
 	ssize_t		 n;
 	int		 fd;
@@ -90,8 +91,8 @@ marker_read(int dfd, enum marker_kind kind, struct marker *m)
 		return true;
 	}
 	m->present = true;
-	if (text_reason(m->reason, buf, (size_t)n) == 0)
-		snprintf(m->reason, sizeof(m->reason), "%s marker", name);
+	marker_parse(m, kind, buf, n > MARKER_FILE_MAX ? MARKER_FILE_MAX :
+	    (size_t)n, n > MARKER_FILE_MAX);
 	return true;
 }
 
@@ -167,4 +168,59 @@ void
 markers_read_service(const char *dir, struct markers *ms)
 {
 	read_dir(dir, true, ms);
+}
+
+int
+markers_retire(const char *dir, enum marker_kind kind, const struct marker *m,
+    char *err, size_t errsize)
+{
+	const char	*name = marker_name(kind);
+	char		 buf[MARKER_FILE_MAX + 1], to[32];
+	struct atomic_file_error e;
+	struct marker	 again;
+	ssize_t		 n;
+	int		 dfd, fd, rc = -1;
+
+	snprintf(to, sizeof(to), "%s.expired", name);
+	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/*
+	 * Read again just before: a marker set anew in the meantime (another
+	 * end, or none) is the operator's, and stays.
+	 */
+	fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+	    O_NOFOLLOW);
+	if (fd == -1) {
+		rc = errno == ENOENT ? 0 : -1;
+		if (rc == -1)
+			snprintf(err, errsize, "%s/%s: %s", dir, name,
+			    strerror(errno));
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	memset(&again, 0, sizeof(again));
+	if (n >= 0)
+		marker_parse(&again, kind, buf, n > MARKER_FILE_MAX ?
+		    MARKER_FILE_MAX : (size_t)n, n > MARKER_FILE_MAX);
+	if (n < 0 || !again.has_until ||
+	    again.until_wall_ms != m->until_wall_ms) {
+		snprintf(err, errsize, "%s/%s changed: left as it is", dir,
+		    name);
+		goto out;
+	}
+	/* A previous NAME.expired is replaced: the log keeps the trail. */
+	if (renameat(dfd, name, dfd, to) == -1) {
+		snprintf(err, errsize, "cannot rename %s/%s to %s: %s", dir,
+		    name, to, strerror(errno));
+		goto out;
+	}
+	/* The rename is done; that it lasts a crash is best effort. */
+	(void)atomic_file_sync_dir(dir, &e);
+	rc = 0;
+out:
+	close(dfd);
+	return rc;
 }

@@ -75,6 +75,18 @@ line_json(const char *line)
 	return json_stringn(line, strcspn(line, "\n"));
 }
 
+/* A marker file's time, as it said it (UTC), or null. */
+static json_t *
+marker_time_json(bool has, int64_t wall_ms)
+{
+	char	buf[MARKER_TIME_LEN + 1];
+
+	if (!has)
+		return json_null();
+	marker_time_format(wall_ms, buf);
+	return json_string(buf);
+}
+
 static json_t *
 markers_json(const struct agent_service_view *v)
 {
@@ -92,9 +104,15 @@ markers_json(const struct agent_service_view *v)
 			m = &v->node->m[k];
 		if (m == NULL)
 			continue;
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b}",
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b, s:o, "
+		    "s:o, s:o, s:o, s:o}",
 		    "kind", marker_name((enum marker_kind)k), "scope", scope,
-		    "reason", m->reason, "unreadable", m->unreadable));
+		    "reason", m->reason, "unreadable", m->unreadable,
+		    "owner", m->owner[0] ? json_string(m->owner) : json_null(),
+		    "host", m->host[0] ? json_string(m->host) : json_null(),
+		    "since", marker_time_json(m->has_since, m->since_wall_ms),
+		    "until", marker_time_json(m->has_until, m->until_wall_ms),
+		    "note", m->note[0] ? json_string(m->note) : json_null()));
 	}
 	return a;
 }
@@ -728,6 +746,15 @@ marker_present(const struct agent_service_view *v, int k)
 	    (v->own != NULL && v->own->m[k].present);
 }
 
+/* The marker of kind k that applies: the service's own first. */
+static const struct marker *
+applying(const struct agent_service_view *v, int k)
+{
+	if (v->own != NULL && v->own->m[k].present)
+		return &v->own->m[k];
+	return v->node->m[k].present ? &v->node->m[k] : NULL;
+}
+
 char *
 status_metrics(const struct agent *a, const struct status_daemon *dm,
     size_t *lenp)
@@ -807,6 +834,22 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			    svc_label(v.name, sv, sizeof(sv)),
 			    marker_name((enum marker_kind)k),
 			    marker_present(&v, k));
+	}
+	head(&b, "lbagent_marker_expiry_timestamp_seconds", "gauge", "When "
+	    "the marker of that kind that applies to a service ends (its "
+	    "until), in seconds since the epoch; only markers with an end.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (k = 0; k < MARKER_COUNT; k++) {
+			const struct marker *m = applying(&v, k);
+
+			if (m != NULL && m->has_until)
+				put(&b, "lbagent_marker_expiry_timestamp_seconds"
+				    "{service=\"%s\",marker=\"%s\"} %.3f\n",
+				    svc_label(v.name, sv, sizeof(sv)),
+				    marker_name((enum marker_kind)k),
+				    (double)m->until_wall_ms / 1000.0);
+		}
 	}
 	head(&b, "lbagent_peer_guard", "gauge", "1 for the peer guard's "
 	    "state of a service (off, watching, asking, holding, back_alone, "

@@ -222,6 +222,98 @@ START_TEST(args_usage_errors)
 }
 END_TEST
 
+/* --for and --until: with "on" only, one of them, values checked. */
+START_TEST(args_marker_end)
+{
+	struct ctl_opts	o;
+	char		why[256];
+
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--for", "2h", NULL), 0);
+	ck_assert_uint_eq(o.for_ms, 7200000);
+	ck_assert_ptr_null(o.until);
+	ck_assert_int_eq(parse(&o, why, "maint", "on", "--until", "23:59",
+	    "--reason", "r", NULL), 0);
+	ck_assert_str_eq(o.until, "23:59");
+	ck_assert_int_eq(parse(&o, why, "maint", "on", "--until",
+	    "2999-01-01T00:00Z", NULL), 0);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", NULL), 0);
+	ck_assert_uint_eq(o.for_ms, 0);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--for", "soon", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--for", "0s", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "off", "--for", "2s", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--for", "2s",
+	    "--until", "23:59", NULL), CTL_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(why, "not both"));
+	ck_assert_int_eq(parse(&o, why, "mode", "off", "--for", "2s", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--until", "24:00",
+	    NULL), CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--until",
+	    "2000-01-01T00:00Z", NULL), CTL_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(why, "past"));
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--until",
+	    "2999-01-01T00:00", NULL), CTL_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(why, "zone"));
+}
+END_TEST
+
+/* HH:MM: today, or tomorrow once past; local time. */
+START_TEST(until_local_time)
+{
+	struct tm	tm;
+	time_t		now;
+	int64_t		ms;
+	const char	*why;
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = 126, tm.tm_mon = 11, tm.tm_mday = 2, tm.tm_hour = 1;
+	tm.tm_min = 30;
+	now = timegm(&tm);
+	ck_assert_int_eq(ctl_until("03:00", now, &ms, &why), 0);
+	ck_assert_int_eq(ms, ((int64_t)now + 5400) * 1000);
+	ck_assert_int_eq(ctl_until("01:00", now, &ms, &why), 0);
+	ck_assert_int_eq(ms, ((int64_t)now + 84600) * 1000);
+	ck_assert_int_eq(ctl_until("01:30", now, &ms, &why), 0);
+	ck_assert_int_eq(ms, ((int64_t)now + 86400) * 1000);
+	ck_assert_int_eq(ctl_until("2026-12-02T03:00:00+01:00", now, &ms,
+	    &why), 0);
+	ck_assert_int_eq(ms, ((int64_t)now + 1800) * 1000);
+	ck_assert_int_eq(ctl_until("1:30", now, &ms, &why), -1);
+}
+END_TEST
+
+/* The content lbagentctl writes: the reason first, then who and when. */
+START_TEST(marker_content)
+{
+	struct marker	m;
+	char		buf[MARKER_FILE_MAX], host[256];
+
+	setenv("SUDO_USER", "alice", 1);
+	ck_assert_int_eq(ctl_marker_content(buf, sizeof(buf), "kernel",
+	    1796181600000LL, 1796181602000LL), 0);
+	ck_assert_uint_ne(buf[strlen(buf) - 1], '\n');
+	gethostname(host, sizeof(host));
+	memset(&m, 0, sizeof(m));
+	marker_parse(&m, MARKER_DRAIN, buf, strlen(buf), false);
+	ck_assert_str_eq(m.reason, "kernel");
+	ck_assert_str_eq(m.owner, "alice");
+	ck_assert_str_eq(m.host, host);
+	ck_assert_int_eq(m.since_wall_ms, 1796181600000LL);
+	ck_assert_int_eq(m.until_wall_ms, 1796181602000LL);
+	unsetenv("SUDO_USER");
+	ck_assert_int_eq(ctl_marker_content(buf, sizeof(buf), NULL,
+	    1796181600000LL, 1796181602000LL), 0);
+	ck_assert(buf[0] == '\n');
+	marker_parse(&m, MARKER_DRAIN, buf, strlen(buf), false);
+	ck_assert(m.owner[0] != '\0');
+}
+END_TEST
+
 /* Service names: lbagentctl refuses what the configuration refuses, so. */
 START_TEST(args_service_names_as_the_config)
 {
@@ -1467,6 +1559,9 @@ suite(void)
 	tcase_add_test(tc, args_others);
 	tcase_add_test(tc, args_usage_errors);
 	tcase_add_test(tc, args_service_names_as_the_config);
+	tcase_add_test(tc, args_marker_end);
+	tcase_add_test(tc, until_local_time);
+	tcase_add_test(tc, marker_content);
 	tcase_add_test(tc, usage_fits);
 	suite_add_tcase(s, tc);
 

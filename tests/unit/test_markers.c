@@ -279,6 +279,87 @@ START_TEST(out_of_descriptors_keeps_what_was_known)
 }
 END_TEST
 
+static char *
+slurp(const char *d, const char *name)
+{
+	static char	buf[256];
+	char		path[4096];
+	FILE		*f;
+	size_t		n;
+
+	snprintf(path, sizeof(path), "%s/%s", d, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+#define ENDED	"done\nowner: alice\nuntil: 2026-12-02T03:20:00Z\n"
+
+/* An ended marker becomes NAME.expired, replacing an earlier one. */
+START_TEST(retire_renames)
+{
+	struct markers	ms;
+	char		err[256];
+
+	memset(&ms, 0, sizeof(ms));
+	free(tu_write(dir, "drain", ENDED, -1));
+	free(tu_write(dir, "drain.expired", "an older one\n", -1));
+	markers_read(dir, &ms);
+	ck_assert(ms.m[MARKER_DRAIN].has_until);
+	ck_assert_str_eq(ms.m[MARKER_DRAIN].owner, "alice");
+	ck_assert_int_eq(markers_retire(dir, MARKER_DRAIN, &ms.m[MARKER_DRAIN],
+	    err, sizeof(err)), 0);
+	ck_assert_ptr_null(slurp(dir, "drain"));
+	ck_assert_str_eq(slurp(dir, "drain.expired"), ENDED);
+	/* Gone already: nothing to do. */
+	ck_assert_int_eq(markers_retire(dir, MARKER_DRAIN, &ms.m[MARKER_DRAIN],
+	    err, sizeof(err)), 0);
+	markers_read(dir, &ms);
+	ck_assert(!ms.m[MARKER_DRAIN].present);
+}
+END_TEST
+
+/* Set anew between the read and the rename: the operator's, it stays. */
+START_TEST(retire_leaves_a_new_marker)
+{
+	struct markers	ms;
+	char		err[256];
+
+	memset(&ms, 0, sizeof(ms));
+	free(tu_write(dir, "maint", ENDED, -1));
+	markers_read(dir, &ms);
+	free(tu_write(dir, "maint", "again, no end\n", -1));
+	ck_assert_int_eq(markers_retire(dir, MARKER_MAINT, &ms.m[MARKER_MAINT],
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "changed"));
+	ck_assert_str_eq(slurp(dir, "maint"), "again, no end\n");
+	ck_assert_ptr_null(slurp(dir, "maint.expired"));
+}
+END_TEST
+
+/* Nowhere to rename: an error to log, the file as it was. */
+START_TEST(retire_read_only_dir)
+{
+	struct markers	ms;
+	char		err[256];
+
+	if (geteuid() == 0)
+		return;		/* root writes anyway */
+	memset(&ms, 0, sizeof(ms));
+	free(tu_write(dir, "drain", ENDED, -1));
+	markers_read(dir, &ms);
+	ck_assert_int_eq(chmod(dir, 0555), 0);
+	ck_assert_int_eq(markers_retire(dir, MARKER_DRAIN, &ms.m[MARKER_DRAIN],
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "cannot rename"));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_str_eq(slurp(dir, "drain"), ENDED);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -295,6 +376,9 @@ main(void)
 	tcase_add_test(tc, symlinked_service_dir_is_not_read_through);
 	tcase_add_test(tc, maint_wins_over_drain);
 	tcase_add_test(tc, out_of_descriptors_keeps_what_was_known);
+	tcase_add_test(tc, retire_renames);
+	tcase_add_test(tc, retire_leaves_a_new_marker);
+	tcase_add_test(tc, retire_read_only_dir);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -5,6 +5,7 @@
 #define LBAGENT_CTL_ARGS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit statuses. */
@@ -40,6 +41,8 @@ struct ctl_opts {
 					   all/node */
 	bool		 on;		/* maint/drain on, mode off */
 	const char	*reason;	/* --reason; NULL: an empty marker */
+	const char	*until;		/* --until, as given; NULL: none */
+	uint64_t	 for_ms;	/* --for; 0: none */
 };
 
 /*

@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -26,6 +28,20 @@ int		 ctl_marker_path(char *buf, size_t size, const char *state_dir,
 int		 ctl_marker_set(const char *state_dir, const char *service,
 		    enum marker_kind, const char *reason, char *err,
 		    size_t errsize);
+/*
+ * --until's TIME as a wall-clock end: an ISO 8601 time with its zone
+ * (marker_time_parse()), or HH:MM in local time, today or, once past,
+ * tomorrow. now: the wall clock in seconds. Returns 0, or -1 with *why.
+ */
+int		 ctl_until(const char *s, time_t now, int64_t *wall_ms,
+		    const char **why);
+/*
+ * A marker file's content with an end (without its last newline, which
+ * the writer adds): the reason, who set it (SUDO_USER, else the login
+ * name), this host, now and until. Returns 0, or -1 when it does not fit.
+ */
+int		 ctl_marker_content(char *buf, size_t size, const char *reason,
+		    int64_t now_wall_ms, int64_t until_wall_ms);
 /* Removes the marker; one that is not there is fine. */
 int		 ctl_marker_clear(const char *state_dir, const char *service,
 		    enum marker_kind, char *err, size_t errsize);

@@ -17,5 +17,12 @@ void		 markers_read(const char *dir, struct markers *);
  * directory, not a link: markers in a linked one count as present, unread.
  */
 void		 markers_read_service(const char *dir, struct markers *);
+/*
+ * Renames the marker kind of dir, which has ended (m: as it was read), to
+ * NAME.expired, replacing an earlier one; a marker that changed since it
+ * was read stays. Returns 0, or -1 with err set.
+ */
+int		 markers_retire(const char *dir, enum marker_kind,
+		    const struct marker *m, char *err, size_t errsize);
 
 #endif
