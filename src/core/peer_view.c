@@ -44,7 +44,7 @@ peer_view_answer_parse(const char *body, size_t len, struct peer_answer *a,
     const char **why)
 {
 	json_error_t	 err;
-	json_t		*root, *svcs, *o;
+	json_t		*root, *svcs = NULL, *o;
 	size_t		 i;
 
 	memset(a, 0, sizeof(*a));

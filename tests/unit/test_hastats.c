@@ -40,7 +40,7 @@ static const struct want fixture_rows[] = {
 	{ "web", "nolb", "NOLB", 1, 1, "", "", false, "DRAIN" },
 	{ "other", "s1", "no check", 1, 1, "", "", true, NULL },
 	{ "be", "BACKEND", "UP", 107, 107, "", "", true, NULL },
-	{ NULL },
+	{ NULL, NULL, NULL, 0, 0, NULL, NULL, false, NULL },
 };
 
 /* Reads a fixture into an exact-size buffer: no NUL to lean on. */
