@@ -1,4 +1,4 @@
-/* The markers an operator sets (maint, drain, off) as the decision reads them. */
+/* The markers an operator sets (maint, drain, off, shadow) as the decision reads them. */
 #ifndef LBAGENT_MARKER_H
 #define LBAGENT_MARKER_H
 
@@ -10,6 +10,7 @@ enum marker_kind {
 	MARKER_MAINT,
 	MARKER_DRAIN,
 	MARKER_OFF,		/* automation off (the kill switch) */
+	MARKER_SHADOW,		/* shadow mode: automation runs, tells nothing */
 	MARKER_COUNT
 };
 
