@@ -135,7 +135,7 @@ set_would(struct service *s, const struct decision *w,
 	s->would = *w;
 	s->has_would = true;
 	if (!had) {
-		note(fx, true, "%sshadow: would reply \"%s\"", prefix(s, p),
+		note(fx, false, "%sshadow: would reply \"%s\"", prefix(s, p),
 		    now);
 		return true;
 	}

@@ -455,13 +455,14 @@ service_json(const struct agent *a, size_t i, bool detail,
 	agent_service_view(a, i, &v);
 	effective(&v, &d);
 	agent_info(a, &info);
-	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s, s:s}", "name", v.name,
+	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name,
 	    "state", decision_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", serving(&d), "automation",
-	    mode_name(&v), "mode", mode_name(&v), "server",
+	    mode_name(&v), "server",
 	    config_server(info.cfg, transition_conf(v.tr)));
-	if (o == NULL)
+	if (o == NULL || !detail)
 		return o;
+	json_object_set_new(o, "mode", json_string(mode_name(&v)));
 	/* Shadow mode: the reply automation would send, beside the real. */
 	if (v.would != NULL) {
 		json_object_set_new(o, "shadow_reply", line_json(v.would_reply));
@@ -474,8 +475,6 @@ service_json(const struct agent *a, size_t i, bool detail,
 		json_object_set_new(o, "shadow_state", json_null());
 		json_object_set_new(o, "shadow_weight", json_null());
 	}
-	if (!detail)
-		return o;
 	json_object_set_new(o, "reply", line_json(v.reply));
 	json_object_set_new(o, "reason", json_string(v.decision->reason));
 	json_object_set_new(o, "automation_off_by",
@@ -530,13 +529,12 @@ status_json(const struct agent *a, const struct status_daemon *dm,
 	for (i = 0; i < agent_nservices(a); i++)
 		json_array_append_new(svcs, service_json(a, i, detail, c));
 	first = json_array_get(svcs, 0);
-	root = json_pack("{s:s, s:I, s:O, s:O, s:O, s:O, s:O, s:b}",
+	root = json_pack("{s:s, s:I, s:O, s:O, s:O, s:O, s:b}",
 	    "node_id", info.cfg->node_id, "incarnation",
 	    (json_int_t)info.incarnation, "state", json_object_get(first, "state"),
 	    "weight", json_object_get(first, "weight"), "serving",
 	    json_object_get(first, "serving"), "automation",
-	    json_object_get(first, "automation"), "mode",
-	    json_object_get(first, "mode"), "detail", detail);
+	    json_object_get(first, "automation"), "detail", detail);
 	if (root == NULL) {
 		json_decref(svcs);
 		return NULL;
