@@ -582,6 +582,8 @@ agent_service_view(const struct agent *a, size_t i,
 	v->shadow_by = s->shadow ? s->shadow_by : NULL;
 	v->would = s->shadow && s->has_would ? &s->would : NULL;
 	v->would_reply = v->would != NULL ? s->would_lines[0] : NULL;
+	v->would_lines = (const char (*)[REPLY_MAX])s->would_lines;
+	v->would_keys = s->would_keys;
 	v->held = &s->held;
 	v->replies = s->replies;
 	v->transitions = s->transitions;

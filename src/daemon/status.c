@@ -199,6 +199,26 @@ lb_warning_json(const struct agent *ag, size_t i, const struct lbkey *k,
 	    "answered as the default", text);
 }
 
+/*
+ * In shadow mode, the line automation would send to the load balancer of
+ * key k at its next check: with the would-be restore words it is owed.
+ */
+static const char *
+would_next(const struct agent_service_view *v, const struct lbkey *k,
+    int64_t now_ms)
+{
+	size_t	i;
+
+	for (i = 0; i < lbkeys_count(v->would_keys); i++) {
+		const struct lbkey *w = lbkeys_get(v->would_keys, i);
+
+		if (strcmp(w->addr, k->addr) == 0 && w->textlen == k->textlen &&
+		    memcmp(w->text, k->text, k->textlen) == 0)
+			return v->would_lines[lbkeys_next_restore(w, now_ms)];
+	}
+	return v->would_lines[0];
+}
+
 static json_t *
 lbs_json(const struct agent *ag, size_t si, const struct agent_service_view *v,
     bool reasons, const struct status_clock *c)
@@ -212,8 +232,12 @@ lbs_json(const struct agent *ag, size_t si, const struct agent_service_view *v,
 
 		text_escape(text, k->text, k->textlen);
 		/* What this load balancer gets when it checks now. */
-		reply_compose(v->decision, lbkeys_next_restore(k, c->now_ms), reasons,
-		    next);
+		if (v->decision->shadow && v->would != NULL)
+			reply_compose_shadow(v->decision, lbkeys_next_restore(k,
+			    c->now_ms), would_next(v, k, c->now_ms), next);
+		else
+			reply_compose(v->decision, lbkeys_next_restore(k,
+			    c->now_ms), reasons, next);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:I, s:o, "
 		    "s:o, s:o, s:o}", "address", k->addr, "text", text,
 		    "last_seen_s", seconds(c->now_ms - k->last_seen_ms), "checks",

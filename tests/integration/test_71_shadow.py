@@ -11,6 +11,7 @@ one file probe (`dep`, every 100 ms) whose file the test removes.
 - /metrics passes `promtool check metrics` and has lbagent_shadow 1,
   lbagent_shadow_reply{state="down"} 1 beside lbagent_state{state="up"} 1;
 - `lbagentctl status` and `why` show the would-be reply beside the real;
+  `lbagentctl mode auto` (no off marker) says shadow mode stays, and why;
 - a drain marker still acts in shadow mode (HAProxy drains), and its
   `ready` still goes when it is removed;
 - removing the shadow marker switches to auto: HAProxy still holds UP,
@@ -166,6 +167,17 @@ def main():
              'automation would reply "down #dep: does not exist"' in text1 and
              "ends when " + lb.state_dir + "/shadow is removed" in text1,
              f"why explains shadow mode:\n{out}")
+
+    h.section("lbagentctl mode auto: no off marker to remove; shadow mode stays")
+    rc, out, err = h.lbagentctl("-f", lb.config_path, "-s", api, "mode", "auto")
+    print(f"$ lbagentctl mode auto  [exit {rc}]\n{out}{err}", file=sys.stderr)
+    h.expect_equal(rc, 0, "mode auto exit (shadow mode is not off)")
+    h.expect(f"in shadow mode (marker {lb.state_dir}/shadow)" in err,
+             f"mode auto notes the shadow mode and why:\n{err}")
+    h.expect('replies "# lbagent shadow: would reply down #dep: does not exist" to all 2'
+             in re.sub(r"\s+", " ", out),
+             f"mode auto shows what the load balancers get:\n{out}")
+    h.expect_equal(svc()["mode"], "shadow", "still in shadow mode")
 
     h.section("a drain marker still acts in shadow mode; its ready goes")
     lb.set_marker("drain", "patching\n")

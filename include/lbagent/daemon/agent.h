@@ -107,6 +107,9 @@ struct agent_service_view {
 	const struct decision	*would;		/* shadow: what automation
 						   would reply; else NULL */
 	const char		*would_reply;	/* its line, with newline */
+	/* Its lines by would-be restore words, and the keys that owe them. */
+	const char		(*would_lines)[REPLY_MAX];
+	const struct lbkeys	*would_keys;
 	const struct decision	*held;		/* what HAProxy holds from
 						   lbagent's automation */
 	uint64_t		 replies;
