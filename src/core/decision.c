@@ -46,9 +46,18 @@ decision_off(struct decision *d)
 	d->automation_off = true;
 }
 
+void
+decision_shadow(struct decision *d)
+{
+	decision_off(d);
+	d->shadow = true;
+}
+
 const char *
 decision_words(const struct decision *d, char buf[24])
 {
+	if (d->state == NODE_UP && d->shadow)
+		return "shadow";
 	if (d->state == NODE_UP && d->automation_off)
 		return "automation off";
 	if (d->state == NODE_UP && d->weight < 100) {
@@ -86,6 +95,7 @@ decision_make(const struct markers *node, const struct markers *own,
 	}
 	d->failing = target->state == NODE_DOWN;
 	d->automation_off = target->automation_off;
+	d->shadow = target->shadow;
 	snprintf(d->reason, sizeof(d->reason), "%s", m->reason);
 }
 
@@ -94,5 +104,6 @@ decision_equal(const struct decision *a, const struct decision *b)
 {
 	return a->state == b->state && a->weight == b->weight &&
 	    a->failing == b->failing && a->ramping == b->ramping &&
-	    a->automation_off == b->automation_off && strcmp(a->reason, b->reason) == 0;
+	    a->automation_off == b->automation_off && a->shadow == b->shadow &&
+	    strcmp(a->reason, b->reason) == 0;
 }

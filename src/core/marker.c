@@ -11,6 +11,7 @@ static const char *const marker_names[MARKER_COUNT] = {
 	[MARKER_MAINT] = "maint",
 	[MARKER_DRAIN] = "drain",
 	[MARKER_OFF] = "off",
+	[MARKER_SHADOW] = "shadow",
 };
 
 const char *

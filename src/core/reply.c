@@ -22,6 +22,18 @@ reply_restore_word(unsigned claim_bit)
 	return claim_bit == CLAIM_ADMIN ? "ready" : "100%";
 }
 
+/* Off's words: a marker's, or "ready" when one ended. */
+static size_t
+off_words(const struct decision *d, unsigned restore, char buf[REPLY_MAX])
+{
+	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
+		return (size_t)snprintf(buf, REPLY_MAX, "%s ",
+		    decision_state_name(d->state));
+	if (restore & CLAIM_ADMIN)
+		return (size_t)snprintf(buf, REPLY_MAX, "ready ");
+	return 0;
+}
+
 #define OFF_TEXT	"lbagent automation off"
 
 /*
@@ -33,18 +45,28 @@ static size_t
 compose_off(const struct decision *d, unsigned restore, bool reasons,
     char buf[REPLY_MAX])
 {
-	size_t	n = 0;
+	size_t	n = off_words(d, restore, buf);
 
-	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
-		n += (size_t)snprintf(buf, REPLY_MAX, "%s ",
-		    decision_state_name(d->state));
-	else if (restore & CLAIM_ADMIN)
-		n += (size_t)snprintf(buf, REPLY_MAX, "ready ");
 	if (reasons && d->reason[0] != '\0')
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, "#%s; " OFF_TEXT,
 		    d->reason);
 	else
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, "# " OFF_TEXT);
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
+size_t
+reply_compose_shadow(const struct decision *d, unsigned restore,
+    const char *would, char buf[REPLY_MAX])
+{
+	size_t	n = off_words(d, restore, buf);
+
+	n += (size_t)snprintf(buf + n, REPLY_MAX - n, "# " REPLY_SHADOW_TEXT
+	    "%.*s", (int)strcspn(would, "\n"), would);
+	if (n > REPLY_MAX - 2)
+		n = REPLY_MAX - 2;
 	buf[n++] = '\n';
 	buf[n] = '\0';
 	return n;

@@ -65,6 +65,8 @@ service_init(struct service *s, const char *name, const char *state_dir,
 		return -1;
 	if ((s->keys = lbkeys_new((int64_t)forget_after_ms)) == NULL)
 		return -1;
+	if ((s->would_keys = lbkeys_new((int64_t)forget_after_ms)) == NULL)
+		return -1;
 	if (name[0] != '\0' && asprintf(&s->marker_dir, "%s/%s", state_dir,
 	    name) == -1) {
 		s->marker_dir = NULL;
@@ -78,6 +80,8 @@ service_free(struct service *s)
 {
 	lbkeys_free(s->keys);
 	s->keys = NULL;
+	lbkeys_free(s->would_keys);
+	s->would_keys = NULL;
 	transition_free(s->tr);
 	s->tr = NULL;
 	free(s->marker_dir);
@@ -90,8 +94,66 @@ compose(struct service *s, const struct decision *d)
 	unsigned	mask;
 
 	for (mask = 0; mask <= CLAIM_ALL; mask++)
-		s->lens[mask] = reply_compose(d, mask, s->reasons,
-		    s->lines[mask]);
+		s->lens[mask] = d->shadow ? reply_compose_shadow(d, mask,
+		    s->would_lines[0], s->lines[mask]) : reply_compose(d, mask,
+		    s->reasons, s->lines[mask]);
+}
+
+/* The line automation would send to a check owed nothing, no newline. */
+static const char *
+would_line(const struct service *s, char buf[REPLY_MAX])
+{
+	size_t	n = strcspn(s->would_lines[0], "\n");
+
+	memcpy(buf, s->would_lines[0], n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * Shadow mode: w is what automation would make the decision. Its lines
+ * and would-be claims follow it, and a change is logged at warning as a
+ * real one would be. True when its line changed (the real lines, which
+ * quote it, must be composed again).
+ */
+static bool
+set_would(struct service *s, const struct decision *w,
+    struct service_effects *fx)
+{
+	char		was[REPLY_MAX], now[REPLY_MAX], p[96];
+	unsigned	mask;
+	bool		had = s->has_would;
+
+	if (had && decision_equal(&s->would, w))
+		return false;
+	if (had)
+		would_line(s, was);
+	for (mask = 0; mask <= CLAIM_ALL; mask++)
+		reply_compose(w, mask, s->reasons, s->would_lines[mask]);
+	would_line(s, now);
+	lbkeys_claim(s->would_keys, reply_claims(w));
+	s->would = *w;
+	s->has_would = true;
+	if (!had) {
+		note(fx, false, "%sshadow: would reply \"%s\"", prefix(s, p),
+		    now);
+		return true;
+	}
+	if (strcmp(was, now) == 0)
+		return false;
+	note(fx, true, "%sshadow: would reply \"%s\" (was \"%s\")",
+	    prefix(s, p), now, was);
+	return true;
+}
+
+/* Out of shadow mode: nothing would-be is left. */
+static void
+clear_would(struct service *s)
+{
+	s->has_would = false;
+	memset(s->would_lines, 0, sizeof(s->would_lines));
+	lbkeys_reset(s->would_keys);
+	lbkeys_claim(s->would_keys, 0);
 }
 
 void
@@ -118,8 +180,11 @@ release_note(const struct service *s, struct service_effects *fx,
 		    "balancer(s) that saw it", prefix(s, p), what, word, n);
 }
 
-/* Makes d the service's decision: new lines, a note, claims settled. */
-static void
+/*
+ * Makes d the service's decision: new lines, a note, claims settled.
+ * False when it was the decision already (nothing done).
+ */
+static bool
 set_decision(struct service *s, const struct decision *d,
     const struct service_input *in, struct service_effects *fx)
 {
@@ -128,15 +193,15 @@ set_decision(struct service *s, const struct decision *d,
 	const char	*what, *from, *to;
 
 	if (s->has_decision && decision_equal(&s->decision, d) && !in->at_start)
-		return;
+		return false;
 	/* A transition for the history; a step of a ramp is not one. */
 	from = s->has_decision ? decision_words(&s->decision, wb) : "start";
 	to = decision_words(d, nb);
 	if (strcmp(from, to) != 0 &&
 	    !(s->has_decision && s->decision.ramping && d->ramping)) {
 		history_add(&s->history, in->wall_ms, from, to,
-		    d->automation_off && d->reason[0] == '\0' ?
-		    "lbagent automation off" : d->reason);
+		    !d->automation_off || d->reason[0] != '\0' ? d->reason :
+		    d->shadow ? "lbagent shadow" : "lbagent automation off");
 		s->transitions[d->automation_off && d->state == NODE_UP ?
 		    NODE_STATE_COUNT : d->state]++;
 	}
@@ -182,30 +247,53 @@ set_decision(struct service *s, const struct decision *d,
 		fx->save_now = true;
 	else
 		fx->save = true;
+	return true;
 }
 
 /*
- * Why automation is off ("LBAGENT_MODE=off", ...); NULL: it is on. The
- * node's marker first, then the service's, the environment, the file.
+ * Why the service is in mode `mode` (off or shadow): "LBAGENT_MODE=off",
+ * ...; NULL: no source says so. The node's marker first, then the
+ * service's, the environment, the file (which the environment, when set,
+ * replaces).
  */
 static const char *
-off_source(const struct service *s, const struct service_input *in,
-    char *buf, size_t size)
+mode_source(const struct service *s, const struct service_input *in,
+    enum service_mode mode, char *buf, size_t size)
 {
 	const struct service_switch	*sw = in->sw;
+	enum marker_kind		 k = mode == SERVICE_MODE_OFF ?
+					    MARKER_OFF : MARKER_SHADOW;
+	const char			*name = marker_name(k);
+	bool				 conf = mode == SERVICE_MODE_OFF ?
+					    sw->conf_off : sw->conf_shadow;
 
-	if (in->node->m[MARKER_OFF].present)
-		snprintf(buf, size, "marker %s/off", sw->state_dir);
+	if (in->node->m[k].present)
+		snprintf(buf, size, "marker %s/%s", sw->state_dir, name);
 	else if (s->marker_dir != NULL && in->own != NULL &&
-	    in->own->m[MARKER_OFF].present)
-		snprintf(buf, size, "marker %s/off", s->marker_dir);
-	else if (sw->mode_env == 1)
-		snprintf(buf, size, "LBAGENT_MODE=off");
-	else if (sw->mode_env == -1 && sw->conf_off)
-		snprintf(buf, size, "mode = off in %s", sw->conf_path);
+	    in->own->m[k].present)
+		snprintf(buf, size, "marker %s/%s", s->marker_dir, name);
+	else if (sw->mode_env == (int)mode)
+		snprintf(buf, size, "LBAGENT_MODE=%s", name);
+	else if (sw->mode_env == -1 && conf)
+		snprintf(buf, size, "mode = %s in %s", name, sw->conf_path);
 	else
 		return NULL;
 	return buf;
+}
+
+/*
+ * The service's mode and why (into buf): off when any source says off,
+ * else shadow when any says shadow, else auto.
+ */
+static enum service_mode
+mode_of(const struct service *s, const struct service_input *in, char *buf,
+    size_t size)
+{
+	if (mode_source(s, in, SERVICE_MODE_OFF, buf, size) != NULL)
+		return SERVICE_MODE_OFF;
+	if (mode_source(s, in, SERVICE_MODE_SHADOW, buf, size) != NULL)
+		return SERVICE_MODE_SHADOW;
+	return SERVICE_MODE_AUTO;
 }
 
 /* A monotonic time as the wall clock's date and time, for people. */
@@ -226,18 +314,17 @@ static void
 switched_off(const struct service *s, const char *why,
     const struct service_input *in, struct service_effects *fx)
 {
-	struct decision	d;
-	char		p[96], since[32], held[160];
+	const struct decision	*d = &s->held;
+	char			 p[96], since[32], held[160];
 
-	transition_current(s->tr, &d);
-	if (d.state == NODE_DOWN)
+	if (d->state == NODE_DOWN)
 		snprintf(held, sizeof(held), "down since %s, held by HAProxy "
 		    "until an operator or lbagent says otherwise",
-		    wall_text(transition_since_ms(s->tr), in, since));
-	else if (d.weight < 100)
+		    wall_text(s->held_since_ms, in, since));
+	else if (d->weight < 100)
 		snprintf(held, sizeof(held), "weight %u%% since %s, held by "
 		    "HAProxy until an operator or lbagent says otherwise",
-		    d.weight, wall_text(transition_since_ms(s->tr), in, since));
+		    d->weight, wall_text(s->held_since_ms, in, since));
 	else
 		snprintf(held, sizeof(held), "nothing: lbagent last said up at "
 		    "full weight");
@@ -289,38 +376,104 @@ marker_guard(struct service *s, const struct decision *d,
  * The rules over the service's probes, the transition engine over the
  * rules (unless automation is off), then its markers over that.
  */
+/* HAProxy holds d from lbagent, since now (when it is new). */
+static void
+set_held(struct service *s, const struct decision *d, int64_t now_ms)
+{
+	char	a[24], b[24];
+
+	if (!s->has_held || strcmp(decision_words(&s->held, a),
+	    decision_words(d, b)) != 0)
+		s->held_since_ms = now_ms;
+	s->held = *d;
+	s->has_held = true;
+}
+
+/*
+ * Automation takes over (from off or shadow): counting starts now, and an
+ * engine that moved worse in shadow goes back to what HAProxy holds.
+ */
+static void
+take_over(struct service *s, const struct service_input *in,
+    struct service_effects *fx)
+{
+	char	p[96], da[32], wb[24];
+
+	/* Like a start: no going out sooner than down_after. */
+	transition_hold(s->tr, &s->held, in->now_ms);
+	transition_restart_counts(s->tr);
+	fx->save_soon = true;
+	units_format_ms(transition_conf(s->tr)->down_after_ms, da, sizeof(da));
+	if (s->shadow)
+		note(fx, true, "%sshadow mode ended: automation on from what "
+		    "HAProxy holds (%s); counting starts now (no going out "
+		    "within down_after %s)", prefix(s, p),
+		    decision_words(&s->held, wb), da);
+	else
+		note(fx, true, "%sautomation on again: counting starts now (no "
+		    "going out within down_after %s)", prefix(s, p), da);
+}
+
+/* Into shadow mode from auto: what it means, once. */
+static void
+switched_shadow(const struct service *s, const char *why,
+    struct service_effects *fx)
+{
+	char	p[96];
+
+	note(fx, true, "%sshadow mode (%s): probes, rules, transitions and the "
+	    "guard run, but replies carry no state word, only '# "
+	    REPLY_SHADOW_TEXT "...' (markers still act)", prefix(s, p), why);
+}
+
 void
 service_step(struct service *s, const struct service_input *in,
     struct service_effects *fx)
 {
-	struct decision		 target, auto_d, d;
+	struct decision		 target, auto_d, d, real;
 	struct transition_notes	 tn;
-	char			 wb[SERVICE_OFF_BY_MAX], p[96], da[32];
-	const char		*why;
+	char			 wb[SERVICE_OFF_BY_MAX], p[96];
+	enum service_mode	 mode;
 	size_t			 i;
-	bool			 settled = true;
+	bool			 settled = true, would_changed = false;
+	const char		*sp;
 
 	memset(fx, 0, offsetof(struct service_effects, notes));
 	fx->nnotes = 0;
 	rules_evaluate(in->probes, in->nprobes, &target);
 	s->target = target;
-	if ((why = off_source(s, in, wb, sizeof(wb))) != NULL) {
-		snprintf(s->off_by, sizeof(s->off_by), "%s", why);
+	/* At the first step, what HAProxy holds is the engine as loaded. */
+	if (!s->has_held) {
+		transition_current(s->tr, &d);
+		set_held(s, &d, transition_since_ms(s->tr));
+	}
+	mode = mode_of(s, in, wb, sizeof(wb));
+	if (mode == SERVICE_MODE_OFF) {
+		snprintf(s->off_by, sizeof(s->off_by), "%s", wb);
 		if (!s->off)
-			switched_off(s, why, in, fx);
+			switched_off(s, wb, in, fx);
 		s->off = true;
+		if (s->shadow)
+			clear_would(s);
+		s->shadow = false;
 		decision_off(&auto_d);
 	} else {
-		if (s->off) {
-			/* Like a start: no going out sooner than down_after. */
-			transition_restart_counts(s->tr);
-			units_format_ms(transition_conf(s->tr)->down_after_ms, da,
-			    sizeof(da));
-			note(fx, true, "%sautomation on again: counting starts "
-			    "now (no going out within down_after %s)",
-			    prefix(s, p), da);
-		}
+		if (mode == SERVICE_MODE_SHADOW) {
+			snprintf(s->shadow_by, sizeof(s->shadow_by), "%s", wb);
+			if (s->off) {
+				/* From off: the engine counts from now. */
+				transition_restart_counts(s->tr);
+				fx->save_soon = true;
+			}
+			if (!s->shadow)
+				switched_shadow(s, wb, fx);
+		} else if (s->off || s->shadow)
+			take_over(s, in, fx);
+		if (s->shadow && mode != SERVICE_MODE_SHADOW)
+			clear_would(s);
 		s->off = false;
+		s->shadow = mode == SERVICE_MODE_SHADOW;
+		sp = s->shadow ? "shadow: " : "";
 		for (i = 0; i < in->nprobes; i++)
 			settled = settled && in->settled[i];
 		/* Held from before a restart by probes no longer there. */
@@ -328,8 +481,8 @@ service_step(struct service *s, const struct service_input *in,
 		if (transition_resumed(s->tr, in->probes, in->nprobes, &tn)) {
 			fx->save_soon = true;
 			for (i = 0; i < tn.count; i++)
-				note(fx, tn.n[i].warning, "%s%s", prefix(s, p),
-				    tn.n[i].text);
+				note(fx, tn.n[i].warning, "%s%s%s", prefix(s, p),
+				    sp, tn.n[i].text);
 		}
 		if (transition_evaluate(s->tr, &target, settled, in->peers,
 		    in->now_ms, &auto_d, &tn))
@@ -338,13 +491,25 @@ service_step(struct service *s, const struct service_input *in,
 		    in->peers->round_ms < guard_need_ms(s->tr))
 			fx->ask_peers = true;
 		for (i = 0; i < tn.count; i++)
-			note(fx, tn.n[i].warning, "%s%s", prefix(s, p),
+			note(fx, tn.n[i].warning, "%s%s%s", prefix(s, p), sp,
 			    tn.n[i].text);
+		if (!s->shadow)
+			set_held(s, &auto_d, in->now_ms);
+	}
+	if (s->shadow) {
+		/* What would be, markers and all; what is, as off. */
+		decision_make(in->node, in->own, &auto_d, &d);
+		would_changed = set_would(s, &d, fx);
+		decision_shadow(&real);
+		auto_d = real;
 	}
 	decision_make(in->node, in->own, &auto_d, &d);
 	if (in->peers != NULL)
 		marker_guard(s, &d, in->peers, in->now_ms, fx);
-	set_decision(s, &d, in, fx);
+	if (!set_decision(s, &d, in, fx) && would_changed) {
+		compose(s, &s->decision);
+		fx->line_changed = true;
+	}
 	fx->decision = s->decision;
 	service_line(s, fx->line);
 }
@@ -359,6 +524,23 @@ service_carry_over(struct service *to, struct service *from)
 	to->history = from->history;
 	to->off = from->off;
 	memcpy(to->off_by, from->off_by, sizeof(to->off_by));
+	lbkeys_free(to->would_keys);
+	to->would_keys = from->would_keys;
+	from->would_keys = NULL;
+	to->shadow = from->shadow;
+	memcpy(to->shadow_by, from->shadow_by, sizeof(to->shadow_by));
+	to->has_would = from->has_would;
+	to->would = from->would;
+	if (to->has_would) {
+		unsigned mask;
+
+		for (mask = 0; mask <= CLAIM_ALL; mask++)
+			reply_compose(&to->would, mask, to->reasons,
+			    to->would_lines[mask]);
+	}
+	to->has_held = from->has_held;
+	to->held = from->held;
+	to->held_since_ms = from->held_since_ms;
 	to->target = from->target;
 	to->replies = from->replies;
 	memcpy(to->transitions, from->transitions, sizeof(to->transitions));
@@ -383,6 +565,21 @@ service_reply(struct service *s, const char *addr, const char *text,
 	    save_soon, notes);
 	ck->carried = reply_claims(&s->decision);
 	ck->restore = restore;
+	ck->would_created = false;
+	if (s->decision.shadow && s->has_would) {
+		bool		changed;
+		unsigned	wr;
+		size_t		n;
+
+		/* The would-be restore words, per load balancer as well. */
+		wr = lbkeys_check(s->would_keys, addr, text, len, now_ms,
+		    &ck->would_created, &changed, NULL);
+		n = reply_compose_shadow(&s->decision, restore,
+		    s->would_lines[wr], buf);
+		lbkeys_note_reply(s->keys, buf, n - 1);
+		s->replies++;
+		return n;
+	}
 	memcpy(buf, s->lines[restore], s->lens[restore] + 1);
 	lbkeys_note_reply(s->keys, buf, s->lens[restore] - 1);
 	s->replies++;
@@ -394,6 +591,9 @@ service_late_text(struct service *s, const char *addr, const char *text,
     size_t len, const struct service_check *ck, int64_t now_ms,
     struct lbkeys_notes *notes)
 {
+	if (s->has_would)
+		(void)lbkeys_late_text(s->would_keys, addr, text, len,
+		    reply_claims(&s->would), ck->would_created, now_ms, NULL);
 	return lbkeys_late_text(s->keys, addr, text, len, ck->carried,
 	    ck->created, now_ms, notes);
 }

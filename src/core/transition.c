@@ -73,6 +73,26 @@ transition_restart_counts(struct transition *t)
 	t->pending = 0;
 }
 
+bool
+transition_hold(struct transition *t, const struct decision *held,
+    int64_t now_ms)
+{
+	struct decision	cur;
+	int		hl = transition_level(held);
+
+	transition_current(t, &cur);
+	if (transition_level(&cur) >= hl)
+		return false;
+	t->level = hl;
+	t->since_ms = now_ms;
+	t->ramping = false;
+	t->pending = 0;
+	if (hl >= 1)
+		t->guard.out_ms = NO_RUN;
+	snprintf(t->reason, sizeof(t->reason), "%s", held->reason);
+	return true;
+}
+
 static void
 init(struct transition *t, const struct transition_conf *conf, int64_t now_ms)
 {

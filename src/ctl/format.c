@@ -307,7 +307,16 @@ summary(struct out *o, const json_t *root, const char *only)
 			fprintf(o->fp, "%-*s", (int)w, name);
 		fprintf(o->fp, "  %-6s %6.0f  %-7s  %s\n", st, weight,
 		    json_is_true(json_object_get(s, "serving")) ? "yes" : "no",
-		    str(s, "automation")[0] == 'o' ? "off" : "auto");
+		    str(s, "automation")[0] == 'o' ? "off" :
+		    str(s, "automation")[0] == 's' ? "shadow" : "auto");
+		/* Shadow mode: what it would send, under what it does. */
+		if (json_is_string(json_object_get(s, "shadow_reply"))) {
+			char	would[TEXT_MAX];
+
+			clean(would, sizeof(would), str(s, "shadow_reply"));
+			fprintf(o->fp, "%*s  shadow: would reply \"%s\"\n",
+			    (int)w, "", would);
+		}
 	}
 }
 
@@ -821,6 +830,10 @@ service(struct out *o, const json_t *root, const json_t *svc)
 	    "not serving");
 	clean(reply, sizeof(reply), str(svc, "reply"));
 	field(o, "reply", "%s", reply[0] != '\0' ? reply : "(nothing yet)");
+	if (json_is_string(json_object_get(svc, "shadow_reply"))) {
+		clean(reply, sizeof(reply), str(svc, "shadow_reply"));
+		field(o, "would reply", "%s (shadow mode: not sent)", reply);
+	}
 	clean(reason, sizeof(reason), str(svc, "reason"));
 	field(o, "decision", "%s%s%s", words, reason[0] != '\0' ? ": " : "",
 	    reason);
@@ -834,6 +847,10 @@ service(struct out *o, const json_t *root, const json_t *svc)
 		clean(by, sizeof(by), str(svc, "automation_off_by"));
 		field(o, "automation", "OFF%s%s%s", by[0] != '\0' ? " (" : "",
 		    by, by[0] != '\0' ? ")" : "");
+	} else if (strcmp(str(svc, "automation"), "shadow") == 0) {
+		clean(by, sizeof(by), str(svc, "shadow_by"));
+		field(o, "automation", "SHADOW%s%s%s", by[0] != '\0' ? " (" :
+		    "", by, by[0] != '\0' ? ")" : "");
 	} else
 		field(o, "automation", "auto");
 	transition(o, json_object_get(svc, "transition"));
@@ -969,6 +986,7 @@ decided_at(const json_t *root, const json_t *svc)
 
 	if (strcmp(st, "maint") != 0 && strcmp(st, "drain") != 0 &&
 	    strcmp(str(svc, "automation"), "off") != 0 &&
+	    strcmp(str(svc, "automation"), "shadow") != 0 &&
 	    str(tr, "since")[0] != '\0')
 		return str(tr, "since");
 
@@ -1002,6 +1020,13 @@ why_words(char *buf, size_t size, const json_t *svc)
 		clean(by, sizeof(by), str(svc, "automation_off_by"));
 		snprintf(buf, size, "automation off%s%s%s", by[0] ? " (" : "",
 		    by, by[0] ? ")" : "");
+		return;
+	}
+	if (strcmp(str(svc, "automation"), "shadow") == 0) {
+		char	would[TEXT_MAX];
+
+		clean(would, sizeof(would), str(svc, "shadow_reply"));
+		snprintf(buf, size, "shadow mode: would reply \"%s\"", would);
 		return;
 	}
 	if (reason[0] == '\0')
@@ -1169,6 +1194,25 @@ why_service(struct out *o, const json_t *root, const json_t *svc, time_t now)
 			paraf(o, 2, "", 4, "ends when lbagent restarts without "
 			    "LBAGENT_MODE=off in its environment");
 		else if (strncmp(by, "mode = off", 10) == 0)
+			paraf(o, 2, "", 4, "ends with mode = auto in the "
+			    "configuration and a reload");
+		why_underneath(o, svc);
+		return;
+	}
+	if (strcmp(str(svc, "automation"), "shadow") == 0) {
+		char	would[TEXT_MAX];
+
+		clean(by, sizeof(by), str(svc, "shadow_by"));
+		clean(would, sizeof(would), str(svc, "shadow_reply"));
+		paraf(o, 2, "", 4, "shadow mode (%s): the load balancers keep "
+		    "what they were last told; automation would reply \"%s\"",
+		    by[0] ? by : "?", would);
+		if (strncmp(by, "marker ", 7) == 0)
+			paraf(o, 2, "", 4, "ends when %s is removed", by + 7);
+		else if (strncmp(by, "LBAGENT_MODE", 12) == 0)
+			paraf(o, 2, "", 4, "ends when lbagent restarts without "
+			    "LBAGENT_MODE=shadow in its environment");
+		else if (strncmp(by, "mode = shadow", 13) == 0)
 			paraf(o, 2, "", 4, "ends with mode = auto in the "
 			    "configuration and a reload");
 		why_underneath(o, svc);

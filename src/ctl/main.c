@@ -725,6 +725,11 @@ cmd_marker(struct ctl *c)
 		    (by = ctl_off_not_by_marker(svc)) != NULL)
 			fprintf(stderr, "lbagentctl: note: %s: automation stays "
 			    "off: %s\n", ctl_service_label(targets[i].name), by);
+		if (o->cmd == CTL_MODE && !o->on &&
+		    (by = ctl_shadow_by(svc)) != NULL)
+			fprintf(stderr, "lbagentctl: note: %s: in shadow mode "
+			    "(%s): replies say only what automation would "
+			    "reply\n", ctl_service_label(targets[i].name), by);
 	}
 out:
 	free(targets);

@@ -293,9 +293,23 @@ ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
 		    strcmp(state, "drain") == 0 || state[0] == '\0'))
 			return false;
 	}
+	/* Without off, shadow mode (by its own sources) is not off either. */
 	if (check_automation)
-		return strcmp(automation, e->off ? "off" : "auto") == 0;
+		return e->off ? strcmp(automation, "off") == 0 :
+		    strcmp(automation, "auto") == 0 ||
+		    strcmp(automation, "shadow") == 0;
 	return true;
+}
+
+const char *
+ctl_shadow_by(const json_t *svc)
+{
+	const char	*by;
+
+	if (strcmp(str(svc, "automation"), "shadow") != 0)
+		return NULL;
+	by = json_string_value(json_object_get(svc, "shadow_by"));
+	return by != NULL && by[0] != '\0' ? by : "a shadow marker or setting";
 }
 
 const char *

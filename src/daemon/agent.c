@@ -106,7 +106,8 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	struct svc		*w = &a->svcs[i];
 	struct service_effects	 fx;
 	struct service_switch	 sw = { a->mode_env, a->cfg->automation_off,
-				    a->cfg->path, a->cfg->state_dir };
+				    a->cfg->shadow, a->cfg->path,
+				    a->cfg->state_dir };
 	struct peer_view	 pv = { .round_ms = INT64_MIN };
 	struct service_input	 in;
 	size_t			 j;
@@ -283,10 +284,14 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	for (i = 0; i < a->nsvcs; i++)
+	for (i = 0; i < a->nsvcs; i++) {
 		for (now = clock_now_ms(); lbkeys_expire(a->svcs[i].s.keys, now,
 		    &gone); changed = true)
 			log_lbkeys_note(&gone);
+		/* The would-be keys of shadow mode: not saved, not logged. */
+		while (lbkeys_expire(a->svcs[i].s.would_keys, now, NULL))
+			;
+	}
 	if (changed)
 		agent_schedule_save_soon(a);
 }
@@ -498,12 +503,12 @@ agent_mode_env(char *buf, size_t size)
 {
 	const char	*v = getenv("LBAGENT_MODE");
 	char		 esc[4 * 64 + 1];
-	bool		 off;
+	int		 mode;
 
 	if (v == NULL)
 		return -1;
-	if (config_parse_mode(v, &off) == 0)
-		return off ? 1 : 0;
+	if (config_parse_mode(v, &mode) == 0)
+		return mode;
 	text_escape(esc, v, strnlen(v, 64));
 	snprintf(buf, size, "%s", esc);
 	return -2;
@@ -591,6 +596,7 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	ck->carried = sc.carried;
 	ck->restore = sc.restore;
 	ck->created = sc.created;
+	ck->would_created = sc.would_created;
 	/* Key bookkeeping: saved within a second, never in a reply's turn. */
 	if (changed)
 		agent_schedule_save_soon(a);
@@ -637,6 +643,12 @@ agent_service_view(const struct agent *a, size_t i,
 	v->nprobes = w->nprobes;
 	v->keys = s->keys;
 	v->off_by = s->off ? s->off_by : NULL;
+	v->shadow_by = s->shadow ? s->shadow_by : NULL;
+	v->would = s->shadow && s->has_would ? &s->would : NULL;
+	v->would_reply = v->would != NULL ? s->would_lines[0] : NULL;
+	v->would_lines = (const char (*)[REPLY_MAX])s->would_lines;
+	v->would_keys = s->would_keys;
+	v->held = &s->held;
 	v->replies = s->replies;
 	v->transitions = s->transitions;
 	v->marker_warning = s->marker_warning;
@@ -659,7 +671,8 @@ void
 agent_late_text(struct agent *a, int service, const char *addr,
     const char *text, size_t len, const struct agent_check *ck)
 {
-	struct service_check	sc = { ck->carried, ck->restore, ck->created };
+	struct service_check	sc = { ck->carried, ck->restore, ck->created,
+				    ck->would_created };
 	struct lbkeys_notes	notes;
 	bool			changed;
 	int64_t			now_ms = clock_now_ms();

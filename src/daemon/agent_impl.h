@@ -37,7 +37,8 @@ struct agent {
 	size_t			 nsvcs;
 	struct markers		 node;		/* state_dir's own markers */
 	uint64_t		 incarnation;
-	int			 mode_env;	/* LBAGENT_MODE: -1 unset, 0, 1 off */
+	int			 mode_env;	/* LBAGENT_MODE: -1 unset, else a
+						   service_mode */
 	char			 boot_id[BOOT_ID_MAX];
 	int64_t			 started_wall_ms;
 	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;

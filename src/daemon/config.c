@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "lbagent/core/argv.h"
 #include "lbagent/core/name.h"
 #include "lbagent/core/redact.h"
+#include "lbagent/core/service.h"
 #include "lbagent/core/units.h"
 #include "lbagent/core/window.h"
 #include "lbagent/daemon/config.h"
@@ -43,7 +45,8 @@ enum key_type {
 	KEY_TYPE,	/* a probe's kind */
 	KEY_NAMES,	/* a list of probe names */
 	KEY_PERCENT,	/* uint64_t, a whole percentage "25%" */
-	KEY_MODE,	/* bool automation_off: "auto" or "off" */
+	KEY_MODE,	/* bool automation_off, then bool shadow: "auto", "off"
+			   or "shadow" */
 	KEY_NAME,	/* char *, a name (letters, digits, '_', '-', '.') */
 	KEY_HTTP_LISTEN, /* struct config_http: addresses or unix:PATH */
 	KEY_NAME_BUF,	/* char[CONFIG_NAME_MAX + 1], a name */
@@ -92,10 +95,13 @@ static const struct config_key config_keys[] = {
 	{ "agent", "proc_root", KEY_PATH, "/proc", 0, 0, OFF(proc_root),
 	  "Where probes read /proc from (tests point it at fixed files)." },
 	{ "agent", "mode", KEY_MODE, "auto", 0, 0, OFF(automation_off),
-	  "auto, or off: no automated decision, replies say only '# lbagent "
-	  "automation off' so HAProxy keeps what it has (markers still act). "
-	  "The environment variable LBAGENT_MODE and a marker state_dir/off "
-	  "override it." },
+	  "auto; off: no automated decision, replies say only '# lbagent "
+	  "automation off' so HAProxy keeps what it has (markers still act); "
+	  "or shadow: everything runs, but replies carry no state word, only "
+	  "'# lbagent shadow: would reply ...' (markers still act). The "
+	  "environment variable LBAGENT_MODE replaces it; the markers "
+	  "state_dir/off and state_dir/shadow override it, and off, from any "
+	  "source, wins over shadow." },
 	{ "agent", "node_id", KEY_NAME, NULL, 0, 0, OFF(node_id),
 	  "This node's name in status, metrics and for peers; the host name "
 	  "when not set." },
@@ -434,7 +440,7 @@ type_name(enum key_type t)
 	case KEY_TYPE:		return "probe type";
 	case KEY_NAMES:		return "name list";
 	case KEY_PERCENT:	return "percentage";
-	case KEY_MODE:		return "auto or off";
+	case KEY_MODE:		return "auto, off or shadow";
 	case KEY_NAME:		return "name";
 	case KEY_HTTP_LISTEN:	return "address list";
 	case KEY_NAME_BUF:	return "name";
@@ -660,12 +666,14 @@ parse_names(struct service_conf *svc, const char *value, const char **why)
 }
 
 int
-config_parse_mode(const char *s, bool *off)
+config_parse_mode(const char *s, int *mode)
 {
 	if (strcasecmp(s, "auto") == 0)
-		*off = false;
+		*mode = SERVICE_MODE_AUTO;
 	else if (strcasecmp(s, "off") == 0)
-		*off = true;
+		*mode = SERVICE_MODE_OFF;
+	else if (strcasecmp(s, "shadow") == 0)
+		*mode = SERVICE_MODE_SHADOW;
 	else
 		return -1;
 	return 0;
@@ -959,13 +967,22 @@ set_value(void *base, const struct config_key *k, const char *value,
 		return parse_sources((struct config_list *)(void *)
 		    ((char *)base + k->offset), value, k->type == KEY_AGENTS,
 		    why);
-	case KEY_MODE:
-		if (config_parse_mode(value, &b) == -1) {
-			*why = "expected auto or off";
+	case KEY_MODE: {
+		int	mode;
+
+		if (config_parse_mode(value, &mode) == -1) {
+			*why = "expected auto, off or shadow";
 			return -1;
 		}
+		/* The one KEY_MODE sets both of struct config's. */
+		b = mode == SERVICE_MODE_OFF;
 		memcpy((char *)base + k->offset, &b, sizeof(b));
+		b = mode == SERVICE_MODE_SHADOW;
+		memcpy((char *)base + k->offset + offsetof(struct config,
+		    shadow) - offsetof(struct config, automation_off), &b,
+		    sizeof(b));
 		return 0;
+	}
 	}
 	*why = "unknown key type";
 	return -1;

@@ -248,8 +248,8 @@ main(int argc, char *argv[])
 	lbd.cfg = config_load(path, &errs);
 	/* The kill switch must never be mistyped into "on". */
 	if ((mode_env = agent_mode_env(mode_bad, sizeof(mode_bad))) == -2) {
-		fprintf(stderr, "lbagent: LBAGENT_MODE='%s': expected auto or "
-		    "off\n", mode_bad);
+		fprintf(stderr, "lbagent: LBAGENT_MODE='%s': expected auto, "
+		    "off or shadow\n", mode_bad);
 		config_errors_free(&errs);
 		config_free(lbd.cfg);
 		return 1;

@@ -29,11 +29,12 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 {
 	const char	*state, *reason;
 	json_int_t	 weight;
-	int		 failing = 0, ramping = 0, off = 0;
+	int		 failing = 0, ramping = 0, off = 0, shadow = 0;
 
-	if (json_unpack((json_t *)o, "{s:s, s:I, s:s, s?b, s?b, s?b}", "state",
-	    &state, "weight", &weight, "reason", &reason, "failing", &failing,
-	    "ramping", &ramping, "automation_off", &off) != 0) {
+	if (json_unpack((json_t *)o, "{s:s, s:I, s:s, s?b, s?b, s?b, s?b}",
+	    "state", &state, "weight", &weight, "reason", &reason, "failing",
+	    &failing, "ramping", &ramping, "automation_off", &off, "shadow",
+	    &shadow) != 0) {
 		*why = "decision lacks state, weight or reason";
 		return -1;
 	}
@@ -41,6 +42,7 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 	d->failing = failing;
 	d->ramping = ramping;
 	d->automation_off = off;
+	d->shadow = off && shadow;
 	if (decision_state_parse(state, &d->state) == -1) {
 		*why = "unknown state in decision";
 		return -1;
@@ -308,12 +310,13 @@ service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
 		return -1;
 
 	if (svc->has_decision)
-		decision = json_pack("{s:s, s:i, s:s, s:b, s:b, s:b}", "state",
-		    decision_state_name(svc->decision.state), "weight",
+		decision = json_pack("{s:s, s:i, s:s, s:b, s:b, s:b, s:b}",
+		    "state", decision_state_name(svc->decision.state), "weight",
 		    (int)svc->decision.weight, "reason", svc->decision.reason,
 		    "failing", svc->decision.failing, "ramping",
 		    svc->decision.ramping, "automation_off",
-		    svc->decision.automation_off);
+		    svc->decision.automation_off, "shadow",
+		    svc->decision.shadow);
 	if (json_object_set_new(o, "claims",
 	    lbkeys_bits_to_json(lbkeys_claims(svc->keys))) == -1)
 		return -1;

@@ -51,15 +51,28 @@ seconds(int64_t ms)
 
 /*
  * What the service tells HAProxy, as state and weight. With automation
- * off and no marker, it is what HAProxy was last told by automation and
- * still holds.
+ * off or in shadow mode and no marker, it is what HAProxy was last told
+ * by automation and still holds (in shadow mode the engine moves on, and
+ * what it would say is the would-be decision).
  */
 static void
 effective(const struct agent_service_view *v, struct decision *d)
 {
 	*d = *v->decision;
-	if (d->automation_off && d->state == NODE_UP)
-		transition_current(v->tr, d);
+	if (d->automation_off && d->state == NODE_UP) {
+		if (d->shadow)
+			*d = *v->held;
+		else
+			transition_current(v->tr, d);
+	}
+}
+
+/* The service's mode: "auto", "off" or "shadow". */
+static const char *
+mode_name(const struct agent_service_view *v)
+{
+	return v->off_by != NULL ? "off" : v->shadow_by != NULL ? "shadow" :
+	    "auto";
 }
 
 static bool
@@ -204,6 +217,26 @@ lb_warning_json(const struct agent *ag, size_t i, const struct lbkey *k,
 	    "answered as the default", text);
 }
 
+/*
+ * In shadow mode, the line automation would send to the load balancer of
+ * key k at its next check: with the would-be restore words it is owed.
+ */
+static const char *
+would_next(const struct agent_service_view *v, const struct lbkey *k,
+    int64_t now_ms)
+{
+	size_t	i;
+
+	for (i = 0; i < lbkeys_count(v->would_keys); i++) {
+		const struct lbkey *w = lbkeys_get(v->would_keys, i);
+
+		if (strcmp(w->addr, k->addr) == 0 && w->textlen == k->textlen &&
+		    memcmp(w->text, k->text, k->textlen) == 0)
+			return v->would_lines[lbkeys_next_restore(w, now_ms)];
+	}
+	return v->would_lines[0];
+}
+
 static json_t *
 lbs_json(const struct agent *ag, size_t si, const struct agent_service_view *v,
     bool reasons, const struct status_clock *c)
@@ -217,8 +250,12 @@ lbs_json(const struct agent *ag, size_t si, const struct agent_service_view *v,
 
 		text_escape(text, k->text, k->textlen);
 		/* What this load balancer gets when it checks now. */
-		reply_compose(v->decision, lbkeys_next_restore(k, c->now_ms), reasons,
-		    next);
+		if (v->decision->shadow && v->would != NULL)
+			reply_compose_shadow(v->decision, lbkeys_next_restore(k,
+			    c->now_ms), would_next(v, k, c->now_ms), next);
+		else
+			reply_compose(v->decision, lbkeys_next_restore(k,
+			    c->now_ms), reasons, next);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:I, s:o, "
 		    "s:o, s:o, s:o}", "address", k->addr, "text", text,
 		    "last_seen_s", seconds(c->now_ms - k->last_seen_ms), "checks",
@@ -460,17 +497,34 @@ service_json(const struct agent *a, size_t i, bool detail,
 	agent_service_view(a, i, &v);
 	effective(&v, &d);
 	agent_info(a, &info);
-	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name, "state",
-	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
+	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name,
+	    "state", decision_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", serving(&d), "automation",
-	    v.off_by ? "off" : "auto", "server",
+	    mode_name(&v), "server",
 	    config_server(info.cfg, transition_conf(v.tr)));
 	if (o == NULL || !detail)
 		return o;
+	json_object_set_new(o, "mode", json_string(mode_name(&v)));
+	/* Shadow mode: the reply automation would send, beside the real. */
+	if (v.would != NULL) {
+		json_object_set_new(o, "shadow_reply", line_json(v.would_reply));
+		json_object_set_new(o, "shadow_state",
+		    json_string(decision_state_name(v.would->state)));
+		json_object_set_new(o, "shadow_weight", json_integer(
+		    v.would->state == NODE_UP ? (int)v.would->weight : 0));
+	} else {
+		json_object_set_new(o, "shadow_reply", json_null());
+		json_object_set_new(o, "shadow_state", json_null());
+		json_object_set_new(o, "shadow_weight", json_null());
+	}
 	json_object_set_new(o, "reply", line_json(v.reply));
 	json_object_set_new(o, "reason", json_string(v.decision->reason));
 	json_object_set_new(o, "automation_off_by",
 	    v.off_by ? json_string(v.off_by) : json_null());
+	json_object_set_new(o, "shadow_by",
+	    v.shadow_by ? json_string(v.shadow_by) : json_null());
+	json_object_set_new(o, "shadow_reason", v.would != NULL ?
+	    json_string(v.would->reason) : json_null());
 	json_object_set_new(o, "target", decision_json(v.target));
 	json_object_set_new(o, "transition", engine_json(v.tr, c));
 	json_object_set_new(o, "markers", markers_json(&v));
@@ -823,8 +877,37 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 		put(&b, "lbagent_automation_off{service=\"%s\"} %d\n",
 		    svc_label(v.name, sv, sizeof(sv)), v.off_by != NULL);
 	}
+	head(&b, "lbagent_shadow", "gauge", "1 while a service is in shadow "
+	    "mode: automation runs, replies carry only its would-be line.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		put(&b, "lbagent_shadow{service=\"%s\"} %d\n",
+		    svc_label(v.name, sv, sizeof(sv)), v.shadow_by != NULL);
+	}
+	head(&b, "lbagent_shadow_reply", "gauge", "In shadow mode, 1 for the "
+	    "state a service would tell HAProxy (lbagent_state is what it "
+	    "does), 0 for the others; all 0 outside shadow mode.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (k = 0; k < NODE_STATE_COUNT; k++)
+			put(&b, "lbagent_shadow_reply{service=\"%s\","
+			    "state=\"%s\"} %d\n",
+			    svc_label(v.name, sv, sizeof(sv)),
+			    decision_state_name((enum node_state)k),
+			    v.would != NULL && (int)v.would->state == k);
+	}
+	head(&b, "lbagent_shadow_weight_ratio", "gauge", "In shadow mode, the "
+	    "weight a service would ask for, 0 to 1 (0 unless up; 0 outside "
+	    "shadow mode).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		put(&b, "lbagent_shadow_weight_ratio{service=\"%s\"} %g\n",
+		    svc_label(v.name, sv, sizeof(sv)), v.would != NULL &&
+		    v.would->state == NODE_UP ? (double)v.would->weight / 100.0 :
+		    0.0);
+	}
 	head(&b, "lbagent_marker", "gauge", "1 while a marker of that kind "
-	    "(maint, drain, off) applies to a service, the node's or its own; "
+	    "(maint, drain, off, shadow) applies to a service, the node's or its own; "
 	    "0 when none.");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
@@ -1010,7 +1093,7 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 	    (unsigned long long)lbkeys_unknown_checks(v.keys));
 	head(&b, "lbagent_transitions_total", "counter", "Changes of what a "
 	    "service tells HAProxy, by the state changed to (off: automation "
-	    "switched off).");
+	    "switched off or to shadow mode).");
 	for (i = 0; i < n; i++) {
 		agent_service_view(a, i, &v);
 		for (k = 0; k <= NODE_STATE_COUNT; k++)

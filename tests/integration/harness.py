@@ -1418,10 +1418,15 @@ import socketserver as _socketserver
 # A reply line as lbagent sends it: optional restore word, one state, an
 # optional weight, an optional "#reason" of printable ASCII, one newline;
 # or, with automation off, at most a marker's word or "ready" and a comment
-# ending in "lbagent automation off".
+# ending in "lbagent automation off"; or, in shadow mode, at most such a
+# word and the comment "# lbagent shadow: would reply " and a line of the
+# first form (SHADOW_RE: well_formed checks that line too).
 REPLY_RE = re.compile(rb"^(?:(ready )?(up|down|(drain|maint) (up|down))"
                       rb"( (100|[1-9]?[0-9])%)?( #[\x20-\x7e]*)?"
-                      rb"|((ready|drain|maint) )?#[\x20-\x7e]*lbagent automation off)\n$")
+                      rb"|((ready|drain|maint) )?#[\x20-\x7e]*lbagent automation off"
+                      rb"|((ready|drain|maint) )?# lbagent shadow: would reply [\x20-\x7e]+)\n$")
+SHADOW_RE = re.compile(rb"^(?:(?:ready|drain|maint) )?# lbagent shadow: would reply "
+                       rb"([\x20-\x7e]+\n)$")
 OFF_REPLY = b"# lbagent automation off\n"
 REASON_MAX = 100
 
@@ -1439,6 +1444,10 @@ def well_formed(reply):
     fits the 100-byte limit."""
     if not isinstance(reply, bytes) or not REPLY_RE.match(reply):
         return False
+    m = SHADOW_RE.match(reply)
+    if m:
+        would = m.group(1)
+        return not SHADOW_RE.match(would) and well_formed(would)
     reason = reply_reason(reply)
     return reason is None or len(reason) <= REASON_MAX
 

@@ -129,7 +129,7 @@ def main():
         h.expect(r.returncode == rc, f"LBAGENT_MODE={value}: exit {r.returncode}, "
                  f"expected {rc}:\n{out}")
         if rc:
-            h.expect("LBAGENT_MODE='of': expected auto or off" in out,
+            h.expect("LBAGENT_MODE='of': expected auto, off or shadow" in out,
                      f"the error names the variable and its value:\n{out}")
 
     h.section("conf/examples/*.conf pass -c")

@@ -229,7 +229,7 @@ def main():
                    "a reload is not a start")
 
     h.section("lbagent_marker{service,marker}")
-    kinds = ("maint", "drain", "off")
+    kinds = ("maint", "drain", "off", "shadow")
     for svc in ("default", "web", "api"):
         for k in kinds:
             h.expect_equal(sample(s, "lbagent_marker", service=svc, marker=k), 0.0,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lbagent/core/name.h"
+#include "lbagent/core/service.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/probes/probe.h"
 #include "testutil.h"
@@ -397,7 +398,7 @@ START_TEST(transitions_and_mode)
 {
 	struct config_errors	 errs;
 	struct config		*cfg;
-	bool			 off;
+	int			 mode;
 
 	cfg = load("[agent]\n"
 	    "mode = off\n"
@@ -410,6 +411,7 @@ START_TEST(transitions_and_mode)
 	    "[service api]\nprobes = a\n", &errs, NULL);
 	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
 	ck_assert(cfg->automation_off);
+	ck_assert(!cfg->shadow);
 	ck_assert_uint_eq(cfg->transitions.down_after_ms, 5000);
 	ck_assert_uint_eq(cfg->transitions.up_after_ms, 20000);
 	ck_assert_uint_eq(cfg->transitions.degrade_after_ms, 10000);
@@ -438,7 +440,7 @@ START_TEST(transitions_and_mode)
 	config_errors_free(&errs);
 
 	expect_error("[agent]\nmode = manual\n", 2,
-	    "mode: expected auto or off: 'manual'");
+	    "mode: expected auto, off or shadow: 'manual'");
 	expect_error("[agent]\nramp_start = 0%\n", 2,
 	    "ramp_start: '0%' out of range (1% to 100%)");
 	expect_error("[agent]\nramp_start = 25.5%\n", 2,
@@ -457,12 +459,22 @@ START_TEST(transitions_and_mode)
 	expect_error("[probe a]\ntype = tcp\naddress = 127.0.0.1:1\n"
 	    "down_after = 1s\n", 4, "unknown key 'down_after' in [probe a]");
 
-	ck_assert_int_eq(config_parse_mode("OFF", &off), 0);
-	ck_assert(off);
-	ck_assert_int_eq(config_parse_mode("Auto", &off), 0);
-	ck_assert(!off);
-	ck_assert_int_eq(config_parse_mode("on", &off), -1);
-	ck_assert_int_eq(config_parse_mode("", &off), -1);
+	ck_assert_int_eq(config_parse_mode("OFF", &mode), 0);
+	ck_assert_int_eq(mode, SERVICE_MODE_OFF);
+	ck_assert_int_eq(config_parse_mode("Auto", &mode), 0);
+	ck_assert_int_eq(mode, SERVICE_MODE_AUTO);
+	ck_assert_int_eq(config_parse_mode("shadow", &mode), 0);
+	ck_assert_int_eq(mode, SERVICE_MODE_SHADOW);
+	ck_assert_int_eq(config_parse_mode("on", &mode), -1);
+	ck_assert_int_eq(config_parse_mode("", &mode), -1);
+
+	/* mode = shadow sets shadow only; off sets off only. */
+	cfg = load("[agent]\nmode = shadow\n", &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert(cfg->shadow);
+	ck_assert(!cfg->automation_off);
+	config_free(cfg);
+	config_errors_free(&errs);
 }
 END_TEST
 
@@ -754,7 +766,7 @@ END_TEST
 START_TEST(error_text_escaped)
 {
 	expect_error("[agent]\nmode = \x1b[2J\x7f\xc3\xa9\n", 2,
-	    "mode: expected auto or off: '\\x1b[2J\\x7f\\xc3\\xa9'");
+	    "mode: expected auto, off or shadow: '\\x1b[2J\\x7f\\xc3\\xa9'");
 	/* What is printable stays as written. */
 	expect_error("[agent]\nstate_dir = a\\b\"\n", 2,
 	    "state_dir: must be an absolute path: 'a\\b\"'");

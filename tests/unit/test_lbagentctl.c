@@ -847,6 +847,19 @@ START_TEST(reflects)
 	e.off = false;
 	ck_assert(!ctl_reflects(s, &e, false, true));
 	json_decref(s);
+	/* Shadow mode is not off: mode auto is done, with a note. */
+	s = svc("up", "shadow");
+	ck_assert(ctl_reflects(s, &e, false, true));
+	ck_assert_str_eq(ctl_shadow_by(s), "a shadow marker or setting");
+	json_object_set_new(s, "shadow_by", json_string("LBAGENT_MODE=shadow"));
+	ck_assert_str_eq(ctl_shadow_by(s), "LBAGENT_MODE=shadow");
+	e.off = true;
+	ck_assert(!ctl_reflects(s, &e, false, true));
+	e.off = false;
+	json_decref(s);
+	s = svc("up", "auto");
+	ck_assert_ptr_null(ctl_shadow_by(s));
+	json_decref(s);
 	ck_assert(!ctl_reflects(NULL, &e, true, true));
 }
 END_TEST

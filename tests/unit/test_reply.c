@@ -152,6 +152,60 @@ START_TEST(automation_off)
 }
 END_TEST
 
+static const char *
+shadow_line(struct decision d, unsigned restore, const char *would)
+{
+	static char	buf[REPLY_MAX];
+	size_t		n = reply_compose_shadow(&d, restore, would, buf);
+
+	ck_assert_uint_eq(n, strlen(buf));
+	ck_assert_int_eq(buf[n - 1], '\n');
+	return buf;
+}
+
+/*
+ * Shadow: off's words only (a marker's, a ready owed), then the line
+ * automation would send as the comment; the longest of both fits.
+ */
+START_TEST(shadow)
+{
+	struct decision	d, w = mk(NODE_MAINT, 100, "");
+	char		b[24], would[REPLY_MAX];
+	const char	*l;
+
+	decision_shadow(&d);
+	ck_assert(d.automation_off);
+	ck_assert_str_eq(shadow_line(d, 0, "down #dep: gone"),
+	    "# lbagent shadow: would reply down #dep: gone\n");
+	/* Its newline, if given, is not repeated. */
+	ck_assert_str_eq(shadow_line(d, 0, "up 50%\n"),
+	    "# lbagent shadow: would reply up 50%\n");
+	/* Never a weight of its own: a weight HAProxy holds stays held. */
+	ck_assert_str_eq(shadow_line(d, CLAIM_WEIGHT, "up"),
+	    "# lbagent shadow: would reply up\n");
+	ck_assert_str_eq(shadow_line(d, CLAIM_ALL, "ready up"),
+	    "ready # lbagent shadow: would reply ready up\n");
+	ck_assert_uint_eq(reply_claims(&d), 0);
+	ck_assert_str_eq(decision_words(&d, b), "shadow");
+	d.state = NODE_DRAIN;
+	ck_assert_str_eq(shadow_line(d, CLAIM_ALL, "drain down #patching"),
+	    "drain # lbagent shadow: would reply drain down #patching\n");
+	ck_assert_uint_eq(reply_claims(&d), CLAIM_ADMIN);
+	ck_assert_str_eq(decision_words(&d, b), "drain");
+
+	/* The longest would-be line, quoted after the longest words. */
+	w.failing = true;
+	memset(w.reason, 'r', REASON_MAX);
+	w.reason[REASON_MAX] = '\0';
+	reply_compose(&w, CLAIM_ALL, true, would);
+	d.state = NODE_MAINT;
+	l = shadow_line(d, CLAIM_ALL, would);
+	ck_assert_uint_eq(strlen(l), strlen("maint # lbagent shadow: would "
+	    "reply ") + strlen(would));
+	ck_assert_ptr_nonnull(strstr(l, would));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -164,6 +218,7 @@ main(void)
 	tcase_add_test(tc, claims);
 	tcase_add_test(tc, longest_fits);
 	tcase_add_test(tc, automation_off);
+	tcase_add_test(tc, shadow);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -68,6 +68,7 @@ setup(void)
 	peers_on = false;
 	sw.mode_env = -1;
 	sw.conf_off = false;
+	sw.conf_shadow = false;
 	sw.conf_path = "/etc/lbagent/lbagent.conf";
 	sw.state_dir = "/state";
 	now = NOW0;
@@ -1017,6 +1018,249 @@ START_TEST(carry_over_keeps_claims_and_recomposes)
 }
 END_TEST
 
+#define SHADOW	"# lbagent shadow: would reply "
+
+/*
+ * Shadow's sources as off's (markers, node's then own, LBAGENT_MODE,
+ * which replaces mode =), and off the stronger: any source of off wins
+ * over any of shadow.
+ */
+START_TEST(shadow_precedence)
+{
+	static const struct {
+		bool		node_off, own_off, node_shadow, own_shadow;
+		bool		conf_off, conf_shadow;
+		int		env;
+		const char	*line, *why;
+	} cases[] = {
+		{ 0, 0, 1, 0, 0, 0, -1, SHADOW "up", "marker /state/shadow" },
+		{ 0, 0, 0, 1, 0, 0, -1, SHADOW "up", "marker /state/web/shadow" },
+		{ 0, 0, 0, 0, 0, 0, 2, SHADOW "up", "LBAGENT_MODE=shadow" },
+		{ 0, 0, 0, 0, 0, 1, -1, SHADOW "up",
+		    "mode = shadow in /etc/lbagent/lbagent.conf" },
+		/* LBAGENT_MODE replaces mode =, either way. */
+		{ 0, 0, 0, 0, 0, 1, 0, "up", NULL },
+		{ 0, 0, 0, 0, 1, 0, 2, SHADOW "up", "LBAGENT_MODE=shadow" },
+		{ 0, 0, 1, 0, 0, 0, 0, SHADOW "up", "marker /state/shadow" },
+		/* Off, from anywhere, wins over shadow from anywhere. */
+		{ 0, 0, 1, 1, 0, 1, 2, SHADOW "up", "marker /state/shadow" },
+		{ 0, 0, 1, 1, 0, 0, 1, "# lbagent automation off",
+		    "LBAGENT_MODE=off" },
+		{ 0, 1, 1, 0, 0, 0, -1, "# lbagent automation off",
+		    "marker /state/web/off" },
+		{ 1, 0, 0, 1, 0, 0, 2, "# lbagent automation off",
+		    "marker /state/off" },
+		{ 0, 0, 1, 0, 1, 0, -1, "# lbagent automation off",
+		    "mode = off in /etc/lbagent/lbagent.conf" },
+	};
+	struct tsvc	t;
+	char		line[REPLY_MAX + 1];
+	size_t		i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&node, 0, sizeof(node));
+		init(&t, "web");
+		marker(&node, MARKER_OFF, cases[i].node_off ? "" : NULL);
+		marker(&t.own, MARKER_OFF, cases[i].own_off ? "" : NULL);
+		marker(&node, MARKER_SHADOW, cases[i].node_shadow ? "" : NULL);
+		marker(&t.own, MARKER_SHADOW, cases[i].own_shadow ? "" : NULL);
+		sw.conf_off = cases[i].conf_off;
+		sw.conf_shadow = cases[i].conf_shadow;
+		sw.mode_env = cases[i].env;
+		step_at(&t, true);
+		ck_assert_msg(strcmp(fx.line, cases[i].line) == 0,
+		    "case %zu: \"%s\"", i, fx.line);
+		snprintf(line, sizeof(line), "%s\n", cases[i].line);
+		ck_assert_str_eq(ask(&t, "10.0.0.1", "web"), line);
+		if (cases[i].why == NULL)
+			ck_assert(!t.s.off && !t.s.shadow);
+		else if (strncmp(cases[i].line, SHADOW, strlen(SHADOW)) == 0) {
+			ck_assert(t.s.shadow && !t.s.off);
+			ck_assert_str_eq(t.s.shadow_by, cases[i].why);
+			ck_assert(fx.decision.shadow && fx.decision.automation_off);
+		} else {
+			ck_assert(t.s.off && !t.s.shadow);
+			ck_assert_str_eq(t.s.off_by, cases[i].why);
+			ck_assert(!fx.decision.shadow);
+		}
+		service_free(&t.s);
+	}
+	sw.conf_off = sw.conf_shadow = false;
+	sw.mode_env = -1;
+	/* The default service has no shadow marker of its own. */
+	memset(&node, 0, sizeof(node));
+	init(&t, "");
+	marker(&t.own, MARKER_SHADOW, "");
+	step_at(&t, true);
+	ck_assert_str_eq(fx.line, "up");
+	service_free(&t.s);
+}
+END_TEST
+
+/*
+ * Shadow under a failing probe: the engine goes down after down_after and
+ * says so at warning, as a real change, but every reply is only the
+ * comment; a marker still acts, and the restore words are real for the
+ * load balancers that saw the marker, would-be for those the would-be
+ * claims reached.
+ */
+START_TEST(shadow_reply_text)
+{
+	struct tsvc	t;
+
+	sw.conf_shadow = true;
+	init(&t, "");
+	probe(&t, 0, "dep", PROBE_OK, "", REACT_DOWN, 0);
+	step_at(&t, true);
+	expect_note(0, true, "shadow mode (mode = shadow in "
+	    "/etc/lbagent/lbagent.conf): probes, rules, transitions and the "
+	    "guard run, but replies carry no state word, only '# lbagent "
+	    "shadow: would reply ...' (markers still act)");
+	expect_note(1, false, "shadow: would reply \"up\"");
+	expect_note(2, false, "replying \"" SHADOW "up\"");
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), SHADOW "up\n");
+
+	probe(&t, 0, "dep", PROBE_CRIT, "gone", REACT_DOWN, 0);
+	run(&t, 1 * S);
+	ck_assert_str_eq(fx.line, SHADOW "up");
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, SHADOW "down #dep: gone");
+	ck_assert_uint_eq(logged("W shadow: down: failing on every evaluation "
+	    "for 1s (dep: gone)\n"), 1);
+	ck_assert_uint_eq(logged("W shadow: would reply \"down #dep: gone\" "
+	    "(was \"up\")\n"), 1);
+	ck_assert(fx.line_changed);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), SHADOW "down #dep: gone\n");
+	/* What HAProxy is told stays up: it holds what it had. */
+	ck_assert_int_eq(t.s.decision.state, NODE_UP);
+	ck_assert(t.s.decision.shadow);
+	ck_assert_int_eq(t.s.would.state, NODE_DOWN);
+	ck_assert_int_eq(t.s.held.state, NODE_UP);
+	ck_assert_uint_eq(t.s.held.weight, 100);
+	run(&t, 5 * S);
+	ck_assert_uint_eq(logged("W shadow: would reply"), 1);
+
+	/* A marker acts for real, and shows in the would-be line too. */
+	marker(&node, MARKER_DRAIN, "patching");
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "drain " SHADOW "drain down #patching");
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""),
+	    "drain " SHADOW "drain down #patching\n");
+	marker(&node, MARKER_DRAIN, NULL);
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, SHADOW "down #dep: gone");
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""),
+	    "ready " SHADOW "ready down #dep: gone\n");
+	ck_assert_str_eq(ask(&t, "10.0.0.2", ""), SHADOW "down #dep: gone\n");
+	service_free(&t.s);
+}
+END_TEST
+
+/*
+ * Back to auto from shadow: HAProxy holds up (it got no state word), so
+ * the engine, down in shadow, restarts from up, and down takes a full
+ * down_after counted from the switch.
+ */
+START_TEST(shadow_to_auto_waits_down_after)
+{
+	struct tsvc	t;
+
+	init(&t, "");
+	probe(&t, 0, "dep", PROBE_OK, "", REACT_DOWN, 0);
+	step_at(&t, true);
+	ck_assert_str_eq(fx.line, "up");
+	marker(&node, MARKER_SHADOW, "trial");
+	probe(&t, 0, "dep", PROBE_CRIT, "gone", REACT_DOWN, 0);
+	run(&t, 10 * S);
+	ck_assert_str_eq(fx.line, SHADOW "down #dep: gone");
+
+	marker(&node, MARKER_SHADOW, NULL);
+	run(&t, TICK);
+	expect_note(0, true, "shadow mode ended: automation on from what "
+	    "HAProxy holds (up); counting starts now (no going out within "
+	    "down_after 1s)");
+	ck_assert_str_eq(fx.line, "up");
+	run(&t, 1 * S - TICK);
+	ck_assert_str_eq(fx.line, "up");
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up\n");
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "down #dep: gone");
+	service_free(&t.s);
+}
+END_TEST
+
+/*
+ * HAProxy holds down from before shadow; the shadow engine came back up:
+ * back to auto, automation goes on from where the shadow engine stands.
+ * And shadow to off says what HAProxy holds, not the would-be.
+ */
+START_TEST(shadow_to_auto_from_where_the_engine_stands)
+{
+	struct tsvc	t;
+
+	init(&t, "");
+	probe(&t, 0, "dep", PROBE_OK, "", REACT_DOWN, 0);
+	step_at(&t, true);
+	probe(&t, 0, "dep", PROBE_CRIT, "gone", REACT_DOWN, 0);
+	run(&t, 1 * S + TICK);
+	ck_assert_str_eq(fx.line, "down #dep: gone");
+
+	sw.mode_env = 2;
+	probe(&t, 0, "dep", PROBE_OK, "", REACT_DOWN, 0);
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, SHADOW "down #dep: gone");
+	run(&t, 2 * S);
+	ck_assert_str_eq(fx.line, SHADOW "up");
+	ck_assert_int_eq(t.s.held.state, NODE_DOWN);
+
+	/* Shadow to off: HAProxy holds the down of before. */
+	sw.mode_env = 1;
+	run(&t, TICK);
+	expect_note(0, true, "automation off (LBAGENT_MODE=off)" OFF_TAIL
+	    "down since 2026-01-01 00:00:01" HELD_TAIL);
+	ck_assert_str_eq(fx.line, "# lbagent automation off");
+	ck_assert(!t.s.has_would);
+
+	sw.mode_env = 0;
+	run(&t, TICK);
+	expect_note(0, true, "automation on again: counting starts now (no "
+	    "going out within down_after 1s)");
+	ck_assert_str_eq(fx.line, "up");
+	sw.mode_env = -1;
+	service_free(&t.s);
+}
+END_TEST
+
+/* A reload in shadow mode keeps the would-be line and its keys. */
+START_TEST(shadow_carry_over)
+{
+	struct tsvc	t, n;
+
+	sw.conf_shadow = true;
+	init(&t, "web");
+	probe(&t, 0, "half", PROBE_CRIT, "slow", REACT_WEIGHT, 50);
+	step_at(&t, true);
+	run(&t, 2 * S);
+	ck_assert_str_eq(fx.line, SHADOW "up 50% #half: slow");
+	ck_assert_str_eq(ask(&t, "10.0.0.1", "web"),
+	    SHADOW "up 50% #half: slow\n");
+	memset(&n, 0, sizeof(n));
+	ck_assert_int_eq(service_init(&n.s, "web", "/state", &conf, false,
+	    FORGET, now), 0);
+	service_carry_over(&n.s, &t.s);
+	service_free(&t.s);
+	n.n = t.n;
+	memcpy(n.in, t.in, sizeof(n.in));
+	memcpy(n.settled, t.settled, sizeof(n.settled));
+	ck_assert_str_eq(ask(&n, "10.0.0.1", "web"), SHADOW "up 50%\n");
+	probe(&n, 0, "half", PROBE_OK, "", REACT_WEIGHT, 50);
+	run(&n, 2 * S);
+	ck_assert_str_eq(ask(&n, "10.0.0.1", "web"), SHADOW "up 100%\n");
+	ck_assert_str_eq(ask(&n, "10.0.0.2", "web"), SHADOW "up\n");
+	service_free(&n.s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1043,6 +1287,11 @@ main(void)
 	tcase_add_test(tc, guard_holds_lets_out_latches_and_restart_ends_it);
 	tcase_add_test(tc, marker_guard_warns_once_when_nobody_else_serves);
 	tcase_add_test(tc, carry_over_keeps_claims_and_recomposes);
+	tcase_add_test(tc, shadow_precedence);
+	tcase_add_test(tc, shadow_reply_text);
+	tcase_add_test(tc, shadow_to_auto_waits_down_after);
+	tcase_add_test(tc, shadow_to_auto_from_where_the_engine_stands);
+	tcase_add_test(tc, shadow_carry_over);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

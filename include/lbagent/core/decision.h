@@ -30,6 +30,12 @@ struct decision {
 	 * only a marker's (drain, maint) and "ready" when one ends.
 	 */
 	bool		automation_off;
+	/*
+	 * Shadow mode (automation_off is set too): the replies are those of
+	 * automation off, and their comment carries the line automation
+	 * would send (reply_compose_shadow).
+	 */
+	bool		shadow;
 	char		reason[REASON_MAX + 1];	/* "" when there is nothing to say */
 };
 
@@ -47,7 +53,12 @@ void		 decision_make(const struct markers *node,
 void		 decision_up(struct decision *);
 /* The decision while automation is off: nothing of lbagent's own. */
 void		 decision_off(struct decision *);
-/* What HAProxy is told, in words: "up", "up 50%", "down", "drain", "off". */
+/* The decision HAProxy is told in shadow mode: off's, marked shadow. */
+void		 decision_shadow(struct decision *);
+/*
+ * What HAProxy is told, in words: "up", "up 50%", "down", "drain",
+ * "automation off", "shadow".
+ */
 const char	*decision_words(const struct decision *, char buf[24]);
 bool		 decision_equal(const struct decision *, const struct decision *);
 

@@ -1,6 +1,6 @@
 /*
- * The markers an operator sets (maint, drain, off) as the decision reads
- * them, and the marker file's format: the first line is the reason, then
+ * The markers an operator sets (maint, drain, off, shadow) as the decision
+ * reads them, and the marker file's format: the first line is the reason, then
  * optional `key: value` lines (owner, host, since, until), so that a
  * plain `touch` or `echo reason > drain` is a marker without an end.
  */
@@ -17,6 +17,7 @@ enum marker_kind {
 	MARKER_MAINT,
 	MARKER_DRAIN,
 	MARKER_OFF,		/* automation off (the kill switch) */
+	MARKER_SHADOW,		/* shadow mode: automation runs, tells nothing */
 	MARKER_COUNT
 };
 

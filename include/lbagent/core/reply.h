@@ -22,9 +22,11 @@ enum reply_claim {
 
 /*
  * "ready maint down 100% #" and a full reason, or "maint #" a reason
- * "; lbagent automation off", with room to spare.
+ * "; lbagent automation off", or in shadow mode "ready # lbagent shadow:
+ * would reply " and such a line, with room to spare.
  */
-#define REPLY_MAX	(48 + REASON_MAX)
+#define REPLY_MAX	(80 + REASON_MAX)
+#define REPLY_SHADOW_TEXT	"lbagent shadow: would reply "
 
 unsigned	 reply_claims(const struct decision *);
 const char	*reply_restore_word(unsigned claim_bit);
@@ -36,5 +38,14 @@ const char	*reply_restore_word(unsigned claim_bit);
  */
 size_t		 reply_compose(const struct decision *d, unsigned restore,
 		    bool reasons, char buf[REPLY_MAX]);
+/*
+ * In shadow mode (d->shadow): the words off would send (a marker's drain
+ * or maint, "ready" for the restore words in `restore`), then only the
+ * comment "# lbagent shadow: would reply " and `would`, the line
+ * automation would send (without its newline). No up, down or weight:
+ * HAProxy changes nothing it would not change with automation off.
+ */
+size_t		 reply_compose_shadow(const struct decision *d,
+		    unsigned restore, const char *would, char buf[REPLY_MAX]);
 
 #endif

@@ -27,9 +27,9 @@
 struct rules_input;	/* rules.h */
 
 #define SERVICE_NOTE_MAX	1024	/* a log line's length (log.c) */
-/* The engine's, switched off or on, a marker's warning, the reply, two
- * claims ended. */
-#define SERVICE_NOTES_MAX	(TRANSITION_NOTES_MAX + 6)
+/* The engine's, switched off or on, shadow's, a marker's warning, the
+ * reply, the would-be reply, two claims ended. */
+#define SERVICE_NOTES_MAX	(TRANSITION_NOTES_MAX + 9)
 #define SERVICE_OFF_BY_MAX	(PATH_MAX + 32)
 
 struct service {
@@ -47,6 +47,26 @@ struct service {
 	bool			 off;		/* automation off, as last seen */
 	char			 off_by[SERVICE_OFF_BY_MAX];
 	struct decision		 target;	/* the rules', last evaluated */
+	/*
+	 * Shadow mode: everything runs, and what automation would reply is
+	 * the would-be decision, its lines (by would-be restore words, with
+	 * their newline) and its own keys, which track the would-be claims
+	 * per load balancer. Not persisted.
+	 */
+	bool			 shadow;	/* as last seen */
+	char			 shadow_by[SERVICE_OFF_BY_MAX];
+	bool			 has_would;
+	struct decision		 would;
+	char			 would_lines[CLAIM_ALL + 1][REPLY_MAX];
+	struct lbkeys		*would_keys;
+	/*
+	 * What lbagent last really told HAProxy of its own (the last
+	 * automated decision, before markers), since when: what HAProxy
+	 * holds when automation takes over from shadow.
+	 */
+	bool			 has_held;
+	struct decision		 held;
+	int64_t			 held_since_ms;
 	uint64_t		 replies;
 	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
 	/* A marker taking the node out while no other node serves. */
@@ -55,10 +75,26 @@ struct service {
 	char			 marker_warning[REASON_MAX + 64];
 };
 
-/* Where automation can be switched off, besides the off markers. */
+/*
+ * The modes: auto, off (nothing automated) and shadow (automated, told
+ * as a comment only). LBAGENT_MODE's values, and mode = in [agent].
+ */
+enum service_mode {
+	SERVICE_MODE_AUTO,
+	SERVICE_MODE_OFF,
+	SERVICE_MODE_SHADOW,
+};
+
+/*
+ * Where automation can be switched off or to shadow, besides the off and
+ * shadow markers. Off is the stronger: any source of off (a marker, or
+ * the mode LBAGENT_MODE or else mode = gives) wins over any of shadow.
+ */
 struct service_switch {
-	int		 mode_env;	/* LBAGENT_MODE: -1 unset, 0 auto, 1 off */
+	int		 mode_env;	/* LBAGENT_MODE: -1 unset, else a
+					   service_mode */
 	bool		 conf_off;	/* mode = off */
+	bool		 conf_shadow;	/* mode = shadow */
 	const char	*conf_path;	/* the configuration, for the log */
 	const char	*state_dir;	/* where the node's markers are */
 };
@@ -138,6 +174,7 @@ struct service_check {
 	unsigned	carried;	/* CLAIM_* bits the reply carried */
 	unsigned	restore;	/* restore words (CLAIM_* bits) it carried */
 	bool		created;	/* the reply created its key */
+	bool		would_created;	/* ... its would-be key (shadow) */
 };
 
 /*

@@ -164,6 +164,7 @@ struct config {
 	uint64_t		 lb_forget_after_ms;
 	uint64_t		 request_timeout_ms;
 	bool			 automation_off;	/* mode = off */
+	bool			 shadow;		/* mode = shadow */
 	char			*node_id;		/* the host name unless set */
 	struct config_http	 http;
 	struct config_peers	 peers;		/* none: no peer guard */

@@ -97,6 +97,17 @@ bool	transition_resumed(struct transition *, const struct rules_input *,
  * is switched back on. */
 void	transition_restart_counts(struct transition *);
 
+/*
+ * Automation takes over from shadow mode (or from off after shadow):
+ * HAProxy holds `held`, what lbagent last really told it, not what the
+ * engine decided meanwhile. An engine worse than held goes back to it,
+ * since now_ms, so that going worse again waits a full down_after (or
+ * degrade_after) from now; an engine as good or better goes on as it is.
+ * True when it went back. Call transition_restart_counts too.
+ */
+bool	transition_hold(struct transition *, const struct decision *held,
+	    int64_t now_ms);
+
 /* The decision for the current state, without evaluating. */
 void	transition_current(const struct transition *, struct decision *out);
 

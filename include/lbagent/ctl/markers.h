@@ -66,12 +66,14 @@ void		 ctl_expect_from(const struct markers *node,
  * word (and, with the detail, the decision's reason the marker's: a maint
  * on over a maint waits for the new reason), or (NULL) neither maint nor
  * drain; for automation, "off" when an
- * off marker applies. With check_automation false only the state counts;
+ * off marker applies, else "auto" or "shadow" (not off either way). With check_automation false only the state counts;
  * with check_state false only automation (and an off that is not by a
  * marker is then left to the caller: see ctl_off_not_by_marker).
  */
 bool		 ctl_reflects(const json_t *svc, const struct ctl_expect *e,
 		    bool check_state, bool check_automation);
+/* What keeps svc in shadow mode, for a note; NULL when it is not. */
+const char	*ctl_shadow_by(const json_t *svc);
 
 /*
  * With detail: automation stays off though no off marker applies and the

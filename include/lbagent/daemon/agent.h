@@ -34,18 +34,19 @@ struct agent_check {
 	unsigned	carried;	/* CLAIM_* bits the reply carried */
 	unsigned	restore;	/* restore words (CLAIM_* bits) it carried */
 	bool		created;	/* the reply created its key */
+	bool		would_created;	/* ... its would-be key (shadow) */
 };
 
 /*
  * Loads the state file, reads the markers and starts every probe; NULL on
  * fatal errors. env is the daemon's and outlives the agent. mode_env is
- * LBAGENT_MODE: -1 unset, 0 auto, 1 off (see agent_mode_env).
+ * LBAGENT_MODE: -1 unset, else a service_mode (see agent_mode_env).
  */
 struct agent	*agent_new(struct event_base *, const struct config *,
 		    const struct probe_env *, int mode_env);
 /*
- * LBAGENT_MODE from the environment: -1 unset, 0 auto, 1 off; -2 with
- * the value escaped in buf when it is neither.
+ * LBAGENT_MODE from the environment: -1 unset, else a service_mode
+ * (auto, off, shadow); -2 with the value escaped in buf when it is none.
  */
 int		 agent_mode_env(char *buf, size_t size);
 void		 agent_free(struct agent *);
@@ -102,6 +103,15 @@ struct agent_service_view {
 	size_t			 nprobes;
 	const struct lbkeys	*keys;
 	const char		*off_by;	/* NULL while automation is on */
+	const char		*shadow_by;	/* NULL unless in shadow mode */
+	const struct decision	*would;		/* shadow: what automation
+						   would reply; else NULL */
+	const char		*would_reply;	/* its line, with newline */
+	/* Its lines by would-be restore words, and the keys that owe them. */
+	const char		(*would_lines)[REPLY_MAX];
+	const struct lbkeys	*would_keys;
+	const struct decision	*held;		/* what HAProxy holds from
+						   lbagent's automation */
 	uint64_t		 replies;
 	const uint64_t		*transitions;	/* by node_state; [COUNT]: off */
 	bool			 has_peers;	/* the peer guard is on */

@@ -69,8 +69,8 @@ const char	*config_server(const struct config *,
 /* The probe or service of that name; NULL when there is none. */
 const struct probe_conf	*config_probe(const struct config *, const char *name);
 
-/* "auto" (*off = false) or "off", any case; -1 otherwise. */
-int		 config_parse_mode(const char *s, bool *off);
+/* "auto", "off" or "shadow", any case, as a service_mode; -1 otherwise. */
+int		 config_parse_mode(const char *s, int *mode);
 
 /* "down", "drain", "ignore" or "NN%" (1-99). */
 int		 config_parse_reaction(const char *s, struct reaction *,
