@@ -420,6 +420,57 @@ format_value_unit(char *buf, size_t size, double v, const char *unit)
 	    " " : "", u);
 }
 
+/* A latency in whole ms below 10 s, else seconds with a tenth. */
+static void
+format_ms(char *buf, size_t size, double ms)
+{
+	if (ms < 10000)
+		snprintf(buf, size, "%.0fms", ms);
+	else
+		snprintf(buf, size, "%.1fs", ms / 1000);
+}
+
+/* A windowed probe's figures: "window 1m: 57 runs since ...". */
+static void
+window_lines(struct out *o, const json_t *w)
+{
+	char	span[32], since[64], p50[16], p95[16], p99[16], rate[16];
+	char	reason[TEXT_MAX], result[16];
+	double	v, samples = 0, min = 0;
+
+	if (!json_is_object(w))
+		return;
+	span[0] = since[0] = '\0';
+	if (num(w, "window_ms", &v))
+		format_age(span, sizeof(span), v / 1000);
+	num(w, "samples", &samples);
+	num(w, "min_samples", &min);
+	clean(reason, sizeof(reason), str(w, "reason"));
+	clean(result, sizeof(result), str(w, "result"));
+	if (!json_is_true(json_object_get(w, "judging"))) {
+		paraf(o, 6, "", 8, "window %s: %.0f of %.0f runs, not judged "
+		    "yet", span, samples, min);
+		return;
+	}
+	format_time(since, sizeof(since), str(w, "since"));
+	snprintf(p50, sizeof(p50), "-");
+	snprintf(p95, sizeof(p95), "-");
+	snprintf(p99, sizeof(p99), "-");
+	snprintf(rate, sizeof(rate), "-");
+	if (num(w, "p50_ms", &v))
+		format_ms(p50, sizeof(p50), v);
+	if (num(w, "p95_ms", &v))
+		format_ms(p95, sizeof(p95), v);
+	if (num(w, "p99_ms", &v))
+		format_ms(p99, sizeof(p99), v);
+	if (num(w, "error_rate", &v))
+		snprintf(rate, sizeof(rate), "%.1f%%", v);
+	paraf(o, 6, "", 8, "window %s: %.0f runs since %s: p50 %s, p95 %s, "
+	    "p99 %s, error rate %s: %s%s%s", span, samples, since, p50, p95,
+	    p99, rate, result, strcmp(result, "ok") != 0 ? ", " : "",
+	    strcmp(result, "ok") != 0 ? reason : "");
+}
+
 static void
 probes(struct out *o, const json_t *svc)
 {
@@ -496,6 +547,7 @@ probes(struct out *o, const json_t *svc)
 			paraf(o, 6, "", 6, "%s (%s)", reason, notes);
 		else if (notes[0] != '\0')
 			paraf(o, 6, "", 6, "(%s)", notes);
+		window_lines(o, json_object_get(p, "window"));
 	}
 }
 

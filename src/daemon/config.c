@@ -25,6 +25,7 @@
 #include "lbagent/core/name.h"
 #include "lbagent/core/redact.h"
 #include "lbagent/core/units.h"
+#include "lbagent/core/window.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/fetch.h"
 #include "lbagent/daemon/http_api.h"
@@ -235,6 +236,43 @@ static const struct config_key probe_keys[] = {
 	  "Consecutive non-ok runs before the probe counts as failing." },
 	{ "probe", "rise", KEY_UINT, "1", 1, 1000, POFF(rise),
 	  "Consecutive ok runs before a failing probe counts as ok again." },
+};
+
+#define WOFF(f)	offsetof(struct probe_conf, window.f)
+
+/* Keys of the probes whose kind keeps a window (ops->windowed). */
+static const struct config_key window_keys[] = {
+	{ "probe", "window", KEY_DURATION, NULL, 1000, DAY_MS,
+	  WOFF(window_ms),
+	  "Keep each run's latency and result this long (60s), for the "
+	  "figures p50, p95, p99 and error rate shown in status and metrics "
+	  "and judged by the thresholds below; none by default." },
+	{ "probe", "warn_p95", KEY_DURATION, NULL, 1, DAY_MS,
+	  WOFF(warn_p95_ms),
+	  "With window: the 95th percentile of latency at or above which "
+	  "the probe is warn." },
+	{ "probe", "crit_p95", KEY_DURATION, NULL, 1, DAY_MS,
+	  WOFF(crit_p95_ms), "As warn_p95, for crit." },
+	{ "probe", "warn_p99", KEY_DURATION, NULL, 1, DAY_MS,
+	  WOFF(warn_p99_ms), "As warn_p95, for the 99th percentile." },
+	{ "probe", "crit_p99", KEY_DURATION, NULL, 1, DAY_MS,
+	  WOFF(crit_p99_ms), "As warn_p99, for crit." },
+	{ "probe", "warn_error_rate", KEY_PERCENT, NULL, 1, 100,
+	  WOFF(warn_error_rate),
+	  "With window: the share of the window's runs that were not ok at "
+	  "or above which the probe is warn (20%)." },
+	{ "probe", "crit_error_rate", KEY_PERCENT, NULL, 1, 100,
+	  WOFF(crit_error_rate), "As warn_error_rate, for crit." },
+	{ "probe", "min_samples", KEY_UINT, "10", 1, WINDOW_MAX_SAMPLES,
+	  WOFF(min_samples),
+	  "With window: with fewer runs in the window, it judges nothing "
+	  "(status says so)." },
+	{ "probe", "samples_per_run", KEY_UINT, "1", 1, 100,
+	  WOFF(samples_per_run),
+	  "With window: requests each interval, the first at the run's start "
+	  "(the run fall and rise count), the others spread over the "
+	  "interval, feeding the window only; timeout must then be at most "
+	  "interval / samples_per_run." },
 };
 
 /* Keys of a [service NAME]. */
@@ -1138,6 +1176,31 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 	return true;
 }
 
+static bool	table_key(struct parse *, struct entry *,
+		    const struct config_key *, size_t, void *);
+
+/*
+ * A key of the probe's kind, or a window key of a kind that keeps a
+ * window; false when neither knows it.
+ */
+static bool
+probe_other_key(struct parse *p, struct entry *e, void *arg)
+{
+	struct probe_conf	*pc = arg;
+
+	if (probe_kind_key(p, e, arg))
+		return true;
+	if (find_key(window_keys, NKEYS_OF(window_keys), e->key) == NULL)
+		return false;
+	if (!pc->ops->windowed) {
+		add_error(p->errs, p->path, e->line, "%s: a probe of type %s "
+		    "keeps no window (windows are for types %s)", e->key,
+		    pc->ops->name, probe_windowed_kind_names());
+		return true;
+	}
+	return table_key(p, e, window_keys, NKEYS_OF(window_keys), pc);
+}
+
 /* Sets e through table if the table knows it; false when it does not. */
 static bool
 table_key(struct parse *p, struct entry *e, const struct config_key *table,
@@ -1285,6 +1348,91 @@ config_kconf_release(struct probe_kconf *k)
 	free(k);
 }
 
+/* A warn threshold at or above its crit one could never say warn. */
+static void
+check_pair(struct parse *p, size_t section, const char *what, uint64_t warn,
+    uint64_t crit, bool duration)
+{
+	char	 w[32], c[32], key[32];
+
+	if (warn == 0 || crit == 0 || warn < crit)
+		return;
+	if (duration) {
+		units_format_ms(warn, w, sizeof(w));
+		units_format_ms(crit, c, sizeof(c));
+	} else {
+		snprintf(w, sizeof(w), "%llu%%", (unsigned long long)warn);
+		snprintf(c, sizeof(c), "%llu%%", (unsigned long long)crit);
+	}
+	snprintf(key, sizeof(key), "warn_%s", what);
+	add_error(p->errs, p->path, first_line_of(p, section, key, NULL),
+	    "[probe %s]: warn_%s %s must be below crit_%s %s",
+	    p->sections[section].name, what, w, what, c);
+}
+
+/* The window keys together: what needs the window, what it can hold. */
+static void
+check_window(struct parse *p, size_t section, const struct probe_conf *pc)
+{
+	const struct window_conf	*w = &pc->window;
+	const char			*name = p->sections[section].name;
+	unsigned			 line;
+	uint64_t			 expected;
+	size_t				 i, cap;
+	char				 t1[32], t2[32], t3[32];
+
+	if (pc->ops == NULL || !pc->ops->windowed)
+		return;
+	if (w->window_ms == 0) {
+		for (i = 0; i < NKEYS_OF(window_keys); i++)
+			if ((line = first_line_of(p, section,
+			    window_keys[i].name, NULL)) != 0)
+				add_error(p->errs, p->path, line,
+				    "[probe %s]: %s needs window", name,
+				    window_keys[i].name);
+		return;
+	}
+	line = first_line_of(p, section, "window", NULL);
+	check_pair(p, section, "p95", w->warn_p95_ms, w->crit_p95_ms, true);
+	check_pair(p, section, "p99", w->warn_p99_ms, w->crit_p99_ms, true);
+	check_pair(p, section, "error_rate", w->warn_error_rate,
+	    w->crit_error_rate, false);
+	if (pc->interval_ms == 0 || w->samples_per_run == 0)
+		return;		/* already reported */
+	if (w->samples_per_run > 1 &&
+	    pc->timeout_ms > pc->interval_ms / w->samples_per_run) {
+		units_format_ms(pc->timeout_ms, t1, sizeof(t1));
+		units_format_ms(pc->interval_ms / w->samples_per_run, t2,
+		    sizeof(t2));
+		add_error(p->errs, p->path,
+		    first_line_of(p, section, "samples_per_run", NULL),
+		    "[probe %s]: samples_per_run %llu leaves %s per request: "
+		    "timeout %s must be at most that", name,
+		    (unsigned long long)w->samples_per_run, t2, t1);
+	}
+	cap = window_capacity(w->window_ms, pc->interval_ms,
+	    w->samples_per_run);
+	expected = window_expected(w->window_ms, pc->interval_ms,
+	    w->samples_per_run);
+	units_format_ms(w->window_ms, t1, sizeof(t1));
+	units_format_ms(pc->interval_ms, t2, sizeof(t2));
+	if (cap > WINDOW_MAX_SAMPLES)
+		add_error(p->errs, p->path, line, "[probe %s]: window %s at "
+		    "interval %s keeps up to %zu samples, more than %d",
+		    name, t1, t2, cap, WINDOW_MAX_SAMPLES);
+	else if (w->min_samples > expected) {
+		snprintf(t3, sizeof(t3), "%llu",
+		    (unsigned long long)w->samples_per_run);
+		if (first_line_of(p, section, "min_samples", NULL) != 0)
+			line = first_line_of(p, section, "min_samples", NULL);
+		add_error(p->errs, p->path, line, "[probe %s]: window %s holds "
+		    "about %llu samples at interval %s and samples_per_run %s: "
+		    "fewer than min_samples %llu, it would never judge", name,
+		    t1, (unsigned long long)expected, t2, t3,
+		    (unsigned long long)w->min_samples);
+	}
+}
+
 static void
 build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 {
@@ -1310,7 +1458,8 @@ build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 		add_error(p->errs, p->path, sec->line, "out of memory");
 	kind_errors = p->kind_errors;
 	table_apply(p, section, probe_keys, NKEYS_OF(probe_keys), pc,
-	    probe_kind_key, pc);
+	    probe_other_key, pc);
+	table_defaults(p, window_keys, NKEYS_OF(window_keys), pc, section);
 	/* After a bad value, "x is required" would only repeat it. */
 	if (pc->kconf != NULL && p->kind_errors == kind_errors &&
 	    pc->ops->conf_check(pc->kconf->conf, &why) == -1)
@@ -1324,6 +1473,7 @@ build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 		    "[probe %s]: timeout %s must be below interval %s",
 		    sec->name, t1, t2);
 	}
+	check_window(p, section, pc);
 }
 
 static void
@@ -1900,6 +2050,9 @@ config_print_keys(FILE *fp)
 	    "service", transition_keys, NKEYS_OF(transition_keys));
 	print_table(fp, "\n[probe NAME], every type", probe_keys,
 	    NKEYS_OF(probe_keys));
+	snprintf(names, sizeof(names), "\n[probe NAME] of types %s: the "
+	    "window", probe_windowed_kind_names());
+	print_table(fp, names, window_keys, NKEYS_OF(window_keys));
 	snprintf(names, sizeof(names), "%s", probe_kind_names());
 	for (name = strtok_r(names, ", ", &save); name != NULL;
 	    name = strtok_r(NULL, ", ", &save)) {

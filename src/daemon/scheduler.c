@@ -17,6 +17,16 @@ struct probe {
 	struct probe_state	 st;
 	struct event		*next_ev;	/* the next run */
 	struct event		*timeout_ev;	/* the run in flight's deadline */
+	/*
+	 * With a window: the samples_per_run - 1 runs after each judged one,
+	 * every interval / samples_per_run, feed the window only.
+	 */
+	bool			 has_window;
+	struct window		 win;
+	struct event		*sample_ev;
+	uint64_t		 sample_next;	/* 1..samples_per_run - 1 */
+	bool			 sampling;	/* the run in flight is one */
+	int64_t			 started_ms;	/* of the run in flight */
 	scheduler_ran_fn		 ran;
 	void			*arg;
 	/* Unknown runs not logged yet, and when we last logged one. */
@@ -38,11 +48,44 @@ own_trouble(const struct probe_outcome *out)
 }
 
 bool
+scheduler_state_combine(struct probe_state *st)
+{
+	const struct probe_window_view	*w = &st->window;
+	enum probe_result		 r = st->run_counted;
+	const char			*why = st->run_counted_reason;
+
+	if (w->on && w->judging && w->result != PROBE_OK &&
+	    (r == PROBE_OK || (r == PROBE_WARN && w->result == PROBE_CRIT))) {
+		r = w->result;
+		why = w->reason;
+		st->settled = true;	/* a judged window is evidence */
+	}
+	if (r == st->counted)
+		return false;
+	st->counted = r;
+	if (r == PROBE_OK)
+		st->counted_reason[0] = '\0';
+	else
+		memmove(st->counted_reason, why, sizeof(st->counted_reason));
+	return true;
+}
+
+static void	apply_run(struct probe_state *, uint64_t, uint64_t, bool,
+		    const struct probe_outcome *);
+
+bool
 scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
     bool unknown_counts, const struct probe_outcome *out)
 {
-	bool	changed = false;
+	apply_run(st, fall, rise, unknown_counts, out);
+	return scheduler_state_combine(st);
+}
 
+/* fall/rise: what the runs count as. */
+static void
+apply_run(struct probe_state *st, uint64_t fall, uint64_t rise,
+    bool unknown_counts, const struct probe_outcome *out)
+{
 	st->has_run = true;
 	st->last = *out;
 	st->runs[out->result]++;
@@ -54,18 +97,17 @@ scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
 	 */
 	if (out->result == PROBE_UNKNOWN && (!out->from_check ||
 	    !unknown_counts))
-		return false;
+		return;
 	if (out->result == PROBE_OK) {
 		st->ok_streak++;
 		st->bad_streak = 0;
 		if (st->ok_streak >= rise)
 			st->settled = true;
-		if (st->counted != PROBE_OK && st->ok_streak >= rise) {
-			st->counted = PROBE_OK;
-			st->counted_reason[0] = '\0';
-			changed = true;
+		if (st->run_counted != PROBE_OK && st->ok_streak >= rise) {
+			st->run_counted = PROBE_OK;
+			st->run_counted_reason[0] = '\0';
 		}
-		return changed;
+		return;
 	}
 	st->bad_streak++;
 	st->ok_streak = 0;
@@ -77,13 +119,11 @@ scheduler_state_apply(struct probe_state *st, uint64_t fall, uint64_t rise,
 	 * that changed what the probe counts as, so that replies stay steady
 	 * while a measured number moves.
 	 */
-	if ((st->counted == PROBE_OK && st->bad_streak >= fall) ||
-	    (st->counted != PROBE_OK && st->counted != out->result)) {
-		st->counted = out->result;
-		memcpy(st->counted_reason, out->reason, sizeof(out->reason));
-		changed = true;
+	if ((st->run_counted == PROBE_OK && st->bad_streak >= fall) ||
+	    (st->run_counted != PROBE_OK && st->run_counted != out->result)) {
+		st->run_counted = out->result;
+		memcpy(st->run_counted_reason, out->reason, sizeof(out->reason));
 	}
-	return changed;
 }
 
 /* interval +/- 10%, so that probes do not fire in lockstep. */
@@ -101,23 +141,99 @@ next_delay(const struct probe *p)
 	return tv;
 }
 
+static struct timeval
+tv_of_ms(uint64_t ms)
+{
+	struct timeval	tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return tv;
+}
+
+static void
+start_run(struct probe *p, bool sampling)
+{
+	struct timeval	limit = tv_of_ms(p->conf->timeout_ms);
+
+	evtimer_add(p->timeout_ev, &limit);
+	p->started_ms = clock_now_ms();
+	p->sampling = sampling;
+	if (!sampling)
+		p->st.last_run_ms = p->started_ms;
+	p->run.in_flight = true;
+	p->run.ops->start(&p->run);
+}
+
+/* A run that only feeds the window gives way to the judged one. */
+static void
+drop_sample(struct probe *p)
+{
+	if (!p->run.in_flight || !p->sampling)
+		return;
+	evtimer_del(p->timeout_ev);
+	if (p->run.ops->cancel != NULL)
+		p->run.ops->cancel(&p->run);
+	p->run.in_flight = false;
+}
+
 static void
 run_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct probe	*p = arg;
-	struct timeval	 next = next_delay(p), limit;
+	struct timeval	 next = next_delay(p), step;
 
 	(void)fd;
 	(void)what;
 	evtimer_add(p->next_ev, &next);
+	drop_sample(p);
 	if (p->run.in_flight)
 		return;		/* cannot happen: timeout < interval */
-	limit.tv_sec = (time_t)(p->conf->timeout_ms / 1000);
-	limit.tv_usec = (suseconds_t)(p->conf->timeout_ms % 1000) * 1000;
-	evtimer_add(p->timeout_ev, &limit);
-	p->st.last_run_ms = clock_now_ms();
-	p->run.in_flight = true;
-	p->run.ops->start(&p->run);
+	start_run(p, false);
+	p->sample_next = 0;
+	if (p->has_window && p->conf->window.samples_per_run > 1) {
+		p->sample_next = 1;
+		step = tv_of_ms(p->conf->interval_ms /
+		    p->conf->window.samples_per_run);
+		evtimer_add(p->sample_ev, &step);
+	}
+}
+
+static void
+sample_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct probe	*p = arg;
+	uint64_t	 n = p->conf->window.samples_per_run;
+	int64_t		 at, now = clock_now_ms();
+	struct timeval	 delay;
+
+	(void)fd;
+	(void)what;
+	if (p->sample_next == 0 || p->sample_next >= n)
+		return;
+	/* The k-th at k * interval / n from the judged run's start. */
+	if (++p->sample_next < n) {
+		at = p->st.last_run_ms + (int64_t)(p->sample_next *
+		    p->conf->interval_ms / n);
+		delay = tv_of_ms(at > now ? (uint64_t)(at - now) : 0);
+		evtimer_add(p->sample_ev, &delay);
+	}
+	/* Cannot happen either: timeout <= interval / samples_per_run. */
+	if (!p->run.in_flight)
+		start_run(p, true);
+}
+
+/* The window's figures and verdict, after a sample. */
+static void
+window_update(struct probe *p, int64_t now_ms)
+{
+	struct probe_window_view	*v = &p->st.window;
+
+	window_stats(&p->win, now_ms, &v->stats);
+	v->result = window_judge(&p->conf->window, &v->stats, &v->judging,
+	    v->reason, sizeof(v->reason));
+	v->total_samples = p->win.total_samples;
+	v->total_latency_ms = p->win.total_latency_ms;
 }
 
 static void
@@ -207,12 +323,25 @@ probe_reported(struct probe_run *run, const struct probe_outcome *out)
 {
 	struct probe	*p = run->owner;
 	bool		 changed, counts;
+	int64_t		 now = clock_now_ms();
 
 	evtimer_del(p->timeout_ev);
-	p->st.last_duration_ms = clock_now_ms() - p->st.last_run_ms;
+	/* lbagent's own trouble says nothing of the service's latency. */
+	if (p->has_window && !own_trouble(out)) {
+		window_add(&p->win, now, (uint64_t)(now - p->started_ms),
+		    out->result == PROBE_OK);
+		window_update(p, now);
+	}
 	counts = p->conf->on_unknown.kind != REACT_IGNORE;
-	changed = scheduler_state_apply(&p->st, p->conf->fall, p->conf->rise,
-	    counts, out);
+	if (p->sampling)
+		changed = scheduler_state_combine(&p->st);
+	else {
+		p->st.last_duration_ms = now - p->st.last_run_ms;
+		changed = scheduler_state_apply(&p->st, p->conf->fall,
+		    p->conf->rise, counts, out);
+		log_unknown(p, out);
+		log_check_unknown(p, out, counts, changed);
+	}
 	log_unknown(p, out);
 	log_check_unknown(p, out, counts, changed);
 	if (changed && p->st.counted == PROBE_OK)
@@ -223,6 +352,7 @@ probe_reported(struct probe_run *run, const struct probe_outcome *out)
 	else if (changed)
 		log_notice("probe %s: %s: %s", p->conf->name,
 		    probe_result_name(p->st.counted), p->st.counted_reason);
+	p->sampling = false;
 	if (p->ran != NULL)
 		p->ran(p, changed, p->arg);
 }
@@ -247,9 +377,21 @@ scheduler_probe_new(const struct probe_conf *conf, const struct probe_env *env,
 	p->run.reported = probe_reported;
 	p->run.owner = p;
 	if ((p->next_ev = evtimer_new(env->base, run_cb, p)) == NULL ||
-	    (p->timeout_ev = evtimer_new(env->base, timeout_cb, p)) == NULL) {
+	    (p->timeout_ev = evtimer_new(env->base, timeout_cb, p)) == NULL ||
+	    (p->sample_ev = evtimer_new(env->base, sample_cb, p)) == NULL) {
 		scheduler_probe_free(p);
 		return NULL;
+	}
+	if (conf->window.window_ms > 0) {
+		if (window_init(&p->win, conf->window.window_ms,
+		    window_capacity(conf->window.window_ms, conf->interval_ms,
+		    conf->window.samples_per_run)) == -1) {
+			scheduler_probe_free(p);
+			return NULL;
+		}
+		p->has_window = true;
+		p->st.window.on = true;
+		window_update(p, clock_now_ms());
 	}
 	return p;
 }
@@ -276,6 +418,10 @@ scheduler_probe_free(struct probe *p)
 		event_free(p->next_ev);
 	if (p->timeout_ev != NULL)
 		event_free(p->timeout_ev);
+	if (p->sample_ev != NULL)
+		event_free(p->sample_ev);
+	if (p->has_window)
+		window_free(&p->win);
 	config_kconf_release(p->kconf);
 	free(p);
 }

@@ -99,6 +99,32 @@ markers_json(const struct agent_service_view *v)
 	return a;
 }
 
+/* A windowed probe's figures as of its latest sample; null without. */
+static json_t *
+window_json(const struct probe_conf *pc, const struct probe_state *st,
+    const struct status_clock *c)
+{
+	const struct probe_window_view	*w = &st->window;
+	bool				 any = w->stats.samples > 0;
+
+	if (!w->on)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, "
+	    "s:b, s:s, s:s}",
+	    "window_ms", (json_int_t)pc->window.window_ms,
+	    "min_samples", (json_int_t)pc->window.min_samples,
+	    "samples", (json_int_t)w->stats.samples,
+	    "errors", (json_int_t)w->stats.errors,
+	    "error_rate", any ? json_real(w->stats.error_rate) : json_null(),
+	    "p50_ms", any ? json_integer(w->stats.p50_ms) : json_null(),
+	    "p95_ms", any ? json_integer(w->stats.p95_ms) : json_null(),
+	    "p99_ms", any ? json_integer(w->stats.p99_ms) : json_null(),
+	    "since", any ? iso_of(w->stats.oldest_ms, c) : json_null(),
+	    "judging", w->judging,
+	    "result", probe_result_name(w->result),
+	    "reason", w->reason);
+}
+
 static json_t *
 probes_json(const struct agent_service_view *v, const struct status_clock *c)
 {
@@ -124,9 +150,10 @@ probes_json(const struct agent_service_view *v, const struct status_clock *c)
 			    "ago_s", seconds(c->now_ms - st->last_run_ms),
 			    "duration_ms", (json_int_t)st->last_duration_ms);
 		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:b, s:o, "
-		    "s:{s:I, s:I, s:I, s:I}}", "name", pc->name, "type",
+		    "s:o, s:{s:I, s:I, s:I, s:I}}", "name", pc->name, "type",
 		    pc->ops->name, "counted", probe_result_name(st->counted),
-		    "settled", st->settled, "last", last, "runs",
+		    "settled", st->settled, "last", last,
+		    "window", window_json(pc, st, c), "runs",
 		    "ok", (json_int_t)st->runs[PROBE_OK],
 		    "warn", (json_int_t)st->runs[PROBE_WARN],
 		    "crit", (json_int_t)st->runs[PROBE_CRIT],
@@ -656,6 +683,43 @@ value_scale(const char *unit)
 	return 1.0;
 }
 
+/* One probe's series of lbagent_probe_latency_seconds. */
+static void
+latency_summary(struct buf *b, const struct probe_conf *pc,
+    const struct probe_state *st, const char *service)
+{
+	static const struct {
+		const char	*q;
+		size_t		 off;
+	} qs[] = {
+		{ "0.5", offsetof(struct window_stats, p50_ms) },
+		{ "0.95", offsetof(struct window_stats, p95_ms) },
+		{ "0.99", offsetof(struct window_stats, p99_ms) },
+	};
+	const struct probe_window_view	*w = &st->window;
+	char				 pr[160], sv[160];
+	uint32_t			 ms;
+	size_t				 k;
+
+	if (!w->on)
+		return;
+	label(pc->name, pr, sizeof(pr));
+	svc_label(service, sv, sizeof(sv));
+	for (k = 0; w->stats.samples > 0 && k < sizeof(qs) / sizeof(qs[0]);
+	    k++) {
+		memcpy(&ms, (const char *)&w->stats + qs[k].off, sizeof(ms));
+		put(b, "lbagent_probe_latency_seconds{probe=\"%s\","
+		    "service=\"%s\",quantile=\"%s\"} %.3f\n", pr, sv,
+		    qs[k].q, seconds(ms));
+	}
+	put(b, "lbagent_probe_latency_seconds_sum{probe=\"%s\","
+	    "service=\"%s\"} %.3f\n", pr, sv,
+	    seconds((int64_t)w->total_latency_ms));
+	put(b, "lbagent_probe_latency_seconds_count{probe=\"%s\","
+	    "service=\"%s\"} %llu\n", pr, sv,
+	    (unsigned long long)w->total_samples);
+}
+
 /* Whether the node's marker, or the service's own, of kind k is there. */
 static bool
 marker_present(const struct agent_service_view *v, int k)
@@ -858,6 +922,34 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 				    svc_label(v.name, sv, sizeof(sv)),
 				    probe_result_name((enum probe_result)r),
 				    (unsigned long long)st->runs[r]);
+		}
+	}
+	head(&b, "lbagent_probe_latency_seconds", "summary", "A windowed "
+	    "probe's run times: quantiles 0.5, 0.95 and 0.99 over the runs in "
+	    "its window, by nearest rank (absent while the window is empty); "
+	    "_sum and _count over every run since the probe started.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++)
+			latency_summary(&b, scheduler_probe_conf(v.probes[j]),
+			    scheduler_probe_state(v.probes[j]), v.name);
+	}
+	head(&b, "lbagent_probe_error_ratio", "gauge", "The share of a "
+	    "windowed probe's runs in its window that were not ok, 0 to 1 "
+	    "(absent while the window is empty).");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		for (j = 0; j < v.nprobes; j++) {
+			const struct probe_state *st;
+
+			st = scheduler_probe_state(v.probes[j]);
+			if (!st->window.on || st->window.stats.samples == 0)
+				continue;
+			put(&b, "lbagent_probe_error_ratio{probe=\"%s\","
+			    "service=\"%s\"} %.6g\n",
+			    label(scheduler_probe_conf(v.probes[j])->name, pr,
+			    sizeof(pr)), svc_label(v.name, sv, sizeof(sv)),
+			    st->window.stats.error_rate / 100.0);
 		}
 	}
 	head(&b, "lbagent_replies_total", "counter", "Agent checks answered.");

@@ -45,3 +45,18 @@ probe_kind_names(void)
 		    i ? ", " : "", kinds[i]->name);
 	return names;
 }
+
+const char *
+probe_windowed_kind_names(void)
+{
+	static char	names[256];
+	size_t		i, n = 0;
+
+	if (names[0] != '\0')
+		return names;
+	for (i = 0; kinds[i] != NULL && n < sizeof(names); i++)
+		if (kinds[i]->windowed)
+			n += (size_t)snprintf(names + n, sizeof(names) - n,
+			    "%s%s", n ? ", " : "", kinds[i]->name);
+	return names;
+}

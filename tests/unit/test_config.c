@@ -252,6 +252,79 @@ START_TEST(probe_and_service_errors)
 }
 END_TEST
 
+/* The window keys: their values, their defaults, what they need. */
+START_TEST(window_keys)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+	const struct window_conf *w;
+	const char		*http = "[probe a]\ntype = http\n"
+	    "url = http://127.0.0.1:1/\ninterval = 1s\ntimeout = 200ms\n";
+	char			 text[1024];
+
+	snprintf(text, sizeof(text), "%swindow = 1m\nwarn_p95 = 300ms\n"
+	    "crit_p95 = 1s\nwarn_p99 = 800ms\ncrit_p99 = 2s\n"
+	    "warn_error_rate = 5%%\ncrit_error_rate = 20%%\n"
+	    "min_samples = 30\nsamples_per_run = 5\n", http);
+	cfg = load(text, &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	w = &cfg->probes[0].window;
+	ck_assert_uint_eq(w->window_ms, 60000);
+	ck_assert_uint_eq(w->warn_p95_ms, 300);
+	ck_assert_uint_eq(w->crit_p95_ms, 1000);
+	ck_assert_uint_eq(w->warn_p99_ms, 800);
+	ck_assert_uint_eq(w->crit_p99_ms, 2000);
+	ck_assert_uint_eq(w->warn_error_rate, 5);
+	ck_assert_uint_eq(w->crit_error_rate, 20);
+	ck_assert_uint_eq(w->min_samples, 30);
+	ck_assert_uint_eq(w->samples_per_run, 5);
+	config_free(cfg);
+	config_errors_free(&errs);
+	/* Defaults, and a window with no threshold (figures only). */
+	snprintf(text, sizeof(text), "%swindow = 30s\n", http);
+	cfg = load(text, &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	w = &cfg->probes[0].window;
+	ck_assert_uint_eq(w->min_samples, 10);
+	ck_assert_uint_eq(w->samples_per_run, 1);
+	ck_assert_uint_eq(w->warn_p99_ms, 0);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	expect_error("[probe a]\ntype = disk\npath = /\nwindow = 1m\n", 4,
+	    "window: a probe of type disk keeps no window (windows are for "
+	    "types http, tcp)");
+	snprintf(text, sizeof(text), "%swarn_p99 = 1s\n", http);
+	expect_error(text, 6, "[probe a]: warn_p99 needs window");
+	snprintf(text, sizeof(text), "%ssamples_per_run = 2\n", http);
+	expect_error(text, 6, "[probe a]: samples_per_run needs window");
+	snprintf(text, sizeof(text), "%swindow = 1m\nwarn_p99 = 2s\n"
+	    "crit_p99 = 2s\n", http);
+	expect_error(text, 7, "[probe a]: warn_p99 2s must be below "
+	    "crit_p99 2s");
+	snprintf(text, sizeof(text), "%swindow = 1m\nwarn_error_rate = 50%%\n"
+	    "crit_error_rate = 10%%\n", http);
+	expect_error(text, 7, "[probe a]: warn_error_rate 50% must be below "
+	    "crit_error_rate 10%");
+	snprintf(text, sizeof(text), "%swindow = 1m\nwarn_error_rate = 0.5%%\n",
+	    http);
+	expect_error(text, 7, "warn_error_rate: expected a whole percentage "
+	    "such as 25%: '0.5%'");
+	snprintf(text, sizeof(text), "%swindow = 1m\nsamples_per_run = 10\n",
+	    http);
+	expect_error(text, 7, "[probe a]: samples_per_run 10 leaves 100ms per "
+	    "request: timeout 200ms must be at most that");
+	snprintf(text, sizeof(text), "%swindow = 5s\n", http);
+	expect_error(text, 6, "[probe a]: window 5s holds about 5 samples at "
+	    "interval 1s and samples_per_run 1: fewer than min_samples 10, it "
+	    "would never judge");
+	snprintf(text, sizeof(text), "%swindow = 24h\ninterval = 100ms\n",
+	    "[probe a]\ntype = tcp\naddress = 127.0.0.1:1\ntimeout = 50ms\n");
+	expect_error(text, 5, "[probe a]: window 24h at interval 100ms keeps "
+	    "up to 200000 samples, more than 100000");
+}
+END_TEST
+
 START_TEST(shipped_examples_parse)
 {
 	const char		*root = getenv("SOURCE_ROOT");
@@ -747,6 +820,7 @@ main(void)
 	tcase_add_test(tc, error_paths);
 	tcase_add_test(tc, probe_and_service_sections);
 	tcase_add_test(tc, probe_and_service_errors);
+	tcase_add_test(tc, window_keys);
 	tcase_add_test(tc, shipped_examples_parse);
 	tcase_add_test(tc, long_line);
 	tcase_add_test(tc, every_error_reported_in_order);

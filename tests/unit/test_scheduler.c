@@ -527,6 +527,89 @@ START_TEST(check_unknown_over_the_loop)
 }
 END_TEST
 
+/*
+ * The window makes what the probe counts as worse, never better: a warn
+ * window over ok runs counts as warn with the window's reason; crit runs
+ * stay crit under a warn window; a window below min_samples says nothing.
+ */
+START_TEST(window_combines)
+{
+	struct probe_state	st;
+	struct probe_outcome	bad = { PROBE_CRIT, "down", NAN, false, "" };
+	struct probe_outcome	good = { PROBE_OK, "fine", NAN, false, "" };
+
+	memset(&st, 0, sizeof(st));
+	st.window.on = true;
+	st.window.result = PROBE_WARN;
+	snprintf(st.window.reason, sizeof(st.window.reason), "p99 slow");
+	/* Not judging yet: only the runs count. */
+	ck_assert(!scheduler_state_apply(&st, 1, 1, false, &good));
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	st.window.judging = true;
+	ck_assert(scheduler_state_combine(&st));
+	ck_assert_int_eq(st.counted, PROBE_WARN);
+	ck_assert_str_eq(st.counted_reason, "p99 slow");
+	ck_assert(st.settled);
+	/* The runs fail: crit beats the window's warn, with their reason. */
+	ck_assert(scheduler_state_apply(&st, 1, 1, false, &bad));
+	ck_assert_int_eq(st.counted, PROBE_CRIT);
+	ck_assert_str_eq(st.counted_reason, "down");
+	/* A crit window does not change crit runs' reason. */
+	st.window.result = PROBE_CRIT;
+	ck_assert(!scheduler_state_combine(&st));
+	ck_assert_str_eq(st.counted_reason, "down");
+	/* Runs ok again: the window's crit still holds it. */
+	ck_assert(!scheduler_state_apply(&st, 1, 1, false, &good));
+	ck_assert_int_eq(st.counted, PROBE_CRIT);
+	ck_assert_int_eq(st.run_counted, PROBE_OK);
+	/* The window recovers: ok. */
+	st.window.result = PROBE_OK;
+	ck_assert(scheduler_state_combine(&st));
+	ck_assert_int_eq(st.counted, PROBE_OK);
+	ck_assert_str_eq(st.counted_reason, "");
+}
+END_TEST
+
+/*
+ * samples_per_run 2 at 1 s: each interval one judged run (fall/rise, the
+ * runs counters) and one more half an interval later; the window gets
+ * both.
+ */
+START_TEST(samples_per_run_feed_the_window)
+{
+	struct event_base	*base = event_base_new();
+	struct probe_env	 env = { base, NULL, "/proc" };
+	struct probe_conf	 pc = conf(1000, 100, 1, 1);
+	struct seen		 s;
+	struct probe		*p;
+	const struct probe_state *st;
+
+	pc.window.window_ms = 60000;
+	pc.window.min_samples = 10;
+	pc.window.samples_per_run = 2;
+	memset(&s, 0, sizeof(s));
+	hang = false;
+	check_said = false;
+	nscript = next_run = starts = 0;
+	p = scheduler_probe_new(&pc, &env, ran, &s);
+	st = scheduler_probe_state(p);
+	ck_assert(st->window.on);
+	ck_assert(!st->window.judging);
+	ck_assert_str_eq(st->window.reason,
+	    "0 of 10 samples over 1m: not judged yet");
+	scheduler_probe_start(p);
+	run_until(base, &s, 6);
+	ck_assert_int_eq(starts, 6);
+	ck_assert_uint_eq(st->runs[PROBE_OK], 3);
+	ck_assert_uint_eq(st->window.stats.samples, 6);
+	ck_assert_uint_eq(st->window.total_samples, 6);
+	ck_assert_str_eq(st->window.reason,
+	    "6 of 10 samples over 1m: not judged yet");
+	scheduler_probe_free(p);
+	event_base_free(base);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -538,6 +621,8 @@ main(void)
 	tcase_add_test(tc, timeout_is_crit_and_cancels);
 	tcase_add_test(tc, free_cancels_a_run_in_flight);
 	tcase_add_test(tc, apply_defaults_immediate);
+	tcase_add_test(tc, window_combines);
+	tcase_add_test(tc, samples_per_run_feed_the_window);
 	tcase_add_test(tc, settled_needs_evidence);
 	tcase_add_test(tc, unknown_changes_nothing);
 	tcase_add_test(tc, check_unknown_counts_when_on_unknown_does);

@@ -111,6 +111,19 @@ struct probe_kconf {
 	unsigned		 refs;
 };
 
+/*
+ * A probe's window (the kinds with ops->windowed): its runs' latencies
+ * and results over window_ms, judged against thresholds (0: none).
+ */
+struct window_conf {
+	uint64_t	window_ms;		/* 0: no window */
+	uint64_t	warn_p95_ms, crit_p95_ms;
+	uint64_t	warn_p99_ms, crit_p99_ms;
+	uint64_t	warn_error_rate, crit_error_rate;	/* percent */
+	uint64_t	min_samples;		/* fewer: no verdict */
+	uint64_t	samples_per_run;	/* runs each interval */
+};
+
 /* One [probe NAME] section. */
 struct probe_conf {
 	char			*name;
@@ -122,6 +135,7 @@ struct probe_conf {
 	struct reaction		 on_warn, on_crit;
 	struct reaction		 on_unknown;	/* the check's own unknown */
 	uint64_t		 fall, rise;
+	struct window_conf	 window;
 	/*
 	 * Its lines as written, in order ("key=value\n"): two probes with
 	 * the same name and signature have the same settings (a reload keeps

@@ -10,10 +10,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lbagent/core/window.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/probes/probe.h"
 
 struct probe;
+
+/* A probe's window as of its latest sample (on: it has one). */
+struct probe_window_view {
+	bool			on;
+	struct window_stats	stats;
+	bool			judging;	/* stats.samples >= min_samples */
+	enum probe_result	result;		/* ok, warn or crit */
+	char			reason[PROBE_REASON_MAX + 1];
+	uint64_t		total_samples;	/* since the probe started */
+	uint64_t		total_latency_ms;
+};
 
 /* What has been observed of a probe. */
 struct probe_state {
@@ -24,8 +36,16 @@ struct probe_state {
 	 * starting assumption, and decisions do not count it as passing.
 	 */
 	bool			settled;
-	enum probe_result	counted;	/* after fall/rise */
+	/*
+	 * What it counts as: the worse of what its runs count as after
+	 * fall/rise (run_counted) and its window's verdict. The reason is
+	 * the one of the verdict that changed it.
+	 */
+	enum probe_result	counted;
 	char			counted_reason[PROBE_REASON_MAX + 1];
+	enum probe_result	run_counted;
+	char			run_counted_reason[PROBE_REASON_MAX + 1];
+	struct probe_window_view window;
 	struct probe_outcome	last;		/* the latest run */
 	int64_t			last_run_ms;	/* monotonic start of it */
 	int64_t			last_duration_ms;
@@ -55,13 +75,20 @@ const struct probe_conf	*scheduler_probe_conf(const struct probe *);
 const struct probe_state *scheduler_probe_state(const struct probe *);
 
 /*
- * fall/rise over one outcome; exposed for unit tests. Returns true when
- * what the probe counts as changed. unknown_counts: the check's own
+ * fall/rise over one outcome, then what the probe counts as with its
+ * window; exposed for unit tests. Returns true when what the probe counts
+ * as changed. unknown_counts: the check's own
  * unknown (from_check) is a bad run (on_unknown is not ignore); any other
  * unknown never counts.
  */
 bool		 scheduler_state_apply(struct probe_state *, uint64_t fall,
 		    uint64_t rise, bool unknown_counts,
 		    const struct probe_outcome *);
+/*
+ * counted from run_counted and the window's verdict: the window can only
+ * make it worse (ok to warn or crit, warn to crit), never hide what the
+ * runs say. Returns true when counted changed.
+ */
+bool		 scheduler_state_combine(struct probe_state *);
 
 #endif

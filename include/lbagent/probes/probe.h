@@ -150,5 +150,7 @@ void	probe_report_errno(struct probe_run *run, int err, const char *fmt,
 const struct probe_ops	*probe_kind(const char *name);
 /* Lists the kinds' names, comma-separated, for error messages. */
 const char		*probe_kind_names(void);
+/* The same, of the kinds that keep a window. */
+const char		*probe_windowed_kind_names(void);
 
 #endif
