@@ -306,6 +306,8 @@ def main():
     for counted, w in early:
         h.expect(counted == "ok" and w["result"] == "ok" and not w["judging"],
                  f"young before min_samples: counted {counted}, window {w}")
+        h.expect_equal(w["reason"], f"{w['samples']} of {YOUNG['min_samples']} samples over "
+                       f"10s: not judged yet", "young's reason before min_samples")
     for w in slow_early:
         h.expect(SLOW_S * 1000 <= w["p99_ms"] <= YOUNG["timeout_ms"],
                  f"young's p99 shows its slow samples before it judges: {w}")
@@ -346,7 +348,8 @@ def main():
     hap.wait_status("be", "lat", "UP", samples_bound_s(LAT, 1) + DEGRADE_AFTER_S +
                     h.agent_checks_bound_s(2), "lat at weight 50 after degrade_after",
                     ok=lambda st: st["weight"] == "50")
-    h.expect(time.monotonic() - t0 >= DEGRADE_AFTER_S, "weight 50 after degrade_after")
+    took = time.monotonic() - t0
+    h.expect(took >= DEGRADE_AFTER_S, "weight 50 after degrade_after")
     reply = h.wait_reply(lb, re.compile(rb"up 50% #lat: p99 \S+ over 10s \(warn 200ms\)\n"),
                          "lat's reply with the window's reason", send=b"lat\n")
     counted, w = window("lat", "lat")
@@ -358,13 +361,21 @@ def main():
     h.expect(w["p50_ms"] < LAT["warn_p99_ms"], f"lat's p50 is a fast sample's: {w}")
     h.expect_equal((w["errors"], w["error_rate"]), (0, 0), f"lat has no errors ({w})")
     h.expect(w["samples"] >= LAT["min_samples"], f"lat's samples ({w})")
+    print(f"   lat at 50 {took:.2f} s after the change: {reply!r}, window {w}", flush=True)
     got = duration_ms(re.search(rb"p99 (\S+) over", reply).group(1).decode())
     h.expect(SLOW_S * 1000 <= got <= LAT["timeout_ms"], f"the reply's p99: {reply!r}")
+    rc, out, err = h.lbagentctl("-f", lb.config_path, "status", "lat")
+    flat = " ".join(out.split())
+    m = re.search(r"window 10s: [0-9]+ runs since .*?p99 ([0-9]+)ms, error rate 0\.0%", flat)
+    h.expect(rc == 0 and m and SLOW_S * 1000 <= int(m.group(1)) <= LAT["timeout_ms"],
+             f"lbagentctl status lat shows the window (exit {rc}):\n{out}{err}")
 
     hap.wait_status("be", "err", "DOWN (agent)",
                     samples_bound_s(ERR, ERR["window_s"] * 5) + DOWN_AFTER_S +
                     h.agent_checks_bound_s(2), "err DOWN (agent) by its error rate")
-    h.expect(time.monotonic() - t0_err >= DOWN_AFTER_S, "err DOWN after down_after")
+    took = time.monotonic() - t0_err
+    h.expect(took >= DOWN_AFTER_S, "err DOWN after down_after")
+    print(f"   err DOWN {took:.2f} s after the change", flush=True)
     reply = h.wait_reply(
         lb, re.compile(rb"down #err: error rate [0-9]+% over 4s \(crit 20%\)\n"),
         "err's reply with the window's reason", send=b"err\n")
@@ -378,6 +389,7 @@ def main():
     h.expect_equal((counted, w["result"], w["judging"]), ("crit", "crit", True),
                    f"err counted crit by its window ({w})")
     lo, hi = error_bounds(w["samples"])
+    print(f"   err: {reply!r}, window {w}", flush=True)
     h.expect(lo <= w["errors"] <= hi,
              f"{w['samples']} consecutive requests of the pattern hold {lo} to {hi} "
              f"errors: {w}")
@@ -454,6 +466,8 @@ def main():
                     h.probe_bound_s(LAT["interval_ms"]) + h.agent_checks_bound_s(2),
                     "lat back at weight 100 after restore_after",
                     ok=lambda st: st["weight"] == "100")
+    print(f"   lat back at 100 {time.monotonic() - last_slow:.2f} s after the last slow "
+          f"request arrived", flush=True)
     counted, w = window("lat", "lat")
     consistent(w)
     h.expect_equal((counted, w["result"]), ("ok", "ok"), f"lat ok again ({w})")
@@ -461,6 +475,7 @@ def main():
     h.expect(t1 - last_slow < LAT["window_s"], "the last slow one was in the window at t1")
     h.wait_reply(lb, b"up\n", "lat's reply back to up", send=b"lat\n")
     h.expect(lb.alive(), "lbagent died")
+    lb.stop()       # exit 0: under ASan, nothing of the windows leaked
 
 
 if __name__ == "__main__":
