@@ -420,14 +420,21 @@ format_value_unit(char *buf, size_t size, double v, const char *unit)
 	    " " : "", u);
 }
 
-/* A latency in whole ms below 10 s, else seconds with a tenth. */
+/* A latency as the window's reasons write it: 850ms, 1.8s, 12s. */
 static void
 format_ms(char *buf, size_t size, double ms)
 {
-	if (ms < 10000)
-		snprintf(buf, size, "%.0fms", ms);
+	if (!isfinite(ms) || ms < 0)
+		ms = 0;
+	if (ms < 1000)
+		snprintf(buf, size, "%.0fms", floor(ms));
+	else if (ms < 10000)
+		snprintf(buf, size, "%.0f.%.0fs", floor(ms / 1000),
+		    floor(fmod(ms, 1000) / 100));
+	else if (ms < 1e12)
+		snprintf(buf, size, "%.0fs", floor(ms / 1000));
 	else
-		snprintf(buf, size, "%.1fs", ms / 1000);
+		snprintf(buf, size, "%.3gs", ms / 1000);
 }
 
 /* A windowed probe's figures: "window 1m: 57 runs since ...". */
@@ -465,10 +472,13 @@ window_lines(struct out *o, const json_t *w)
 		format_ms(p99, sizeof(p99), v);
 	if (num(w, "error_rate", &v))
 		snprintf(rate, sizeof(rate), "%.1f%%", v);
-	paraf(o, 6, "", 8, "window %s: %.0f runs since %s: p50 %s, p95 %s, "
-	    "p99 %s, error rate %s: %s%s%s", span, samples, since, p50, p95,
-	    p99, rate, result, strcmp(result, "ok") != 0 ? ", " : "",
-	    strcmp(result, "ok") != 0 ? reason : "");
+	paraf(o, 6, "", 8, "window %s: p50 %s, p95 %s, p99 %s, error rate %s",
+	    span, p50, p95, p99, rate);
+	if (strcmp(result, "ok") == 0)
+		paraf(o, 8, "", 8, "%.0f runs since %s", samples, since);
+	else
+		paraf(o, 8, "", 8, "%.0f runs since %s; %s: %s", samples, since,
+		    result, reason);
 }
 
 static void

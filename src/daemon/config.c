@@ -1143,6 +1143,18 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
 	table_defaults(p, table, n, base, section);
 }
 
+/* Whether the kind's key holds a secret, never shown. */
+static bool
+key_secret(const struct probe_ops *ops, const char *key)
+{
+	const char *const	*k;
+
+	for (k = ops->secret_keys; k != NULL && *k != NULL; k++)
+		if (strcmp(*k, key) == 0)
+			return true;
+	return false;
+}
+
 /* A key of a probe's kind; false when the kind does not know it either. */
 static bool
 probe_kind_key(struct parse *p, struct entry *e, void *arg)
@@ -1170,7 +1182,12 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 		p->kind_errors++;
 	} else if (pc->ops->conf_set(pc->kconf->conf, e->key, e->value,
 	    &why) == -1) {
-		value_error(p, e, NULL, why);
+		/* A secret's value (a conninfo with its password) never shown. */
+		if (key_secret(pc->ops, e->key))
+			add_error(p->errs, p->path, e->line, "%s: %s", e->key,
+			    why);
+		else
+			value_error(p, e, NULL, why);
 		p->kind_errors++;
 	}
 	return true;
@@ -1605,6 +1622,22 @@ check_http_host(struct parse *p, size_t section)
 	}
 }
 
+/* What the probe's kind says its settings will cost here (conf_warning). */
+static void
+check_kind_host(struct parse *p, size_t section, const struct probe_conf *pc)
+{
+	const struct entry	*e;
+	const char		*msg, *key = NULL;
+
+	if (pc->ops == NULL || pc->kconf == NULL ||
+	    pc->ops->conf_warning == NULL ||
+	    (msg = pc->ops->conf_warning(pc->kconf->conf, &key)) == NULL)
+		return;
+	e = key != NULL ? find_entry(p, section, key) : NULL;
+	add_warning(p->errs, p->path, e != NULL ? e->line :
+	    p->sections[section].line, "%s", msg);
+}
+
 /*
  * The checks of the file against this host, for lbagent -c and for the
  * daemon at each start and reload: what would fail at run time that the
@@ -1613,11 +1646,15 @@ check_http_host(struct parse *p, size_t section)
 static void
 check_host(struct parse *p, size_t http)
 {
-	size_t	i;
+	size_t	i, n = 0;
 
 	for (i = 0; i < p->nsections; i++)
-		if (!p->sections[i].bad && p->sections[i].kind == SEC_PROBE)
+		if (!p->sections[i].bad && p->sections[i].kind == SEC_PROBE) {
 			check_exec_host(p, i);
+			/* build() made one probe per good probe section. */
+			if (n < p->cfg->nprobes)
+				check_kind_host(p, i, &p->cfg->probes[n++]);
+		}
 	check_http_host(p, http);
 }
 

@@ -4,17 +4,23 @@
  * Credentials in the URL are taken out at configuration time and given to
  * libcurl apart (CURLOPT_USERNAME/PASSWORD), so the URL libcurl sees, and
  * anything it says about it, carries none; header values are never shown.
+ * An auth_file's user:password is read at each run (start() reads one
+ * small file) and wiped once libcurl has its copy.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "lbagent/core/json_path.h"
 #include "lbagent/core/units.h"
 #include "lbagent/probes/kinds.h"
 #include "curl_probe.h"
@@ -22,6 +28,7 @@
 #define HTTP_RANGES_MAX		32
 #define HTTP_METHOD_MAX		24
 #define HTTP_SHOWN_MAX		40	/* of a JSON value in a reason */
+#define HTTP_AUTH_MAX		4096	/* bytes of an auth_file */
 
 struct status_range {
 	long	lo, hi;
@@ -31,6 +38,7 @@ struct http_conf {
 	char			*url;		/* without userinfo */
 	char			*user;		/* decoded, or NULL */
 	char			*password;	/* decoded, or NULL */
+	char			*auth_file;	/* user:password, read each run */
 	char			 method[HTTP_METHOD_MAX + 1];	/* "": GET */
 	struct status_range	 ranges[HTTP_RANGES_MAX];
 	size_t			 nranges;	/* 0: 200-399 */
@@ -39,9 +47,9 @@ struct http_conf {
 	bool			 tls_verify;
 	bool			 has_warn_latency, has_crit_latency;
 	uint64_t		 warn_latency_ms, crit_latency_ms;
-	char			*json_path;	/* as written */
-	char			*json_segs;	/* the same, '.' made '\0' */
-	size_t			 json_nsegs;
+	struct json_path	 json;		/* json.text NULL: none */
+	enum json_agg		 agg;
+	bool			 has_agg;
 	char			*expect_value;
 	bool			 has_warn, has_crit;
 	double			 warn, crit;
@@ -52,6 +60,7 @@ struct verdict {
 	enum probe_result	result;
 	double			value;
 	const char		*unit;	/* of value: NULL the latency's, ms */
+	bool			from_check;	/* an unknown of the check's */
 	char			reason[PROBE_REASON_MAX + 1];
 };
 
@@ -73,8 +82,14 @@ static const struct probe_key_doc http_keys[] = {
 	    "run is warn" },
 	{ .name = "crit_latency", .help = "total time at or above which the "
 	    "run is crit" },
+	{ .name = "auth_file", .help = "file holding one line user:password "
+	    "for basic authentication, read at each run (never shown); not with "
+	    "user:password@ in url" },
 	{ .name = "json_field", .help = "dotted path into a JSON body, object "
-	    "keys and array indexes: status, 0.messages_ready, queues.2.name" },
+	    "keys and array indexes: status, 0.messages_ready, queues.2.name; "
+	    "* for every element or member: *.messages_ready" },
+	{ .name = "json_aggregate", .def = "max", .help = "with * in "
+	    "json_field: max, min, sum or count of the values matched" },
 	{ .name = "expect_value", .help = "with json_field: the field's value "
 	    "as text (strings as-is, numbers, true, false, null) must equal "
 	    "this" },
@@ -116,10 +131,10 @@ http_conf_free(void *conf)
 	free(c->url);
 	free_secret(c->user);
 	free_secret(c->password);
+	free(c->auth_file);
 	free(c->expect_body);
 	curl_slist_free_all(c->headers);
-	free(c->json_path);
-	free(c->json_segs);
+	json_path_free(&c->json);
 	free(c->expect_value);
 	free(c);
 }
@@ -294,34 +309,92 @@ set_header(struct http_conf *c, const char *value, const char **why)
 	return 0;
 }
 
-/* "status", "0.messages_ready", "queues.2.name": no empty segment. */
+/*
+ * Reads path's one line "user:password" into *user and *pass (free them
+ * with free_secret). -1 with *why (static text or strerror's) on error; the
+ * file's content is never part of it.
+ */
 static int
-set_json_field(struct http_conf *c, const char *value, const char **why)
+auth_read(const char *path, char **user, char **pass, const char **why)
 {
-	size_t	 len = strlen(value), i, n = 1;
-	char	*path, *segs;
+	char		 buf[HTTP_AUTH_MAX + 2], *colon;
+	struct stat	 st;
+	ssize_t		 n;
+	size_t		 len = 0, i;
+	int		 fd, rv = -1;
 
-	if (len == 0 || value[0] == '.' || value[len - 1] == '.' ||
-	    strstr(value, "..") != NULL) {
-		*why = "expected a dotted path such as status or "
-		    "0.messages_ready";
+	*user = *pass = NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+		*why = strerror(errno);
 		return -1;
 	}
-	if ((path = strdup(value)) == NULL || (segs = strdup(value)) == NULL) {
-		free(path);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+		close(fd);
+		return -1;
+	}
+	while (len < sizeof(buf) - 1 &&
+	    (n = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			*why = strerror(errno);
+			goto out;
+		}
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*why = "larger than 4096 bytes";
+	if (len > HTTP_AUTH_MAX)
+		goto out;
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		buf[--len] = '\0';
+	*why = "expected one line user:password";
+	if ((colon = memchr(buf, ':', len)) == NULL || memchr(buf, '\n', len)
+	    != NULL)
+		goto out;
+	*why = "the user name before ':' is empty";
+	if (colon == buf)
+		goto out;
+	*why = "user:password must not contain control characters";
+	for (i = 0; i < len; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			goto out;
+	*colon = '\0';
+	*why = "out of memory";
+	if ((*user = strdup(buf)) == NULL || (*pass = strdup(colon + 1)) ==
+	    NULL) {
+		free_secret(*user);
+		*user = NULL;
+		goto out;
+	}
+	rv = 0;
+out:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return rv;
+}
+
+/*
+ * Only the path at load: the file is read at each run, so a rotated
+ * password needs no reload, and a configuration checked on another machine
+ * (lbagent -c) does not need the secret there.
+ */
+static int
+set_auth_file(struct http_conf *c, const char *value, const char **why)
+{
+	char	*path;
+
+	if (value[0] != '/') {
+		*why = "expected an absolute path";
+		return -1;
+	}
+	if ((path = strdup(value)) == NULL) {
 		*why = "out of memory";
 		return -1;
 	}
-	for (i = 0; i < len; i++)
-		if (segs[i] == '.') {
-			segs[i] = '\0';
-			n++;
-		}
-	free(c->json_path);
-	free(c->json_segs);
-	c->json_path = path;
-	c->json_segs = segs;
-	c->json_nsegs = n;
+	free(c->auth_file);
+	c->auth_file = path;
 	return 0;
 }
 
@@ -376,8 +449,13 @@ http_conf_set(void *conf, const char *key, const char *value,
 	if (strcmp(key, "crit_latency") == 0)
 		return set_flagged(units_duration_ms(value, &c->crit_latency_ms,
 		    why), &c->has_crit_latency);
+	if (strcmp(key, "auth_file") == 0)
+		return set_auth_file(c, value, why);
 	if (strcmp(key, "json_field") == 0)
-		return set_json_field(c, value, why);
+		return json_path_parse(&c->json, value, why);
+	if (strcmp(key, "json_aggregate") == 0)
+		return set_flagged(json_agg_parse(value, &c->agg, why),
+		    &c->has_agg);
 	if (strcmp(key, "expect_value") == 0)
 		return set_string(&c->expect_value, value, true, why);
 	if (strcmp(key, "warn") == 0)
@@ -395,18 +473,25 @@ http_conf_check(void *conf, const char **why)
 {
 	struct http_conf	*c = conf;
 	bool			 thresholds = c->has_warn || c->has_crit;
+	bool			 json = c->json.text != NULL;
 
 	if (c->url == NULL)
 		*why = "url is required";
-	else if (c->json_path != NULL && c->expect_value == NULL && !thresholds)
+	else if (c->auth_file != NULL && c->user != NULL)
+		*why = "auth_file and user:password@ in url: give one";
+	else if (json && json_path_wild(&c->json) && c->expect_value != NULL)
+		*why = "json_field with * gives a number: use warn and/or crit";
+	else if (c->has_agg && !(json && json_path_wild(&c->json)))
+		*why = "json_aggregate needs * in json_field";
+	else if (json && c->expect_value == NULL && !thresholds)
 		*why = "json_field needs expect_value, or warn and/or crit";
-	else if (c->json_path != NULL && c->expect_value != NULL && thresholds)
+	else if (json && c->expect_value != NULL && thresholds)
 		*why = "json_field takes expect_value or warn/crit, not both";
-	else if (c->json_path == NULL && (c->expect_value != NULL ||
+	else if (!json && (c->expect_value != NULL ||
 	    thresholds))
 		*why = "expect_value, warn and crit need json_field";
 	else if (strcmp(c->method, "HEAD") == 0 && (c->expect_body != NULL ||
-	    c->json_path != NULL))
+	    json))
 		*why = "a HEAD request has no body to check";
 	else if (c->has_warn_latency && c->has_crit_latency &&
 	    c->warn_latency_ms >= c->crit_latency_ms)
@@ -425,6 +510,7 @@ verdict(struct verdict *v, enum probe_result result, double value,
 	v->result = result;
 	v->value = value;
 	v->unit = NULL;
+	v->from_check = false;
 	va_start(ap, fmt);
 	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
 	va_end(ap);
@@ -441,37 +527,6 @@ status_expected(const struct http_conf *c, long status)
 		if (status >= c->ranges[i].lo && status <= c->ranges[i].hi)
 			return true;
 	return false;
-}
-
-/* The field's name in reasons: the path without leading array indexes. */
-static const char *
-json_name(const struct http_conf *c)
-{
-	const char	*p = c->json_path;
-	size_t		 n;
-
-	while ((n = strspn(p, "0123456789")) > 0 && p[n] == '.')
-		p += n + 1;
-	return p;
-}
-
-static json_t *
-json_walk(const struct http_conf *c, json_t *node)
-{
-	const char	*seg = c->json_segs, *why;
-	uint64_t	 i, idx;
-
-	for (i = 0; i < c->json_nsegs && node != NULL; i++) {
-		if (json_is_object(node))
-			node = json_object_get(node, seg);
-		else if (json_is_array(node) &&
-		    units_uint(seg, &idx, &why) == 0 && idx < SIZE_MAX)
-			node = json_array_get(node, (size_t)idx);
-		else
-			node = NULL;
-		seg += strlen(seg) + 1;
-	}
-	return node;
 }
 
 /* A scalar as expect_value is written; free it. NULL: no memory. */
@@ -504,16 +559,90 @@ reached(double x, double threshold, bool lower_is_worse)
 	return lower_is_worse ? x <= threshold : x >= threshold;
 }
 
+/*
+ * Judges x against warn/crit; name says what x is, which (or NULL) the
+ * element it came from: "count 42 (crit 40)", or for an aggregate "max
+ * *.messages_ready 12000 (orders) at or above crit 10000".
+ */
+static void
+threshold_judge(const struct http_conf *c, double x, const char *name,
+    const char *which, struct verdict *v)
+{
+	char			 el[JSON_PATH_WHICH_MAX + 4] = "", lim[64];
+	bool			 lower = c->has_warn && c->has_crit &&
+				    c->crit < c->warn;
+	enum probe_result	 r = PROBE_OK;
+	double			 t = 0;
+
+	if (which != NULL && *which != '\0')
+		snprintf(el, sizeof(el), " (%s)", which);
+	if (c->has_crit && reached(x, c->crit, lower)) {
+		r = PROBE_CRIT;
+		t = c->crit;
+	} else if (c->has_warn && reached(x, c->warn, lower)) {
+		r = PROBE_WARN;
+		t = c->warn;
+	}
+	if (r == PROBE_OK)
+		lim[0] = '\0';
+	else if (json_path_wild(&c->json))
+		snprintf(lim, sizeof(lim), " at or %s %s %.15g", lower ?
+		    "below" : "above", r == PROBE_CRIT ? "crit" : "warn", t);
+	else
+		snprintf(lim, sizeof(lim), " (%s %.15g)", r == PROBE_CRIT ?
+		    "crit" : "warn", t);
+	verdict(v, r, x, "%s %.15g%s%s", name, x, el, lim);
+	v->unit = "";	/* the field's number, not a latency */
+}
+
+/* A json_field with "*": the aggregate of what it matches. */
+static void
+fold_judge(const struct http_conf *c, json_t *root, struct verdict *v)
+{
+	const char		*agg = json_agg_name(c->agg);
+	char			 name[JSON_PATH_WHERE_MAX + 8];
+	struct json_fold	 f;
+
+	json_path_fold(&c->json, c->agg, root, &f);
+	snprintf(name, sizeof(name), "%s %s", agg, c->json.text);
+	switch (f.status) {
+	case JSON_FOLD_NO_FIELD:
+		verdict(v, PROBE_CRIT, NAN, "no JSON field %s", c->json.text);
+		return;
+	case JSON_FOLD_NOT_CONTAINER:
+		if (*f.where == '\0')
+			verdict(v, PROBE_CRIT, NAN, "the body is %s, not an "
+			    "array or object", f.type);
+		else
+			verdict(v, PROBE_CRIT, NAN, "%s is %s, not an array or "
+			    "object", f.where, f.type);
+		return;
+	case JSON_FOLD_NOT_NUMBER:
+		verdict(v, PROBE_CRIT, NAN, "%s is %s, not a number", f.where,
+		    f.type);
+		return;
+	case JSON_FOLD_OK:
+		break;
+	}
+	if (isnan(f.value)) {
+		/* max or min of nothing: no value to judge, unknown. */
+		verdict(v, PROBE_UNKNOWN, NAN, "%s matched nothing", name);
+		v->unit = "";
+		v->from_check = true;	/* counted as on_unknown says */
+		return;
+	}
+	threshold_judge(c, f.value, name, c->agg == JSON_AGG_MAX ||
+	    c->agg == JSON_AGG_MIN ? f.which : NULL, v);
+}
+
 static void
 json_judge(const struct http_conf *c, const struct curl_probe *cp,
     struct verdict *v)
 {
-	const char	*name = json_name(c);
+	const char	*name = json_path_name(&c->json);
 	json_error_t	 err;
 	json_t		*root, *node;
 	char		*text = NULL;
-	double		 x;
-	bool		 lower;
 
 	root = json_loadb(cp->body != NULL ? cp->body : "", cp->len,
 	    JSON_DECODE_ANY, &err);
@@ -521,8 +650,10 @@ json_judge(const struct http_conf *c, const struct curl_probe *cp,
 		verdict(v, PROBE_CRIT, NAN, "body is not JSON");
 		return;
 	}
-	if ((node = json_walk(c, root)) == NULL)
-		verdict(v, PROBE_CRIT, NAN, "no JSON field %s", c->json_path);
+	if (json_path_wild(&c->json))
+		fold_judge(c, root, v);
+	else if ((node = json_path_get(&c->json, root)) == NULL)
+		verdict(v, PROBE_CRIT, NAN, "no JSON field %s", c->json.text);
 	else if (c->expect_value != NULL) {
 		if (json_is_object(node) || json_is_array(node))
 			verdict(v, PROBE_CRIT, NAN, "%s is an %s (expected "
@@ -541,19 +672,8 @@ json_judge(const struct http_conf *c, const struct curl_probe *cp,
 		free(text);
 	} else if (!json_is_number(node))
 		verdict(v, PROBE_CRIT, NAN, "%s is not a number", name);
-	else {
-		x = json_number_value(node);
-		lower = c->has_warn && c->has_crit && c->crit < c->warn;
-		if (c->has_crit && reached(x, c->crit, lower))
-			verdict(v, PROBE_CRIT, x, "%s %.15g (crit %.15g)", name,
-			    x, c->crit);
-		else if (c->has_warn && reached(x, c->warn, lower))
-			verdict(v, PROBE_WARN, x, "%s %.15g (warn %.15g)", name,
-			    x, c->warn);
-		else
-			verdict(v, PROBE_OK, x, "%s %.15g", name, x);
-		v->unit = "";	/* the field's number, not a latency */
-	}
+	else
+		threshold_judge(c, json_number_value(node), name, NULL, v);
 	json_decref(root);
 }
 
@@ -578,7 +698,7 @@ latency_judge(const struct http_conf *c, double ms, struct verdict *v)
 		return;
 	units_format_ms(lim, limit, sizeof(limit));
 	/* With JSON thresholds the value stays the field's number. */
-	value = c->json_path != NULL && c->expect_value == NULL ? v->value : ms;
+	value = c->json.text != NULL && c->expect_value == NULL ? v->value : ms;
 	verdict(v, r, value, "latency %.0fms (%s %s)", floor(ms),
 	    r == PROBE_CRIT ? "crit" : "warn", limit);
 }
@@ -614,7 +734,7 @@ http_judge(const struct http_conf *c, struct curl_probe *cp, CURLcode rc,
 		verdict(v, PROBE_CRIT, ms, "body lacks \"%s\"", c->expect_body);
 		return;
 	}
-	if (c->json_path != NULL) {
+	if (c->json.text != NULL) {
 		json_judge(c, cp, v);
 		/* Only JSON thresholds make the field's number the value. */
 		if (c->expect_value != NULL)
@@ -637,7 +757,12 @@ http_done(CURL *easy, CURLcode rc, void *arg)
 	http_judge(run->conf, cp, rc, &v);
 	run->data = NULL;
 	curl_probe_free(cp);
-	probe_report_unit(run, v.result, v.value, v.unit, "%s", v.reason);
+	if (v.from_check)
+		probe_report_check(run, v.result, v.value, v.unit, "%s",
+		    v.reason);
+	else
+		probe_report_unit(run, v.result, v.value, v.unit, "%s",
+		    v.reason);
 }
 
 static void
@@ -646,16 +771,32 @@ http_start(struct probe_run *run)
 	const struct http_conf	*c = run->conf;
 	struct curl_probe	*cp;
 	CURL			*e;
+	char			*user, *pass;
+	const char		*why;
 
 	cp = curl_probe_new(run, c->url, c->expect_body != NULL ||
-	    c->json_path != NULL);
+	    c->json.text != NULL);
 	if (cp == NULL) {
 		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
 		    probe_errno_local(ENOMEM));
 		return;
 	}
 	e = cp->easy;
-	if (c->user != NULL) {
+	if (c->auth_file != NULL) {
+		/* Read each run: a rotated password needs no reload. */
+		if (auth_read(c->auth_file, &user, &pass, &why) == -1) {
+			curl_probe_free(cp);
+			probe_report(run, PROBE_CRIT, NAN, "auth_file %s: %s",
+			    c->auth_file, why);
+			return;
+		}
+		/* libcurl keeps its own copies, freed with the handle. */
+		curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(e, CURLOPT_USERNAME, user);
+		curl_easy_setopt(e, CURLOPT_PASSWORD, pass);
+		free_secret(user);
+		free_secret(pass);
+	} else if (c->user != NULL) {
 		curl_easy_setopt(e, CURLOPT_USERNAME, c->user);
 		curl_easy_setopt(e, CURLOPT_PASSWORD,
 		    c->password != NULL ? c->password : "");

@@ -18,6 +18,7 @@ static const struct probe_ops *const kinds[] = {
 	&probe_process_ops,
 	&probe_tcp_ops,
 	&probe_exec_ops,
+	&probe_postgres_ops,
 	NULL
 };
 

@@ -1,12 +1,13 @@
 /*
- * Fuzz target: the http probe's json_field (src/probes/http.c:
- * set_json_field parses the dotted path, json_walk follows it, json_text
- * and json_judge judge what it finds). Those are static, so this file
- * includes http.c and the core library's copy of it is left out of the
- * link. The input's first line is the path, its second the expected
+ * Fuzz target: the http probe's json_field (core/json_path.c parses
+ * the dotted path, follows it and folds what "*" matches; src/probes/
+ * http.c's json_text and json_judge judge it). Those are static, so this
+ * file includes http.c and the daemon library's copy of it is left out of
+ * the link. The input's first line is the path, its second the expected
  * value or, when it starts with '<' or '>', a warn threshold with crit
- * ten above (or below); the rest is the body. The verdict's reason must
- * fit.
+ * ten above (or below) and, for a path with "*", the aggregate named by
+ * the letter after the number (x max, n min, s sum, c count; none: the
+ * default); the rest is the body. The verdict's reason must fit.
  */
 #include "../../src/probes/http.c"
 
@@ -44,6 +45,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct curl_probe	 cp;
 	struct verdict		 v;
 	const char		*why = NULL;
+	char			*agg;
 	double			 w;
 
 	FZ_ASSERT(c != NULL);
@@ -57,7 +59,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_ASSERT(why != NULL);
 		goto out;
 	}
-	FZ_ASSERT(c->json_nsegs >= 1);
+	FZ_ASSERT(c->json.nsegs >= 1 && c->json.nsegs <= JSON_PATH_SEGS_MAX);
+	if ((expect[0] == '<' || expect[0] == '>') && (agg = strpbrk(expect,
+	    "xnsc")) != NULL && json_path_wild(&c->json)) {
+		if (http_conf_set(c, "json_aggregate", *agg == 'x' ? "max" :
+		    *agg == 'n' ? "min" : *agg == 's' ? "sum" : "count",
+		    &why) != 0)
+			abort();
+		*agg = '\0';
+	}
 	if ((expect[0] == '<' || expect[0] == '>') &&
 	    units_double(expect + 1, &w, &why) == 0) {
 		snprintf(num, sizeof(num), "%.17g", w);
@@ -75,8 +85,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cp.len = (size_t)(end - p);
 	memset(&v, 0, sizeof(v));
 	json_judge(c, &cp, &v);
+	/* Unknown only for max/min of nothing, and then as the check's. */
 	FZ_ASSERT(v.result == PROBE_OK || v.result == PROBE_WARN ||
-	    v.result == PROBE_CRIT);
+	    v.result == PROBE_CRIT || (v.result == PROBE_UNKNOWN &&
+	    v.from_check && json_path_wild(&c->json)));
 	FZ_ASSERT(memchr(v.reason, '\0', sizeof(v.reason)) != NULL);
 out:
 	http_conf_free(c);

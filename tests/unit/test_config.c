@@ -215,10 +215,11 @@ START_TEST(probe_and_service_errors)
 {
 	expect_error("[probe a]\npath = /\n", 1,
 	    "[probe a]: no type (one of: http, docker, disk, inodes, load, "
-	    "cpu, memory, swap, file, process, tcp, exec)");
+	    "cpu, memory, swap, file, process, tcp, exec, postgres)");
 	expect_error("[probe a]\ntype = ping\n", 2,
 	    "type: unknown probe type 'ping' (one of: http, docker, disk, "
-	    "inodes, load, cpu, memory, swap, file, process, tcp, exec)");
+	    "inodes, load, cpu, memory, swap, file, process, tcp, exec, "
+	    "postgres)");
 	expect_error("[probe a]\ntype = disk\npath = /\nurl = x\n", 4,
 	    "unknown key 'url' in [probe a]");
 	expect_error("[probe a]\ntype = disk\npath = /\npath = /tmp\n", 4,
@@ -293,7 +294,7 @@ START_TEST(window_keys)
 
 	expect_error("[probe a]\ntype = disk\npath = /\nwindow = 1m\n", 4,
 	    "window: a probe of type disk keeps no window (windows are for "
-	    "types http, tcp)");
+	    "types http, tcp, postgres)");
 	snprintf(text, sizeof(text), "%swarn_p99 = 1s\n", http);
 	expect_error(text, 6, "[probe a]: warn_p99 needs window");
 	snprintf(text, sizeof(text), "%ssamples_per_run = 2\n", http);

@@ -1375,6 +1375,43 @@ START_TEST(format_units)
 }
 END_TEST
 
+/* A window's figures under its probe; a window not judging says so. */
+START_TEST(format_window)
+{
+	json_t	*root = fixture("status_detail.json");
+	json_t	*ps = json_object_get(json_array_get(json_object_get(root,
+		    "services"), 0), "probes");
+	char	*t;
+
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:{s:s, s:s, "
+	    "s:f, s:f, s:i, s:s}, s:{s:i, s:i, s:i, s:i, s:f, s:i, s:i, s:i, "
+	    "s:s, s:b, s:s, s:s}}", "name", "api", "type", "http", "counted",
+	    "warn", "settled", 1, "last", "result", "ok", "reason",
+	    "HTTP 200 in 12ms", "value", 12.4, "ago_s", 1.0, "duration_ms", 13,
+	    "unit", "ms", "window", "window_ms", 60000, "min_samples", 10,
+	    "samples", 57, "errors", 3, "error_rate", 5.263, "p50_ms", 12,
+	    "p95_ms", 310, "p99_ms", 1840, "since", "2026-12-02T01:05:50.123Z",
+	    "judging", 1, "result", "warn", "reason",
+	    "p99 1.8s over 1m (warn 800ms)"));
+	json_array_append_new(ps, json_pack("{s:s, s:s, s:s, s:b, s:n, "
+	    "s:{s:i, s:i, s:i, s:i, s:n, s:n, s:n, s:n, s:n, s:b, s:s, s:s}}",
+	    "name", "db", "type", "tcp", "counted", "ok", "settled", 0, "last",
+	    "window", "window_ms", 10000, "min_samples", 10, "samples", 4,
+	    "errors", 0, "error_rate", "p50_ms", "p95_ms", "p99_ms", "since",
+	    "judging", 0, "result", "ok", "reason",
+	    "4 of 10 samples over 10s: not judged yet"));
+	t = format(root, "");
+	check_text(t);
+	ck_assert_msg(strstr(t, "      window 1m: p50 12ms, p95 310ms, p99 "
+	    "1.8s, error rate 5.3%\n        57 runs since 2026-12-02 01:05:50 "
+	    "UTC; warn: p99 1.8s over 1m") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "      window 10s: 4 of 10 runs, not judged "
+	    "yet\n") != NULL, "%s", t);
+	free(t);
+	json_decref(root);
+}
+END_TEST
+
 /* Whatever comes back, why, --short and the replies neither crash nor overflow. */
 START_TEST(format_why_garbage)
 {
@@ -1467,6 +1504,7 @@ suite(void)
 	tcase_add_test(tc, format_why);
 	tcase_add_test(tc, format_replies);
 	tcase_add_test(tc, format_units);
+	tcase_add_test(tc, format_window);
 	tcase_add_test(tc, format_why_garbage);
 	suite_add_tcase(s, tc);
 	return s;

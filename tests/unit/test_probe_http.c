@@ -31,6 +31,13 @@ static const char json_obj[] =
     "\"count\":42,\"big\":1e6,\"s\":\"x\",\"flag\":false,"
     "\"nested\":{\"a\":{\"b\":7}},\"7\":\"seven\"}";
 
+/* As RabbitMQ's /api/queues/%2F answers, cut down; "new" has no stats. */
+static const char rabbit_queues[] =
+    "[{\"name\":\"mail\",\"vhost\":\"/\",\"messages_ready\":3,"
+    "\"consumers\":1},{\"name\":\"orders\",\"vhost\":\"/\","
+    "\"messages_ready\":12000,\"consumers\":0},{\"name\":\"new\","
+    "\"vhost\":\"/\",\"consumers\":0},{\"messages_ready\":7}]";
+
 static const struct th_route routes[] = {
 	{ .path = "/ok", .status = 200, .body = "all ok\n" },
 	{ .path = "/503", .status = 503, .body = "down\n" },
@@ -55,6 +62,12 @@ static const struct th_route routes[] = {
 	    .body = "[{\"name\":\"q1\",\"messages_ready\":1200},"
 	    "{\"name\":\"q2\",\"messages_ready\":5}]" },
 	{ .path = "/json/obj", .status = 200, .body = json_obj },
+	{ .path = "/json/rabbit", .status = 200, .body = rabbit_queues },
+	{ .path = "/json/nodes", .status = 200,
+	    .body = "{\"n1\":{\"fd_used\":80},\"n2\":{\"fd_used\":95},"
+	    "\"n3\":{\"fd_used\":\"?\"}}" },
+	{ .path = "/json/list", .status = 200, .body = "[4,9,1]" },
+	{ .path = "/json/none", .status = 200, .body = "[]" },
 	{ .path = "/json/bad", .status = 200, .body = "not json {" },
 	{ .path = "/json/empty", .status = 200, .body = "" },
 	{ .path = NULL },
@@ -197,17 +210,33 @@ START_TEST(config_errors)
 		{ { "url", u, "crit_latency", "fast" },
 		    "expected a duration such as 500ms, 1.5s, 2s, 1m or 1h" },
 		{ { "url", u, "json_field", "" }, "expected a dotted path such "
-		    "as status or 0.messages_ready" },
+		    "as status, 0.messages_ready or *.messages_ready" },
 		{ { "url", u, "json_field", ".a" }, "expected a dotted path "
-		    "such as status or 0.messages_ready" },
+		    "such as status, 0.messages_ready or *.messages_ready" },
 		{ { "url", u, "json_field", "a." }, "expected a dotted path "
-		    "such as status or 0.messages_ready" },
+		    "such as status, 0.messages_ready or *.messages_ready" },
 		{ { "url", u, "json_field", "a..b" }, "expected a dotted path "
-		    "such as status or 0.messages_ready" },
+		    "such as status, 0.messages_ready or *.messages_ready" },
 		{ { "url", u, "json_field", "a", "warn", "lots" },
 		    "expected a number" },
 		{ { "url", u, "json_field", "a", "crit", "1e999" },
 		    "expected a number" },
+		{ { "url", u, "json_field", "a*" }, "* stands alone between "
+		    "dots, e.g. *.messages_ready" },
+		{ { "url", u, "json_field", "*.a", "expect_value", "1" },
+		    "json_field with * gives a number: use warn and/or crit" },
+		{ { "url", u, "json_field", "a", "json_aggregate", "sum",
+		    "warn", "1" }, "json_aggregate needs * in json_field" },
+		{ { "url", u, "json_aggregate", "max" },
+		    "json_aggregate needs * in json_field" },
+		{ { "url", u, "json_field", "*.a", "json_aggregate", "avg",
+		    "warn", "1" }, "expected max, min, sum or count" },
+		{ { "url", u, "json_field", "*.a" }, "json_field needs "
+		    "expect_value, or warn and/or crit" },
+		{ { "url", u, "auth_file", "lbagent.auth" },
+		    "expected an absolute path" },
+		{ { "url", "http://bob:pw@h/", "auth_file", "/etc/x.auth" },
+		    "auth_file and user:password@ in url: give one" },
 		{ { "url", u, "expect_body", "" }, "expected some text" },
 		{ { "url", u, "bogus", "1" }, "unknown key" },
 		{ { "url", u, "json_field", "status" }, "json_field needs "
@@ -275,6 +304,12 @@ START_TEST(config_accepted)
 		{ "url", "http://h/", "json_field", "s", "expect_value", "" },
 		{ "url", "http://h/", "expect_body", "ok", "json_field", "s",
 		    "expect_value", "x" },
+		{ "url", "http://h/", "json_field", "*.messages_ready",
+		    "warn", "100", "crit", "1000" },
+		{ "url", "http://h/", "json_field", "queues.*.consumers",
+		    "json_aggregate", "min", "warn", "1", "crit", "0" },
+		{ "url", "http://h/", "json_field", "*", "json_aggregate",
+		    "count", "crit", "1" },
 	};
 	size_t	i;
 
@@ -288,7 +323,8 @@ START_TEST(key_docs)
 {
 	static const char *const names[] = { "url", "method", "expect_status",
 	    "expect_body", "header", "tls_verify", "warn_latency",
-	    "crit_latency", "json_field", "expect_value", "warn", "crit" };
+	    "crit_latency", "auth_file", "json_field", "json_aggregate",
+	    "expect_value", "warn", "crit" };
 	const struct probe_key_doc	*k = probe_http_ops.keys;
 	size_t				 i;
 
@@ -303,6 +339,7 @@ START_TEST(key_docs)
 	ck_assert_str_eq(k[1].def, "GET");
 	ck_assert_str_eq(k[2].def, "200-399");
 	ck_assert_str_eq(k[5].def, "yes");
+	ck_assert_str_eq(k[10].def, "max");
 	ck_assert_ptr_null(k[0].def);
 }
 END_TEST
@@ -400,7 +437,7 @@ END_TEST
 
 struct json_case {
 	const char		*path;
-	const char		*kv[8];
+	const char		*kv[12];
 	enum probe_result	 result;
 	const char		*reason;
 	double			 value;		/* NAN: the latency */
@@ -501,6 +538,89 @@ START_TEST(json_fields)
 			ck_assert_msg(out.value == cases[i].value,
 			    "case %zu: value %g", i, out.value);
 	}
+}
+END_TEST
+
+START_TEST(json_wildcards)
+{
+	const struct json_case	cases[] = {
+		{ "/json/rabbit", { "json_field", "*.messages_ready", "warn",
+		    "1000", "crit", "10000" }, PROBE_CRIT, "max "
+		    "*.messages_ready 12000 (orders) at or above crit 10000",
+		    12000 },
+		{ "/json/rabbit", { "json_field", "*.messages_ready", "warn",
+		    "1000", "crit", "20000" }, PROBE_WARN, "max "
+		    "*.messages_ready 12000 (orders) at or above warn 1000",
+		    12000 },
+		{ "/json/rabbit", { "json_field", "*.messages_ready",
+		    "json_aggregate", "max", "crit", "20000" }, PROBE_OK,
+		    "max *.messages_ready 12000 (orders)", 12000 },
+		/* An element without a name is named by its index. */
+		{ "/json/rabbit", { "json_field", "*.messages_ready",
+		    "json_aggregate", "min", "warn", "5", "crit", "2" },
+		    PROBE_WARN, "min *.messages_ready 3 (mail) at or below "
+		    "warn 5", 3 },
+		{ "/json/rabbit", { "json_field", "*.messages_ready",
+		    "json_aggregate", "sum", "crit", "12010" }, PROBE_CRIT,
+		    "sum *.messages_ready 12010 at or above crit 12010",
+		    12010 },
+		{ "/json/rabbit", { "json_field", "*.messages_ready",
+		    "json_aggregate", "count", "warn", "4" }, PROBE_OK,
+		    "count *.messages_ready 3", 3 },
+		{ "/json/rabbit", { "json_field", "*.consumers",
+		    "json_aggregate", "min", "crit", "0", "warn", "1" },
+		    PROBE_CRIT, "min *.consumers 0 (orders) at or below crit 0",
+		    0 },
+		{ "/json/list", { "json_field", "*", "warn", "5" }, PROBE_WARN,
+		    "max * 9 (1) at or above warn 5", 9 },
+		{ "/json/list", { "json_field", "*", "json_aggregate", "min",
+		    "warn", "5", "crit", "0" }, PROBE_WARN,
+		    "min * 1 (2) at or below warn 5", 1 },
+		{ "/json/nodes", { "json_field", "*.fd_used", "warn", "90" },
+		    PROBE_CRIT, "n3.fd_used is a string, not a number", NAN },
+		{ "/json/nodes", { "json_field", "*.fd_used", "json_aggregate",
+		    "count", "crit", "3" }, PROBE_CRIT,
+		    "count *.fd_used 3 at or above crit 3", 3 },
+		{ "/json/obj", { "json_field", "nested.*.b", "warn", "5" },
+		    PROBE_WARN, "max nested.*.b 7 (a) at or above warn 5", 7 },
+		{ "/json/obj", { "json_field", "queues.*.name",
+		    "json_aggregate", "count", "warn", "9" }, PROBE_OK,
+		    "count queues.*.name 3", 3 },
+		{ "/json/obj", { "json_field", "missing.*.b", "warn", "5" },
+		    PROBE_CRIT, "no JSON field missing.*.b", NAN },
+		{ "/json/obj", { "json_field", "count.*", "warn", "5" },
+		    PROBE_CRIT, "count is a number, not an array or object",
+		    NAN },
+		{ "/json/green", { "json_field", "*.x", "json_aggregate", "sum",
+		    "warn", "5" }, PROBE_OK, "sum *.x 0", 0 },
+		{ "/json/none", { "json_field", "*.x", "json_aggregate",
+		    "count", "warn", "5" }, PROBE_OK, "count *.x 0", 0 },
+		{ "/json/bad", { "json_field", "*.x", "warn", "5" },
+		    PROBE_CRIT, "body is not JSON", NAN },
+	};
+	struct probe_outcome	out;
+	size_t			i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		out = run_path(cases[i].path, cases[i].kv, cases[i].result,
+		    NULL);
+		ck_assert_msg(strcmp(out.reason, cases[i].reason) == 0,
+		    "case %zu: \"%s\", want \"%s\"", i, out.reason,
+		    cases[i].reason);
+		ck_assert_msg(!out.from_check, "case %zu", i);
+		if (!isnan(cases[i].value))
+			ck_assert_msg(out.value == cases[i].value,
+			    "case %zu: value %g", i, out.value);
+	}
+	/* max and min of nothing: the check's own unknown, no value. */
+	out = run_path("/json/none", KV("json_field", "*.messages_ready",
+	    "warn", "5"), PROBE_UNKNOWN, "max *.messages_ready matched nothing");
+	ck_assert(out.from_check);
+	ck_assert(isnan(out.value));
+	out = run_path("/json/green", KV("json_field", "*.messages_ready",
+	    "json_aggregate", "min", "warn", "5"), PROBE_UNKNOWN,
+	    "min *.messages_ready matched nothing");
+	ck_assert(out.from_check);
 }
 END_TEST
 
@@ -657,6 +777,95 @@ START_TEST(request_shape)
 	ck_assert_uint_eq(th_requests(f.srv), 7);
 	run_path("/302", NULL, PROBE_OK, NULL);
 	ck_assert_uint_eq(th_requests(f.srv), 8);
+}
+END_TEST
+
+/* A run with conf; its outcome. */
+static struct probe_outcome
+auth_run(const char *path, enum probe_result want, const char *reason)
+{
+	return run_path("/ok", KV("auth_file", path), want, reason);
+}
+
+/* auth_file: read at each run, its faults crit naming it, never shown. */
+START_TEST(auth_file)
+{
+	static const char *const bad[][2] = {
+		{ "", "expected one line user:password" },
+		{ "\n", "expected one line user:password" },
+		{ "alice", "expected one line user:password" },
+		{ "alice:a\nbob:b\n", "expected one line user:password" },
+		{ ":hunter2\n", "the user name before ':' is empty" },
+		{ "alice:hun\tter2\n", "user:password must not contain "
+		    "control characters" },
+	};
+	char			*dir = tu_tmpdir(), *path, *req, u[256], big[5000];
+	struct probe_outcome	 out;
+	void			*conf;
+	size_t			 i;
+
+	/* The file need not exist at load (lbagent -c elsewhere). */
+	snprintf(u, sizeof(u), "%s/later.auth", dir);
+	probe_http_ops.conf_free(pu_conf(&probe_http_ops, KV("url",
+	    url("/ok"), "auth_file", u)));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		path = tu_write(dir, "bad.auth", bad[i][0], -1);
+		snprintf(u, sizeof(u), "auth_file %s: %s", path, bad[i][1]);
+		out = auth_run(path, PROBE_CRIT, u);
+		ck_assert_ptr_null(strstr(out.reason, "hunter2"));
+		free(path);
+	}
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	big[10] = ':';
+	path = tu_write(dir, "big.auth", big, -1);
+	snprintf(u, sizeof(u), "auth_file %s: larger than 4096 bytes", path);
+	auth_run(path, PROBE_CRIT, u);
+	free(path);
+	snprintf(u, sizeof(u), "auth_file %s: not a regular file", dir);
+	auth_run(dir, PROBE_CRIT, u);
+	/* Nothing was sent for the failed runs. */
+	ck_assert_uint_eq(th_requests(f.srv), 0);
+
+	/* One line, its newline (or CRLF) dropped; ':' in the password. */
+	path = tu_write(dir, "rabbit.auth", "alice:hunter2\n", -1);
+	req = request_for(KV("url", url("/ok"), "auth_file", path));
+	has_line(req, "Authorization: Basic YWxpY2U6aHVudGVyMg==", true);
+	free(req);
+
+	/* A rotated password is used by the next run, without a reload. */
+	conf = pu_conf(&probe_http_ops, KV("url", url("/ok"), "auth_file",
+	    path));
+	free(tu_write(dir, "rabbit.auth", "alice:new:pw\r\n", -1));
+	{
+		struct pu	r;
+
+		pu_init_env(&r, &probe_http_ops, &f.env, conf, 5000);
+		pu_run(&r, 20000);
+		ck_assert_int_eq(r.out.result, PROBE_OK);
+		req = th_last_request(f.srv);
+		/* base64("alice:new:pw") */
+		has_line(req, "Authorization: Basic YWxpY2U6bmV3OnB3", true);
+		free(req);
+		/* Gone at a run: crit, its path, not its text. */
+		ck_assert_int_eq(unlink(path), 0);
+		pu_start(&r);
+		pu_wait(&r, 20000);
+		ck_assert_int_eq(r.out.result, PROBE_CRIT);
+		snprintf(u, sizeof(u), "auth_file %s: No such file or "
+		    "directory", path);
+		ck_assert_str_eq(r.out.reason, u);
+		pu_done(&r);
+	}
+	probe_http_ops.conf_free(conf);
+
+/* The server's 401 is the reason; the password is nowhere in it. */
+	free(tu_write(dir, "rabbit.auth", "alice:wrong-secret\n", -1));
+	out = run_path("/401", KV("auth_file", path), PROBE_CRIT, "HTTP 401");
+	ck_assert_ptr_null(strstr(out.reason, "wrong-secret"));
+	free(path);
+	tu_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
@@ -970,10 +1179,12 @@ http_suite(void)
 	tcase_add_test(tc, status_codes);
 	tcase_add_test(tc, bodies);
 	tcase_add_test(tc, json_fields);
+	tcase_add_test(tc, json_wildcards);
 	tcase_add_test(tc, latency);
 	tcase_add_test(tc, transport);
 	tcase_add_test(tc, out_of_descriptors);
 	tcase_add_test(tc, request_shape);
+	tcase_add_test(tc, auth_file);
 	tcase_add_test(tc, https);
 	tcase_add_test(tc, no_secrets);
 	tcase_add_test(tc, libcurl_text_once);

@@ -87,6 +87,8 @@ struct probe_ops {
 	const char			*name;		/* the `type` value */
 	const char			*unit;		/* of the value: "ms", "%", "" */
 	const struct probe_key_doc	*keys;		/* ends with { NULL } */
+	/* Keys whose values are never shown, not even in errors; or NULL. */
+	const char *const		*secret_keys;	/* ends with NULL */
 	/*
 	 * A run's duration is the checked service's latency: the probe takes
 	 * the window keys (window, warn_p99, samples_per_run, ...), and the
@@ -102,6 +104,12 @@ struct probe_ops {
 		    const char **why);
 	/* After the whole section: required keys, cross-checks. 0 or -1. */
 	int	 (*conf_check)(void *conf, const char **why);
+	/*
+	 * May be NULL. After conf_check: what the settings will cost at run
+	 * time that is no error (a name libpq resolves blocking), for the
+	 * configuration's warnings, with the key it is about; NULL if none.
+	 */
+	const char *(*conf_warning)(const void *conf, const char **key);
 
 	/*
 	 * Starts a run. The kind reports through probe_report() exactly once,
