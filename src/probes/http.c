@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "lbagent/core/json_path.h"
+#include "lbagent/core/threshold.h"
 #include "lbagent/core/units.h"
 #include "lbagent/probes/kinds.h"
 #include "curl_probe.h"
@@ -46,14 +47,12 @@ struct http_conf {
 	char			*expect_body;
 	struct curl_slist	*headers;
 	bool			 tls_verify;
-	bool			 has_warn_latency, has_crit_latency;
-	uint64_t		 warn_latency_ms, crit_latency_ms;
+	struct latency_limit	 latency;
 	struct json_path	 json;		/* json.text NULL: none */
 	enum json_agg		 agg;
 	bool			 has_agg;
 	char			*expect_value;
-	bool			 has_warn, has_crit;
-	double			 warn, crit;
+	struct threshold	 num;		/* on the JSON field's number */
 };
 
 /* What a finished run comes to, built before the run's memory goes. */
@@ -447,11 +446,11 @@ http_conf_set(void *conf, const char *key, const char *value,
 	if (strcmp(key, "tls_verify") == 0)
 		return units_bool(value, &c->tls_verify, why);
 	if (strcmp(key, "warn_latency") == 0)
-		return set_flagged(units_duration_ms(value, &c->warn_latency_ms,
-		    why), &c->has_warn_latency);
+		return set_flagged(units_duration_ms(value,
+		    &c->latency.warn_ms, why), &c->latency.has_warn);
 	if (strcmp(key, "crit_latency") == 0)
-		return set_flagged(units_duration_ms(value, &c->crit_latency_ms,
-		    why), &c->has_crit_latency);
+		return set_flagged(units_duration_ms(value,
+		    &c->latency.crit_ms, why), &c->latency.has_crit);
 	if (strcmp(key, "auth_file") == 0)
 		return set_auth_file(c, value, why);
 	if (strcmp(key, "json_field") == 0)
@@ -462,11 +461,11 @@ http_conf_set(void *conf, const char *key, const char *value,
 	if (strcmp(key, "expect_value") == 0)
 		return set_string(&c->expect_value, value, true, why);
 	if (strcmp(key, "warn") == 0)
-		return set_flagged(units_double(value, &c->warn, why),
-		    &c->has_warn);
+		return set_flagged(units_double(value, &c->num.warn, why),
+		    &c->num.has_warn);
 	if (strcmp(key, "crit") == 0)
-		return set_flagged(units_double(value, &c->crit, why),
-		    &c->has_crit);
+		return set_flagged(units_double(value, &c->num.crit, why),
+		    &c->num.has_crit);
 	*why = "unknown key";
 	return -1;
 }
@@ -475,7 +474,7 @@ static int
 http_conf_check(void *conf, const char **why)
 {
 	struct http_conf	*c = conf;
-	bool			 thresholds = c->has_warn || c->has_crit;
+	bool			 thresholds = threshold_any(&c->num);
 	bool			 json = c->json.text != NULL;
 
 	if (c->url == NULL)
@@ -496,10 +495,7 @@ http_conf_check(void *conf, const char **why)
 	else if (strcmp(c->method, "HEAD") == 0 && (c->expect_body != NULL ||
 	    json))
 		*why = "a HEAD request has no body to check";
-	else if (c->has_warn_latency && c->has_crit_latency &&
-	    c->warn_latency_ms >= c->crit_latency_ms)
-		*why = "warn_latency must be below crit_latency";
-	else
+	else if ((*why = latency_limit_check(&c->latency)) == NULL)
 		return 0;
 	return -1;
 }
@@ -556,12 +552,6 @@ json_text(const json_t *node)
 	}
 }
 
-static bool
-reached(double x, double threshold, bool lower_is_worse)
-{
-	return lower_is_worse ? x <= threshold : x >= threshold;
-}
-
 /*
  * Judges x against warn/crit; name says what x is, which (or NULL) the
  * element it came from: "count 42 (crit 40)", or for an aggregate "max
@@ -572,20 +562,12 @@ threshold_judge(const struct http_conf *c, double x, const char *name,
     const char *which, struct verdict *v)
 {
 	char			 el[JSON_PATH_WHICH_MAX + 4] = "", lim[64];
-	bool			 lower = c->has_warn && c->has_crit &&
-				    c->crit < c->warn;
-	enum probe_result	 r = PROBE_OK;
-	double			 t = 0;
+	bool			 lower = threshold_lower_is_worse(&c->num);
+	double			 t;
+	enum probe_result	 r = threshold_level(&c->num, x, &t);
 
 	if (which != NULL && *which != '\0')
 		snprintf(el, sizeof(el), " (%s)", which);
-	if (c->has_crit && reached(x, c->crit, lower)) {
-		r = PROBE_CRIT;
-		t = c->crit;
-	} else if (c->has_warn && reached(x, c->warn, lower)) {
-		r = PROBE_WARN;
-		t = c->warn;
-	}
 	if (r == PROBE_OK)
 		lim[0] = '\0';
 	else if (json_path_wild(&c->json))
@@ -685,19 +667,11 @@ static void
 latency_judge(const struct http_conf *c, double ms, struct verdict *v)
 {
 	char			 limit[32];
-	enum probe_result	 r;
 	uint64_t		 lim;
+	enum probe_result	 r = latency_level(&c->latency, ms, &lim);
 	double			 value;
 
-	if (c->has_crit_latency && ms >= (double)c->crit_latency_ms) {
-		r = PROBE_CRIT;
-		lim = c->crit_latency_ms;
-	} else if (c->has_warn_latency && ms >= (double)c->warn_latency_ms) {
-		r = PROBE_WARN;
-		lim = c->warn_latency_ms;
-	} else
-		return;
-	if (r <= v->result)
+	if (r == PROBE_OK || r <= v->result)
 		return;
 	units_format_ms(lim, limit, sizeof(limit));
 	/* With JSON thresholds the value stays the field's number. */

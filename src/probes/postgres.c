@@ -26,6 +26,7 @@
 #include <event2/event.h>
 #include <libpq-fe.h>
 
+#include "lbagent/core/threshold.h"
 #include "lbagent/core/units.h"
 #include "lbagent/probes/kinds.h"
 #include "lbagent/probes/probe.h"
@@ -47,10 +48,8 @@ struct pg_conf {
 	char		*passfile;
 	char		*query;		/* NULL: PG_DEFAULT_QUERY */
 	char		*expect_value;
-	bool		 has_warn, has_crit;
-	double		 warn, crit;
-	bool		 has_warn_latency, has_crit_latency;
-	uint64_t	 warn_latency_ms, crit_latency_ms;
+	struct threshold	 num;	/* on the first column */
+	struct latency_limit	 latency;
 	enum pg_role	 role;
 	char		*host_warning;	/* for the configuration's warnings */
 	char		 why[PG_WHY_MAX];
@@ -292,17 +291,17 @@ pg_conf_set(void *p, const char *key, const char *value, const char **why)
 	if (strcmp(key, "expect_value") == 0)
 		return set_string(&c->expect_value, value, why);
 	if (strcmp(key, "warn") == 0)
-		return set_flagged(units_double(value, &c->warn, why),
-		    &c->has_warn);
+		return set_flagged(units_double(value, &c->num.warn, why),
+		    &c->num.has_warn);
 	if (strcmp(key, "crit") == 0)
-		return set_flagged(units_double(value, &c->crit, why),
-		    &c->has_crit);
+		return set_flagged(units_double(value, &c->num.crit, why),
+		    &c->num.has_crit);
 	if (strcmp(key, "warn_latency") == 0)
-		return set_flagged(units_duration_ms(value, &c->warn_latency_ms,
-		    why), &c->has_warn_latency);
+		return set_flagged(units_duration_ms(value,
+		    &c->latency.warn_ms, why), &c->latency.has_warn);
 	if (strcmp(key, "crit_latency") == 0)
-		return set_flagged(units_duration_ms(value, &c->crit_latency_ms,
-		    why), &c->has_crit_latency);
+		return set_flagged(units_duration_ms(value,
+		    &c->latency.crit_ms, why), &c->latency.has_crit);
 	if (strcmp(key, "expect_role") == 0) {
 		if (strcmp(value, "primary") == 0)
 			c->role = PG_ROLE_PRIMARY;
@@ -325,12 +324,9 @@ pg_conf_check(void *p, const char **why)
 
 	if (c->conninfo == NULL)
 		*why = "conninfo is required";
-	else if (c->expect_value != NULL && (c->has_warn || c->has_crit))
+	else if (c->expect_value != NULL && threshold_any(&c->num))
 		*why = "expect_value or warn/crit, not both";
-	else if (c->has_warn_latency && c->has_crit_latency &&
-	    c->warn_latency_ms >= c->crit_latency_ms)
-		*why = "warn_latency must be below crit_latency";
-	else
+	else if ((*why = latency_limit_check(&c->latency)) == NULL)
 		return 0;
 	return -1;
 }
@@ -378,7 +374,7 @@ pg_finish(struct pg_run *r, enum probe_result result, double value,
 	va_list			 ap;
 
 	/* Only the thresholds make the value the first column's number. */
-	if ((c->has_warn || c->has_crit) && !isnan(value) &&
+	if (threshold_any(&c->num) && !isnan(value) &&
 	    r->state == PG_QUERY && r->got_value && !r->failed)
 		unit = "";
 	va_start(ap, fmt);
@@ -591,12 +587,6 @@ pg_result(struct pg_run *r, PGresult *res)
 	}
 }
 
-static bool
-reached(double x, double threshold, bool lower_is_worse)
-{
-	return lower_is_worse ? x <= threshold : x >= threshold;
-}
-
 /* The first column of the first row against expect_value or warn/crit. */
 static void
 pg_judge(struct pg_run *r, enum probe_result *res, double *value,
@@ -604,11 +594,10 @@ pg_judge(struct pg_run *r, enum probe_result *res, double *value,
 {
 	const struct pg_conf	*c = r->conf;
 	const char		*col = r->column != NULL ? r->column : "value";
-	double			 ms = elapsed_ms(&r->t0), x;
+	double			 ms = elapsed_ms(&r->t0), x, t;
 	char			*end, limit[32];
-	bool			 lower;
-	enum probe_result	 lr = PROBE_OK;
-	uint64_t		 lim = 0;
+	enum probe_result	 lr;
+	uint64_t		 lim;
 
 	*res = PROBE_OK;
 	*value = ms;
@@ -622,7 +611,7 @@ pg_judge(struct pg_run *r, enum probe_result *res, double *value,
 		}
 		snprintf(why, size, "%s is \"%.*s\"", col, PG_SHOWN_MAX,
 		    r->value);
-	} else if (c->has_warn || c->has_crit) {
+	} else if (threshold_any(&c->num)) {
 		errno = 0;
 		x = strtod(r->value, &end);
 		if (r->value[0] == '\0' || *end != '\0' || errno == ERANGE ||
@@ -634,28 +623,16 @@ pg_judge(struct pg_run *r, enum probe_result *res, double *value,
 			return;
 		}
 		*value = x;
-		lower = c->has_warn && c->has_crit && c->crit < c->warn;
-		if (c->has_crit && reached(x, c->crit, lower)) {
-			*res = PROBE_CRIT;
-			snprintf(why, size, "%s %.15g (crit %.15g)", col, x,
-			    c->crit);
-			return;
-		} else if (c->has_warn && reached(x, c->warn, lower)) {
-			*res = PROBE_WARN;
-			snprintf(why, size, "%s %.15g (warn %.15g)", col, x,
-			    c->warn);
-		} else
+		*res = threshold_level(&c->num, x, &t);
+		if (*res == PROBE_OK)
 			snprintf(why, size, "%s %.15g", col, x);
+		else
+			snprintf(why, size, "%s %.15g (%s %.15g)", col, x,
+			    *res == PROBE_CRIT ? "crit" : "warn", t);
 	} else
 		snprintf(why, size, "query ok in %.0fms", floor(ms));
 	/* A worse latency than the verdict so far replaces it. */
-	if (c->has_crit_latency && ms >= (double)c->crit_latency_ms) {
-		lr = PROBE_CRIT;
-		lim = c->crit_latency_ms;
-	} else if (c->has_warn_latency && ms >= (double)c->warn_latency_ms) {
-		lr = PROBE_WARN;
-		lim = c->warn_latency_ms;
-	}
+	lr = latency_level(&c->latency, ms, &lim);
 	if (lr > *res) {
 		*res = lr;
 		units_format_ms(lim, limit, sizeof(limit));
@@ -714,12 +691,12 @@ pg_step_done(struct pg_run *r)
 		pg_send(r, c->query != NULL ? c->query : PG_DEFAULT_QUERY);
 		return;
 	}
-	if ((c->expect_value != NULL || c->has_warn || c->has_crit) &&
+	if ((c->expect_value != NULL || threshold_any(&c->num)) &&
 	    !r->got_value) {
 		pg_finish(r, PROBE_CRIT, NAN, "the query returned no rows");
 		return;
 	}
-	if ((c->expect_value != NULL || c->has_warn || c->has_crit) &&
+	if ((c->expect_value != NULL || threshold_any(&c->num)) &&
 	    r->is_null) {
 		pg_finish(r, PROBE_CRIT, NAN, "%s is NULL",
 		    r->column != NULL ? r->column : "the first column");
