@@ -946,6 +946,14 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			    guard_state_name((enum guard_state)k),
 			    (int)gv.state == k);
 	}
+	head(&b, "lbagent_flap_damping_factor", "gauge", "How many times "
+	    "up_after a service waits to come back: 1 without flap damping, "
+	    "2, 4, 8, then 10 while it keeps going out within flap_window.");
+	for (i = 0; i < n; i++) {
+		agent_service_view(a, i, &v);
+		put(&b, "lbagent_flap_damping_factor{service=\"%s\"} %u\n",
+		    svc_label(v.name, sv, sizeof(sv)), transition_damping(v.tr));
+	}
 	head(&b, "lbagent_other_nodes_serving", "gauge", "1 when the last "
 	    "round of the peer guard found another node serving a service, 0 "
 	    "when none (absent without peers or before the first round).");

@@ -8,6 +8,8 @@ marker files and reloads:
   0.5), and `lbagent_weight_percent` is gone;
 - every per-probe family labels every sample with `probe` and `service`;
   a probe two services list has a series for each;
+- `lbagent_flap_damping_factor{service}` is 1 (no damping) for every
+  service;
 - `lbagent_start_time_seconds` is when it started (unix time);
   `lbagent_config_last_reload_successful` and
   `lbagent_config_last_reload_success_timestamp_seconds`: 1 and the start
@@ -138,6 +140,11 @@ def main():
                    "the default service up")
     h.expect(sample(samples, "lbagent_replies_total", service="default") >= 1,
              "the harness's checks at start, answered by the default")
+
+    h.section("lbagent_flap_damping_factor: 1 without damping")
+    for svc in ("default", "web", "api"):
+        h.expect_equal(sample(samples, "lbagent_flap_damping_factor", service=svc), 1.0,
+                       f"{svc} not damped")
 
     h.section("lbagent_weight_ratio: 0 to 1")
     h.expect("lbagent_weight_percent" not in text, "lbagent_weight_percent is gone")
