@@ -151,7 +151,9 @@ def main():
     sw = det["services"][1]
     h.expect_equal((sw["state"], sw["serving"], sw["markers"]),
                    ("drain", False, [{"kind": "drain", "scope": "service",
-                                      "reason": "deploy", "unreadable": False}]),
+                                      "reason": "deploy", "unreadable": False,
+                                      "owner": None, "host": None, "since": None,
+                                      "until": None, "note": None}]),
                    "web under its drain marker")
 
     h.section("/metrics through the Prometheus text parser")
