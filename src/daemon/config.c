@@ -1747,10 +1747,13 @@ build(struct parse *p)
 		add_error(p->errs, p->path, p->peers_haproxy_line,
 		    "haproxy needs backend (this node's backend on the load "
 		    "balancers)");
-	if (cfg->peers.dead_after <= cfg->peers.suspect_after)
-		add_error(p->errs, p->path, first_line_of(p, peers,
-		    "dead_after", NULL), "dead_after must be more than "
-		    "suspect_after");
+	if (cfg->peers.dead_after <= cfg->peers.suspect_after) {
+		unsigned line = first_line_of(p, peers, "dead_after", NULL);
+
+		add_error(p->errs, p->path, line != 0 ? line :
+		    first_line_of(p, peers, "suspect_after", NULL),
+		    "dead_after must be more than suspect_after (rounds)");
+	}
 	check_guard(p, peers, &cfg->transitions, "");
 	for (i = 0; i < p->nsections; i++) {
 		if (p->sections[i].bad)
