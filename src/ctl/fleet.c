@@ -304,6 +304,11 @@ format(FILE *fp, const json_t *f, int width)
 		if (strcmp(round, "never") == 0)
 			snprintf(asked, sizeof(asked), "no round of the peers "
 			    "yet");
+		else if (json_number_value(json_object_get(f,
+		    "last_round_s")) * 1000 > 3.0 * (double)iv + 60000)
+			/* Rounds come every interval, each within a minute. */
+			snprintf(asked, sizeof(asked), "peers asked %s ago, "
+			    "STALE", round);
 		else
 			snprintf(asked, sizeof(asked), "peers asked %s ago",
 			    round);

@@ -1302,6 +1302,15 @@ START_TEST(format_fleet)
 	free(t);
 	json_decref(f);
 
+	/* A view older than its rounds allow says so. */
+	json_object_set_new(json_object_get(root, "peer_rounds"),
+	    "last_round_s", json_real(300.0));
+	t = fleet_text(root, NULL, &f);
+	ck_assert_msg(strstr(t, "peers asked 5m ago, STALE (every 1s)") != NULL,
+	    "%s", t);
+	free(t);
+	json_decref(f);
+
 	/* Garbage where rows would be: no crash, every line in 80. */
 	json_object_set_new(root, "peers", json_string("\x01"));
 	json_object_set_new(root, "peer_rounds", json_null());
