@@ -39,6 +39,27 @@ copy_name(char dst[CONFIG_NAME_MAX + 1], const json_t *v, bool empty_ok)
 	return 0;
 }
 
+/* A short lower-case word, or "" when v is none. */
+static void
+copy_word(char *dst, size_t size, const json_t *v)
+{
+	const char	*s;
+	size_t		 i, len;
+
+	dst[0] = '\0';
+	if (!json_is_string(v))
+		return;
+	s = json_string_value(v);
+	len = json_string_length(v);
+	if (len == 0 || len >= size)
+		return;
+	for (i = 0; i < len; i++)
+		if (!(s[i] >= 'a' && s[i] <= 'z') && s[i] != '-' && s[i] != '_')
+			return;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
 int
 peer_view_answer_parse(const char *body, size_t len, struct peer_answer *a,
     const char **why)
@@ -57,6 +78,12 @@ peer_view_answer_parse(const char *body, size_t len, struct peer_answer *a,
 		return -1;
 	}
 	*why = NULL;
+	a->incarnation = -1;
+	if (json_is_object(root) &&
+	    json_is_integer(json_object_get(root, "incarnation")) &&
+	    json_integer_value(json_object_get(root, "incarnation")) >= 0)
+		a->incarnation = (int64_t)json_integer_value(
+		    json_object_get(root, "incarnation"));
 	if (!json_is_object(root))
 		*why = "not a status document";
 	else if (copy_name(a->node_id, json_object_get(root, "node_id"),
@@ -89,6 +116,15 @@ peer_view_answer_parse(const char *body, size_t len, struct peer_answer *a,
 			return -1;
 		}
 		s->serving = json_is_true(json_object_get(o, "serving"));
+		/* Shown only (the fleet view): absent or odd is not given. */
+		copy_word(s->state, sizeof(s->state),
+		    json_object_get(o, "state"));
+		copy_word(s->automation, sizeof(s->automation),
+		    json_object_get(o, "automation"));
+		s->weight = json_is_integer(json_object_get(o, "weight")) &&
+		    json_integer_value(json_object_get(o, "weight")) >= 0 &&
+		    json_integer_value(json_object_get(o, "weight")) <= 256 ?
+		    (long)json_integer_value(json_object_get(o, "weight")) : -1;
 	}
 	a->nsvc = json_array_size(svcs);
 	json_decref(root);
@@ -345,4 +381,55 @@ peer_view_aggregate(const struct peer_source *peers, size_t npeers,
 		v->served_ms = round_ms;
 	if (v->why[0] == '\0')
 		snprintf(v->why, sizeof(v->why), "no other node listed");
+}
+
+void
+peer_liveness_init(struct peer_liveness *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->incarnation = -1;
+}
+
+void
+peer_liveness_round(struct peer_liveness *l, bool good, int64_t incarnation)
+{
+	l->rounds++;
+	if (!good) {
+		l->missed++;
+		return;
+	}
+	l->missed = 0;
+	l->ever = true;
+	l->restarted = incarnation >= 0 && l->incarnation >= 0 &&
+	    incarnation > l->incarnation;
+	if (l->restarted)
+		l->restarts++;
+	if (incarnation >= 0)
+		l->incarnation = incarnation;
+}
+
+enum peer_alive
+peer_liveness_verdict(const struct peer_liveness *l, uint64_t suspect_after,
+    uint64_t dead_after)
+{
+	if (l->missed >= dead_after)
+		return PEER_DEAD;
+	/* Never heard from is not alive, whatever the rounds so far. */
+	if (l->missed >= suspect_after || !l->ever)
+		return PEER_SUSPECT;
+	return PEER_ALIVE;
+}
+
+const char *
+peer_alive_name(enum peer_alive a)
+{
+	switch (a) {
+	case PEER_ALIVE:
+		return "alive";
+	case PEER_SUSPECT:
+		return "suspect";
+	case PEER_DEAD:
+		return "dead";
+	}
+	return "alive";
 }

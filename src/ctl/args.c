@@ -37,6 +37,8 @@ static const struct ctl_command commands[] = {
 	  "what HAProxy is told now and why; SERVICE '-' is the default one" },
 	{ "why", CTL_WHY, 0, "[SERVICE]",
 	  "why the reply is what it is, and what would change it" },
+	{ "fleet", CTL_FLEET, OPT_JSON, "[--json] [SERVICE]",
+	  "every configured peer and this node: reply, liveness, the LBs" },
 	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE | OPT_END,
 	  "on|off [--reason T] [--for D|--until T] [--service N]",
 	  "set or remove the maint marker, wait until lbagent answers so" },
@@ -78,7 +80,7 @@ ctl_usage(FILE *fp, bool full)
 	    "               (default: the config's [http] listen, unix first)\n"
 	    "  -t SECONDS   how long to wait for lbagent to show a change "
 	    "(default %d)\n"
-	    "  --json       status: the API's JSON\n"
+	    "  --json       status, fleet: JSON\n"
 	    "  --short      status: one line per service: reply, why, since\n"
 	    "  --reason T   maint/drain on: the marker's first line\n"
 	    "  --for D      maint/drain on: the marker ends after D (90s, 30m, "
@@ -283,6 +285,7 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 	switch (c->cmd) {
 	case CTL_STATUS:
 	case CTL_WHY:
+	case CTL_FLEET:
 		if (npos > 2)
 			return complain(why, whysize, "%s: one SERVICE "
 			    "at most", c->name);

@@ -19,6 +19,7 @@
 #include "lbagent/ctl/args.h"
 #include "lbagent/ctl/client.h"
 #include "lbagent/ctl/conf.h"
+#include "lbagent/ctl/fleet.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
 #include "lbagent/daemon/config.h"
@@ -411,6 +412,61 @@ cmd_why(struct ctl *c)
 	}
 	ctl_format_why(stdout, root, c->o->service, WIDTH, time(NULL));
 	rc = ctl_status_exit(root, c->o->service);
+	json_decref(root);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		errx_("writing: %s", strerror(errno));
+		rc = CTL_EXIT_FAIL;
+	}
+	return rc;
+}
+
+/*
+ * The fleet from the local lbagent's detail: its rounds already ask every
+ * peer (each within its timeout, in parallel), so one request gives one
+ * consistent view, whose age the table shows.
+ */
+static int
+cmd_fleet(struct ctl *c)
+{
+	json_t		*root, *fleet;
+	char		 names[ERR_MAX], *text;
+	int		 rc = CTL_EXIT_OK;
+
+	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
+	    setup_addresses(c) == -1)
+		return CTL_EXIT_FAIL;
+	if ((root = status_once(c)) == NULL)
+		return CTL_EXIT_FAIL;
+	if (c->o->service != NULL && ctl_service(root, c->o->service) == NULL) {
+		list_services(root, names, sizeof(names));
+		errx_("lbagent has no service '%s' (it has %s)",
+		    c->o->service, names);
+		json_decref(root);
+		return CTL_EXIT_FAIL;
+	}
+	if (!has_detail(root)) {
+		errx_("fleet needs lbagent's detailed status (its peers): use "
+		    "its unix socket, or set [http] token_file");
+		json_decref(root);
+		return CTL_EXIT_FAIL;
+	}
+	if ((fleet = ctl_fleet_json(root, c->o->service)) == NULL) {
+		errx_("out of memory");
+		json_decref(root);
+		return CTL_EXIT_FAIL;
+	}
+	if (c->o->json) {
+		if ((text = json_dumps(fleet, JSON_INDENT(2) |
+		    JSON_PRESERVE_ORDER)) == NULL) {
+			errx_("out of memory");
+			rc = CTL_EXIT_FAIL;
+		} else {
+			printf("%s\n", text);
+			free(text);
+		}
+	} else
+		ctl_fleet_format(stdout, fleet, WIDTH);
+	json_decref(fleet);
 	json_decref(root);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		errx_("writing: %s", strerror(errno));
@@ -906,6 +962,9 @@ main(int argc, char *argv[])
 		break;
 	case CTL_WHY:
 		rc = cmd_why(&c);
+		break;
+	case CTL_FLEET:
+		rc = cmd_fleet(&c);
 		break;
 	case CTL_CHECK:
 		rc = cmd_check(&c);

@@ -147,6 +147,15 @@ static const struct config_key peers_keys[] = {
 	  OFF(peers.interval_ms),
 	  "How often the peers and load balancers are asked (also at once "
 	  "when a decision needs a fresh answer)." },
+	{ "peers", "suspect_after", KEY_UINT, "3", 1, 100000,
+	  OFF(peers.suspect_after),
+	  "A peer without a good answer for this many rounds in a row is "
+	  "suspect (the fleet view and the /status detail; information "
+	  "only, the guard decides as before)." },
+	{ "peers", "dead_after", KEY_UINT, "10", 1, 100000,
+	  OFF(peers.dead_after),
+	  "A peer without a good answer for this many rounds in a row is "
+	  "dead; more than suspect_after. Information only." },
 };
 
 /*
@@ -1738,6 +1747,13 @@ build(struct parse *p)
 		add_error(p->errs, p->path, p->peers_haproxy_line,
 		    "haproxy needs backend (this node's backend on the load "
 		    "balancers)");
+	if (cfg->peers.dead_after <= cfg->peers.suspect_after) {
+		unsigned line = first_line_of(p, peers, "dead_after", NULL);
+
+		add_error(p->errs, p->path, line != 0 ? line :
+		    first_line_of(p, peers, "suspect_after", NULL),
+		    "dead_after must be more than suspect_after (rounds)");
+	}
 	check_guard(p, peers, &cfg->transitions, "");
 	for (i = 0; i < p->nsections; i++) {
 		if (p->sections[i].bad)

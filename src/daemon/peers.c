@@ -103,11 +103,32 @@ judge_all(struct peers *ps)
 		    ps->round_ms, ps->svcs[i].verdicts, &ps->svcs[i].view);
 }
 
+/*
+ * Each peer's liveness, one round more: a good answer is a valid one
+ * from the node first seen there (information only; judging ignores it).
+ */
+static void
+count_liveness(struct peers *ps)
+{
+	size_t	i;
+
+	for (i = 0; i < ps->npeers; i++) {
+		struct peer_source	*p = &ps->peers[i];
+		bool			 good = peer_view_peer_ok(p) &&
+					    (p->pinned[0] == '\0' ||
+					    strcmp(p->pinned, p->ans.node_id) == 0);
+
+		peer_liveness_round(&p->live, good,
+		    good ? p->ans.incarnation : -1);
+	}
+}
+
 static void
 round_done(struct peers *ps)
 {
 	ps->in_flight = false;
 	ps->done_ms = ps->round_ms;
+	count_liveness(ps);
 	judge_all(ps);
 	if (ps->again) {
 		ps->again = false;
@@ -332,6 +353,7 @@ build(struct peers *ps, const struct config *cfg)
 		q->owner = ps;
 		q->i = i;
 		p->seen_ms = NO_TIME;
+		peer_liveness_init(&p->live);
 		/* The API's base URL; its /status is what we read. */
 		if (config_agent_status_url(ag->items[i], url,
 		    sizeof(url)) == -1 ||
@@ -441,6 +463,7 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 			memset(&o->ans, 0, sizeof(o->ans));
 			n->took_ms = o->took_ms;
 			n->seen_ms = o->seen_ms;
+			n->live = o->live;
 			/* A reload accepts whoever answers there now. */
 			snprintf(n->pinned, sizeof(n->pinned), "%s",
 			    n->answered ? n->ans.node_id : "");
@@ -501,6 +524,12 @@ const struct peer_verdict *
 peers_verdict(const struct peers *ps, size_t i, size_t j)
 {
 	return &ps->svcs[i].verdicts[j];
+}
+
+int64_t
+peers_round_ms(const struct peers *ps)
+{
+	return ps->done_ms;
 }
 
 size_t

@@ -392,6 +392,50 @@ guard_json(const struct agent *a, size_t i,
 	return o;
 }
 
+/* A peer's service as it answered: NULL when it did not, or has none. */
+static const struct peer_service *
+peer_service_of(const struct peer_source *p, const char *name)
+{
+	size_t	k;
+
+	if (!peer_view_peer_ok(p))
+		return NULL;
+	for (k = 0; k < p->ans.nsvc; k++)
+		if (strcmp(p->ans.svc[k].name, name) == 0)
+			return &p->ans.svc[k];
+	return NULL;
+}
+
+/* How each load balancer shows a peer's server (the fleet view). */
+static json_t *
+peer_lbs_json(const struct peers *ps, const struct peer_source *p,
+    const struct peer_service *s, const char *backend)
+{
+	json_t			*arr = json_array();
+	struct hastats_row	 row;
+	const char		*server, *why;
+	size_t			 k;
+	int			 found;
+
+	if (arr == NULL || backend[0] == '\0')
+		return arr;
+	server = s != NULL && s->server[0] != '\0' ? s->server :
+	    peer_view_peer_node_id(p);
+	for (k = 0; k < peers_nlbs(ps); k++) {
+		const struct lb_source *lb = peers_lb(ps, k);
+
+		found = server[0] != '\0' && peer_view_lb_ok(lb) ?
+		    hastats_find(lb->csv, lb->len, backend, server, &row, &why) :
+		    -1;
+		json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:o}",
+		    "source", peer_view_lb_text(lb), "server", text_or_null(
+		    server), "status", found == 1 ? json_string(row.status) :
+		    json_null(), "weight", found == 1 && row.weight >= 0 ?
+		    json_integer(row.weight) : json_null()));
+	}
+	return arr;
+}
+
 /* Every configured peer: who answered, whether it serves, and why not. */
 static json_t *
 peers_json(const struct agent *a, const struct status_clock *c)
@@ -407,27 +451,73 @@ peers_json(const struct agent *a, const struct status_clock *c)
 	for (j = 0; j < peers_npeers(ps); j++) {
 		const struct peer_source *p = peers_peer(ps, j);
 		const struct peer_verdict *d0 = peers_verdict(ps, 0, j);
+		const struct peer_liveness *l = &p->live;
 		const char *id = peer_view_peer_node_id(p);
+		json_t *o;
 
 		if ((svcs = json_array()) != NULL)
 			for (i = 0; i < agent_nservices(a); i++) {
 				const struct peer_verdict *d =
 				    peers_verdict(ps, i, j);
 				struct agent_service_view v;
+				const struct peer_service *s;
 
 				agent_service_view(a, i, &v);
+				s = peer_service_of(p, v.name);
 				json_array_append_new(svcs, json_pack("{s:s, s:b, "
-				    "s:o}", "name", v.name, "serving", d->serving,
-				    "why_not", why_not_json(d)));
+				    "s:o, s:o, s:o, s:o, s:o}", "name", v.name,
+				    "serving", d->serving, "why_not",
+				    why_not_json(d), "state", s != NULL ?
+				    text_or_null(s->state) : json_null(),
+				    "weight", s != NULL && s->weight >= 0 ?
+				    json_integer(s->weight) : json_null(),
+				    "automation", s != NULL ?
+				    text_or_null(s->automation) : json_null(),
+				    "load_balancers", peer_lbs_json(ps, p, s,
+				    transition_conf(v.tr)->backend)));
 			}
-		json_array_append_new(arr, json_pack("{s:s, s:o, s:b, s:b, s:o, "
-		    "s:o, s:o}", "agent", peer_view_peer_text(p), "node_id",
-		    text_or_null(id), "self", d0->self, "serving", d0->serving,
-		    "why_not", d0->self ? json_null() : why_not_json(d0),
-		    "last_seen_s", age_json(peer_view_peer_seen_ms(p), c),
-		    "services", svcs));
+		o = json_pack("{s:s, s:o, s:b, s:b, s:o, s:o, s:o}", "agent",
+		    peer_view_peer_text(p), "node_id", text_or_null(id), "self",
+		    d0->self, "serving", d0->serving, "why_not", d0->self ?
+		    json_null() : why_not_json(d0), "last_seen_s",
+		    age_json(peer_view_peer_seen_ms(p), c), "services", svcs);
+		if (o == NULL)
+			continue;
+		/* Liveness: information only, as rounds pass. */
+		json_object_set_new(o, "answered", json_boolean(
+		    peer_view_peer_ok(p)));
+		json_object_set_new(o, "error", peer_view_peer_ok(p) ?
+		    json_null() : json_string(peer_view_peer_error(p)));
+		json_object_set_new(o, "liveness", l->rounds == 0 ? json_null() :
+		    json_string(peer_alive_name(peer_liveness_verdict(l,
+		    info.cfg->peers.suspect_after,
+		    info.cfg->peers.dead_after))));
+		json_object_set_new(o, "rounds_missed",
+		    json_integer((json_int_t)l->missed));
+		json_object_set_new(o, "incarnation", l->incarnation >= 0 ?
+		    json_integer((json_int_t)l->incarnation) : json_null());
+		json_object_set_new(o, "restarts",
+		    json_integer((json_int_t)l->restarts));
+		json_object_set_new(o, "restarted", json_boolean(l->restarted));
+		json_array_append_new(arr, o);
 	}
 	return arr;
+}
+
+/* The peers' rounds: how old the last one is, and the liveness bounds. */
+static json_t *
+peer_rounds_json(const struct agent *a, const struct status_clock *c)
+{
+	struct agent_info	info;
+
+	agent_info(a, &info);
+	if (info.peers == NULL)
+		return json_null();
+	return json_pack("{s:o, s:I, s:I, s:I}", "last_round_s",
+	    age_json(peers_round_ms(info.peers), c), "interval_ms",
+	    (json_int_t)info.cfg->peers.interval_ms, "suspect_after",
+	    (json_int_t)info.cfg->peers.suspect_after, "dead_after",
+	    (json_int_t)info.cfg->peers.dead_after);
 }
 
 /* How each load balancer sees this node, service by service. */
@@ -602,6 +692,7 @@ status_json(const struct agent *a, const struct status_daemon *dm,
 		    json_integer((json_int_t)dm->reloads));
 		json_object_set_new(root, "last_reload", last);
 		json_object_set_new(root, "peers", peers_json(a, c));
+		json_object_set_new(root, "peer_rounds", peer_rounds_json(a, c));
 		json_object_set_new(root, "haproxy", haproxy_json(a, c));
 		json_object_set_new(root, "persistence", persistence_json(a));
 	}

@@ -255,8 +255,10 @@ def check_completion(conf):
         return sorted(w for w in r.stdout.decode().split("\n") if w)
 
     cases = [
-        ((""), ["check", "drain", "maint", "mode", "reload", "status", "why"]),
+        ((""), ["check", "drain", "fleet", "maint", "mode", "reload", "status", "why"]),
         (("d",), ["drain"]),
+        (("-f", conf, "fleet", "--"), ["--json"]),
+        (("-f", conf, "fleet", "a"), ["api"]),
         (("-",), ["-V", "-f", "-h", "-s", "-t"]),
         (("-f", conf, "status", ""), ["-", "api", "web"]),
         (("-f", conf, "status", "--"), ["--json", "--short"]),

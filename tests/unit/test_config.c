@@ -532,6 +532,14 @@ START_TEST(peers_section)
 	config_free(cfg);
 	config_errors_free(&errs);
 
+	/* Liveness: dead after more rounds than suspect. */
+	expect_error("[peers]\nagents = http://a:1\nsuspect_after = 5\n"
+	    "dead_after = 5\n", 4, "dead_after must be more than "
+	    "suspect_after (rounds)");
+	expect_error("[peers]\nagents = http://a:1\nsuspect_after = 20\n", 3,
+	    "dead_after must be more than suspect_after (rounds)");
+	expect_error("[peers]\nagents = http://a:1\nsuspect_after = 0\n", 3,
+	    "suspect_after: '0' out of range (1 to 100000)");
 	expect_error("[peers]\nagents = ftp://10.0.0.12/\n", 2,
 	    "agents: expected http:// or https:// URLs: 'ftp://10.0.0.12/'");
 	expect_error("[peers]\nagents = unix:/run/x.sock\n", 2,

@@ -785,6 +785,135 @@ START_TEST(no_guard_without_peers)
 }
 END_TEST
 
+START_TEST(liveness_ages_as_rounds_pass)
+{
+	struct peer_liveness	l;
+	int			i;
+
+	peer_liveness_init(&l);
+	ck_assert_int_eq(l.incarnation, -1);
+	/* Never heard from: suspect until dead_after, then dead. */
+	peer_liveness_round(&l, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10), PEER_SUSPECT);
+	for (i = 0; i < 9; i++)
+		peer_liveness_round(&l, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10), PEER_DEAD);
+	/* A good answer: alive, its incarnation kept, no restart yet. */
+	peer_liveness_round(&l, true, 4);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10), PEER_ALIVE);
+	ck_assert_int_eq(l.incarnation, 4);
+	ck_assert_uint_eq(l.restarts, 0);
+	ck_assert(!l.restarted);
+	/* Two rounds missed: still alive; the third: suspect. */
+	peer_liveness_round(&l, false, -1);
+	peer_liveness_round(&l, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10), PEER_ALIVE);
+	peer_liveness_round(&l, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10), PEER_SUSPECT);
+	ck_assert_uint_eq(l.missed, 3);
+	/* Suspect through the ninth, dead at the tenth. */
+	for (i = 4; i <= 9; i++) {
+		peer_liveness_round(&l, false, -1);
+		ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10),
+		    PEER_SUSPECT);
+	}
+	peer_liveness_round(&l, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10), PEER_DEAD);
+	/* The incarnation last seen stays through the silence. */
+	ck_assert_int_eq(l.incarnation, 4);
+	/* Back with a higher incarnation: it restarted. */
+	peer_liveness_round(&l, true, 5);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 3, 10), PEER_ALIVE);
+	ck_assert(l.restarted);
+	ck_assert_uint_eq(l.restarts, 1);
+	ck_assert_int_eq(l.incarnation, 5);
+	/* The same one again is no restart; nor is an answer without one. */
+	peer_liveness_round(&l, true, 5);
+	ck_assert(!l.restarted);
+	peer_liveness_round(&l, true, -1);
+	ck_assert(!l.restarted);
+	ck_assert_int_eq(l.incarnation, 5);
+	ck_assert_uint_eq(l.restarts, 1);
+	/* Other bounds: suspect after 1, dead after 2. */
+	peer_liveness_round(&l, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 1, 2), PEER_SUSPECT);
+	peer_liveness_round(&l, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&l, 1, 2), PEER_DEAD);
+	ck_assert_str_eq(peer_alive_name(PEER_ALIVE), "alive");
+	ck_assert_str_eq(peer_alive_name(PEER_SUSPECT), "suspect");
+	ck_assert_str_eq(peer_alive_name(PEER_DEAD), "dead");
+}
+END_TEST
+
+START_TEST(answer_carries_what_the_fleet_shows)
+{
+	start();
+	set_answer(0, "{\"node_id\": \"n2\", \"incarnation\": 7, "
+	    "\"services\": [{\"name\": \"\", \"state\": \"drain\", "
+	    "\"weight\": 0, \"serving\": false, \"automation\": "
+	    "\"auto\"}]}");
+	ck_assert(peers[0].answered);
+	ck_assert_int_eq(peers[0].ans.incarnation, 7);
+	ck_assert_str_eq(peers[0].ans.svc[0].state, "drain");
+	ck_assert_int_eq(peers[0].ans.svc[0].weight, 0);
+	ck_assert_str_eq(peers[0].ans.svc[0].automation, "auto");
+	/* Without them (an older lbagent): not given, still an answer. */
+	set_answer(0, "{\"node_id\": \"n2\", \"services\": [{\"name\": "
+	    "\"\", \"serving\": true, \"state\": \"UP!\", \"weight\": "
+	    "-3}]}");
+	ck_assert(peers[0].answered);
+	ck_assert_int_eq(peers[0].ans.incarnation, -1);
+	ck_assert_str_eq(peers[0].ans.svc[0].state, "");
+	ck_assert_int_eq(peers[0].ans.svc[0].weight, -1);
+	ck_assert_str_eq(peers[0].ans.svc[0].automation, "");
+}
+END_TEST
+
+/* Pushes a peer's liveness to dead (information only, nothing reads it). */
+static void
+make_dead(size_t i)
+{
+	int	k;
+
+	for (k = 0; k < 20; k++)
+		peer_liveness_round(&peers[i].live, false, -1);
+	ck_assert_int_eq(peer_liveness_verdict(&peers[i].live, 3, 10),
+	    PEER_DEAD);
+}
+
+START_TEST(a_dead_verdict_changes_no_outcome)
+{
+	/* n2 serving, n3 dead: goes out at down_after as with n2 alone. */
+	start();
+	npeers = 2;
+	set_serving(0, "n2", true);
+	set_error(1, "connection refused");
+	make_dead(1);
+	hold(&down, 30 * S - TICK);
+	ck_assert_int_eq(out.state, NODE_UP);
+	now += TICK;
+	hold(&down, TICK);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	/* A peer whose liveness says dead but that answers serving counts
+	 * as serving: the verdict is not read by the judging. */
+	start();
+	set_serving(0, "n2", true);
+	make_dead(0);
+	do_round();
+	ck_assert(view.other_serving);
+	ck_assert(verdicts[0].serving);
+	/* And with nobody else serving, held in as ever. */
+	start();
+	npeers = 2;
+	set_serving(0, "n2", false);
+	set_error(1, "connection refused");
+	make_dead(1);
+	hold(&down, 90 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	ck_assert_int_eq(gstate(t), GUARD_HOLDING);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -808,6 +937,9 @@ main(void)
 	tcase_add_test(tc, zero_alone_grace);
 	tcase_add_test(tc, reasons_fit);
 	tcase_add_test(tc, no_guard_without_peers);
+	tcase_add_test(tc, liveness_ages_as_rounds_pass);
+	tcase_add_test(tc, answer_carries_what_the_fleet_shows);
+	tcase_add_test(tc, a_dead_verdict_changes_no_outcome);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -21,6 +21,7 @@
 #include "lbagent/ctl/args.h"
 #include "lbagent/ctl/client.h"
 #include "lbagent/ctl/conf.h"
+#include "lbagent/ctl/fleet.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
 #include "lbagent/daemon/config.h"
@@ -1246,6 +1247,88 @@ START_TEST(format_short)
 }
 END_TEST
 
+static char *
+fleet_text(const json_t *root, const char *service, json_t **fleet)
+{
+	char	*text = NULL;
+	size_t	 len = 0;
+	FILE	*fp;
+
+	ck_assert_ptr_nonnull(*fleet = ctl_fleet_json(root, service));
+	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+	ctl_fleet_format(fp, *fleet, 80);
+	fclose(fp);
+	check_text(text);
+	return text;
+}
+
+START_TEST(format_fleet)
+{
+	json_t		*root = fixture("status_fleet.json"), *f, *rows, *r;
+	char		*t;
+
+	t = fleet_text(root, NULL, &f);
+	rows = json_object_get(f, "rows");
+	/* This node first, once (its own answer is not a second row). */
+	ck_assert_uint_eq(json_array_size(rows), 4);
+	r = json_array_get(rows, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "node")), "n1");
+	ck_assert(json_is_true(json_object_get(r, "self")));
+	ck_assert_msg(strstr(t, "fleet as n1 sees it: peers asked 0.4s ago "
+	    "(every 1s); suspect after 3,") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "\nNODE           STATE  WT   SERVE AUTO    "
+	    "SEEN   LIVENESS INC  LB\n") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "\nn1*            up     100  yes   auto    "
+	    "now    self     3    1:UP/100\n") != NULL, "%s", t);
+	/* A long name is cut, with a mark. */
+	ck_assert_msg(strstr(t, "\na-rather-long~ drain  0    no    off     "
+	    "0.2s   alive    12   1:DRAIN (agent)/0\n") != NULL, "%s", t);
+	/* A peer that does not answer says so, with its last incarnation. */
+	ck_assert_msg(strstr(t, "\nn3             no answer: connection "
+	    "re~ 13m    dead     5    1:DOWN/0\n") != NULL, "%s", t);
+	/* Never answered: its address, never seen. */
+	ck_assert_msg(strstr(t, "\nhttp://10.0.0~ no answer: timeout        "
+	    "never  suspect  -\n") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "\nLB 1: unix:/run/haproxy/admin.sock\n") !=
+	    NULL, "%s", t);
+	free(t);
+	json_decref(f);
+
+	/* Another service: its state and weight. */
+	t = fleet_text(root, "web", &f);
+	ck_assert_msg(strstr(t, "\na-rather-long~ up     50   yes   auto ") !=
+	    NULL, "%s", t);
+	ck_assert_ptr_nonnull(strstr(t, ", service web:"));
+	free(t);
+	json_decref(f);
+
+	/* A view older than its rounds allow says so. */
+	json_object_set_new(json_object_get(root, "peer_rounds"),
+	    "last_round_s", json_real(300.0));
+	t = fleet_text(root, NULL, &f);
+	ck_assert_msg(strstr(t, "peers asked 5m ago, STALE (every 1s)") != NULL,
+	    "%s", t);
+	free(t);
+	json_decref(f);
+
+	/* Garbage where rows would be: no crash, every line in 80. */
+	json_object_set_new(root, "peers", json_string("\x01"));
+	json_object_set_new(root, "peer_rounds", json_null());
+	t = fleet_text(root, NULL, &f);
+	ck_assert_uint_eq(json_array_size(json_object_get(f, "rows")), 1);
+	ck_assert_msg(strstr(t, "no [peers] agents configured") != NULL, "%s", t);
+	free(t);
+	json_decref(f);
+	json_object_set_new(root, "peers", json_pack("[{s:s, s:i}]", "node_id",
+	    "bad\x02name\n", "services", 3));
+	t = fleet_text(root, NULL, &f);
+	ck_assert_uint_eq(json_array_size(json_object_get(f, "rows")), 2);
+	free(t);
+	json_decref(f);
+	json_decref(root);
+}
+END_TEST
+
 START_TEST(status_exit)
 {
 	json_t	*root = fixture("status_detail.json");
@@ -1614,6 +1697,7 @@ suite(void)
 	tcase_add_test(tc, format_units);
 	tcase_add_test(tc, format_window);
 	tcase_add_test(tc, format_why_garbage);
+	tcase_add_test(tc, format_fleet);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -36,11 +36,15 @@ struct peer_view {
 struct peer_service {
 	char	name[CONFIG_NAME_MAX + 1];	/* "" for the default */
 	bool	serving;
+	char	state[8];		/* "up", "drain", ...; "" not given */
+	long	weight;			/* -1: not given */
+	char	automation[16];		/* "auto", "off", ...; "" not given */
 	char	server[CONFIG_NAME_MAX + 1];	/* its server name; "": node_id */
 };
 
 struct peer_answer {
 	char			 node_id[CONFIG_NAME_MAX + 1];
+	int64_t			 incarnation;	/* -1: not given */
 	struct peer_service	*svc;
 	size_t			 nsvc;
 };
@@ -53,6 +57,38 @@ struct peer_answer {
 int	peer_view_answer_parse(const char *body, size_t len,
 	    struct peer_answer *, const char **why);
 void	peer_view_answer_free(struct peer_answer *);
+
+/*
+ * A peer's liveness, as rounds pass (node-liveness: information only,
+ * nothing the guard decides reads it).
+ */
+enum peer_alive {
+	PEER_ALIVE,
+	PEER_SUSPECT,	/* no good answer for suspect_after rounds */
+	PEER_DEAD	/* none for dead_after rounds */
+};
+
+struct peer_liveness {
+	uint64_t	missed;		/* rounds in a row without a good answer */
+	uint64_t	rounds;		/* rounds counted */
+	bool		ever;		/* a good answer, once */
+	int64_t		incarnation;	/* last seen; -1: none */
+	uint64_t	restarts;	/* rises of incarnation seen */
+	bool		restarted;	/* the last good answer was such a rise */
+};
+
+/* No round yet. */
+void		 peer_liveness_init(struct peer_liveness *);
+/*
+ * One round: good is a valid answer from the node pinned there, with its
+ * incarnation (-1 when it gives none). A rise counts as a restart.
+ */
+void		 peer_liveness_round(struct peer_liveness *, bool good,
+		    int64_t incarnation);
+/* The verdict after the rounds counted so far. */
+enum peer_alive	 peer_liveness_verdict(const struct peer_liveness *,
+		    uint64_t suspect_after, uint64_t dead_after);
+const char	*peer_alive_name(enum peer_alive);
 
 /*
  * What the rounds learned from one peer. The rounds (and tests) write
@@ -69,6 +105,7 @@ struct peer_source {
 	/* The node_id this address first answered with: another one later
 	 * is not the node we were told to ask. */
 	char			 pinned[CONFIG_NAME_MAX + 1];
+	struct peer_liveness	 live;
 };
 
 /* What the rounds learned from one load balancer. */

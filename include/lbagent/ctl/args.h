@@ -26,6 +26,7 @@ enum ctl_cmd {
 	CTL_CHECK,
 	CTL_RELOAD,
 	CTL_WHY,
+	CTL_FLEET,
 	CTL_HELP,	/* -h */
 	CTL_VERSION,	/* -V */
 };

@@ -56,6 +56,8 @@ const struct peer_source	*peers_peer(const struct peers *, size_t i);
 /* Peer j's verdict for service i, as of the last round. */
 const struct peer_verdict	*peers_verdict(const struct peers *, size_t i,
 				    size_t j);
+/* The start of the last round answered; INT64_MIN: none yet. */
+int64_t				 peers_round_ms(const struct peers *);
 size_t				 peers_nlbs(const struct peers *);
 const struct lb_source		*peers_lb(const struct peers *, size_t i);
 
