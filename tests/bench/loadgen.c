@@ -8,7 +8,7 @@
  * start the next one at once.  Connections that finish during the warmup are
  * not counted; the run stops itself after warmup + duration and prints
  *
- *   replies=N rps=R p50_us=X p99_us=Y errors=E
+ *   replies=N rps=R p50_us=X p99_us=Y errors=E max_us=M
  *
  * By default the client closes with SO_LINGER {1, 0}, i.e. with an RST, as
  * HAProxy ends its checks once the reply is in: no TIME_WAIT is left on
@@ -540,10 +540,12 @@ static void report(struct run *r, uint64_t window_ns)
     for (int k = 0; k < ERR_KINDS; k++)
         errors += r->errors[k];
     double secs = (double)window_ns / (double)NS_PER_S;
-    printf("replies=%zu rps=%.0f p50_us=%.1f p99_us=%.1f errors=%llu\n",
+    /* max_us came last, so the fields before it keep their places. */
+    printf("replies=%zu rps=%.0f p50_us=%.1f p99_us=%.1f errors=%llu max_us=%.1f\n",
            r->lat.n, secs > 0 ? (double)r->lat.n / secs : 0.0,
            percentile_us(&r->lat, 50), percentile_us(&r->lat, 99),
-           (unsigned long long)errors);
+           (unsigned long long)errors,
+           r->lat.n > 0 ? (double)r->lat.v[r->lat.n - 1] / 1000.0 : 0.0);
     if (errors == 0)
         return;
     fprintf(stderr, "bench-loadgen: errors:");
