@@ -5,6 +5,12 @@
  * connection, writes "up\n" and closes it, without reading anything.  It is
  * the yardstick lbagent is measured against, so it does as little as a
  * correct server can.  SIGTERM or SIGINT end it with status 0.
+ *
+ * With "hold" after the port (scripts/bench --full), a connection from any
+ * address but 127.0.0.1 (where the checkers come from) is answered the same
+ * and then kept open until its peer closes it, as lbagent keeps the
+ * connections of an address that sends agent-send text: the idle
+ * connections of bench-idle stay open here too.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -12,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -22,6 +30,12 @@
 
 /* The kernel caps this at net.core.somaxconn; ask for plenty. */
 #define BACKLOG 4096
+/* Events taken per epoll_wait: thousands of held connections may close at once. */
+#define MAX_EVENTS 256
+
+/* Hold mode: keep the connections of other addresses than 127.0.0.1. */
+static bool hold;
+static int epfd = -1;
 
 /* Print what failed with errno and exit, so callers only check. */
 static void die(const char *what)
@@ -98,13 +112,59 @@ static void reply_and_close(int fd)
         perror("close");
 }
 
+static void watch(int ep, int fd);
+
+/* Hold mode: answer as usual, then keep the connection until the peer closes. */
+static void reply_and_hold(int fd)
+{
+    static const char reply[] = "up\n";
+    if (send(fd, reply, sizeof reply - 1, MSG_NOSIGNAL) < 0 &&
+        errno != EPIPE && errno != ECONNRESET && errno != EAGAIN) {
+        perror("send");
+        if (close(fd) != 0)
+            perror("close");
+        return;
+    }
+    watch(epfd, fd);
+}
+
+/* A held connection is readable: read what it sent; close it on EOF or error. */
+static void held_event(int fd)
+{
+    char buf[512];
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (close(fd) != 0)   /* also takes it out of the epoll set */
+            perror("close");
+        return;
+    }
+}
+
+/* Whether a peer is one of the checkers (127.0.0.1), answered and closed at once. */
+static bool is_checker(const struct sockaddr_in *sa)
+{
+    return sa->sin_family == AF_INET && sa->sin_addr.s_addr == htonl(INADDR_LOOPBACK);
+}
+
 /* Drain the accept queue; the listener is level-triggered, so stopping early is safe. */
 static void accept_all(int lfd)
 {
     for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_in sa;
+        socklen_t salen = sizeof sa;
+        int fd = accept4(lfd, hold ? (struct sockaddr *)&sa : NULL, hold ? &salen : NULL,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            reply_and_close(fd);
+            if (hold && !is_checker(&sa))
+                reply_and_hold(fd);
+            else
+                reply_and_close(fd);
             continue;
         }
         switch (errno) {
@@ -134,31 +194,46 @@ static void watch(int ep, int fd)
 {
     struct epoll_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.events = EPOLLIN;
+    ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.fd = fd;
     if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
         die("epoll_ctl");
 }
 
+/* Hold mode keeps thousands of connections: take every descriptor the hard limit allows. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        die("getrlimit");
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        die("setrlimit");
+}
+
 /* Entry point: serve until a termination signal arrives. */
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s PORT\n", argv[0]);
+    if (argc == 3 && strcmp(argv[2], "hold") == 0)
+        hold = true;
+    else if (argc != 2) {
+        fprintf(stderr, "usage: %s PORT [hold]\n", argv[0]);
         return 2;
     }
     unsigned short port = parse_port(argv[1]);
+    if (hold)
+        raise_nofile();
     int sfd = open_signalfd();
     int lfd = open_listener(port);
-    int ep = epoll_create1(EPOLL_CLOEXEC);
-    if (ep < 0)
+    epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (epfd < 0)
         die("epoll_create1");
-    watch(ep, lfd);
-    watch(ep, sfd);
+    watch(epfd, lfd);
+    watch(epfd, sfd);
 
     for (;;) {
-        struct epoll_event evs[2];
-        int n = epoll_wait(ep, evs, 2, -1);
+        struct epoll_event evs[MAX_EVENTS];
+        int n = epoll_wait(epfd, evs, MAX_EVENTS, -1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -167,7 +242,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             if (evs[i].data.fd == sfd)
                 return 0;
-            accept_all(lfd);
+            if (evs[i].data.fd == lfd)
+                accept_all(lfd);
+            else
+                held_event(evs[i].data.fd);
         }
     }
 }
