@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <netdb.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #define NAME_KEY_MAX		160
 #define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
+#define SOURCE_BUCKETS		1024	/* hash of the addresses with connections */
 
 enum conn_state {
 	CONN_REQUEST,	/* waiting for the request line */
@@ -49,9 +51,22 @@ struct port {
 	bool			 wanted;	/* during a reload */
 };
 
+/*
+ * The connections one source address has open, for the fairness check:
+ * counted as they open and close, since counting them by walking every
+ * open connection at each accept took most of the loop's time once
+ * thousands were open (scripts/bench --full, with idle connections).
+ */
+struct source {
+	struct source		*next;		/* same bucket */
+	size_t			 nconns;
+	char			 addr[LBKEY_ADDR_MAX];
+};
+
 struct conn {
 	struct conn		*prev, *next;	/* listener::conns */
 	struct listener		*l;
+	struct source		*src;		/* NULL if it could not be counted */
 	int			 port;		/* the port's service */
 	int			 service;	/* chosen when replying */
 	evutil_socket_t		 fd;
@@ -87,11 +102,59 @@ struct listener {
 	bool			 starved;	/* out of descriptors; logged once */
 	struct event		*resume_ev;
 	struct log_limit	 refused_log;	/* addresses over their share */
+	struct source		*sources[SOURCE_BUCKETS];
+	struct source		*spare_source;	/* no malloc per lone check */
 };
 
 enum io_result { IO_DONE, IO_AGAIN, IO_CLOSED };
 
 static void	conn_cb(evutil_socket_t, short, void *);
+
+/* FNV-1a of the address text, into a bucket. */
+static size_t
+source_bucket(const char *addr)
+{
+	uint32_t	h = 2166136261u;
+
+	for (; *addr != '\0'; addr++)
+		h = (h ^ (unsigned char)*addr) * 16777619u;
+	return h % SOURCE_BUCKETS;
+}
+
+/* The count of addr, created at 0 if it has none; NULL out of memory. */
+static struct source *
+source_get(struct listener *l, const char *addr)
+{
+	struct source	**head = &l->sources[source_bucket(addr)], *s;
+
+	for (s = *head; s != NULL; s = s->next)
+		if (strcmp(s->addr, addr) == 0)
+			return s;
+	if ((s = l->spare_source) != NULL) {
+		l->spare_source = NULL;
+		s->nconns = 0;
+	} else if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	snprintf(s->addr, sizeof(s->addr), "%s", addr);
+	s->next = *head;
+	*head = s;
+	return s;
+}
+
+/* Forgets an address that has no connection open any more. */
+static void
+source_drop(struct listener *l, struct source *s)
+{
+	struct source	**p = &l->sources[source_bucket(s->addr)];
+
+	while (*p != s)
+		p = &(*p)->next;
+	*p = s->next;
+	if (l->spare_source == NULL)
+		l->spare_source = s;
+	else
+		free(s);
+}
 
 static void
 listener_pause(struct listener *l)
@@ -124,6 +187,8 @@ conn_close(struct conn *c)
 
 	event_del(&c->ev);
 	evutil_closesocket(c->fd);
+	if (c->src != NULL && --c->src->nconns == 0)
+		source_drop(l, c->src);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -441,22 +506,11 @@ per_source_max(const struct listener *l)
 	return n < LISTENER_SOURCE_MIN ? LISTENER_SOURCE_MIN : n;
 }
 
-/*
- * Whether addr holds its share of the connections already. Counted only
- * once that many are open at all: a handful of checks costs nothing.
- */
+/* Whether the address of count s holds its share of the connections already. */
 static bool
-source_over_share(const struct listener *l, const char *addr)
+source_over_share(const struct listener *l, const struct source *s)
 {
-	const struct conn	*c;
-	size_t			 max = per_source_max(l), n = 0;
-
-	if (l->nconns < max)
-		return false;
-	for (c = l->conns; c != NULL; c = c->next)
-		if (strcmp(c->addr, addr) == 0 && ++n >= max)
-			return true;
-	return false;
+	return s != NULL && s->nconns >= per_source_max(l);
 }
 
 static void
@@ -466,6 +520,7 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	struct port	*port = arg;
 	struct listener	*l = port->l;
 	struct conn	*c;
+	struct source	*src;
 	char		 addr[LBKEY_ADDR_MAX];
 	int64_t		 now = clock_now_ms();
 	bool		 pressed;
@@ -482,7 +537,9 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	 * as a failed check).
 	 */
 	format_addr(sa, addr);
-	if (source_over_share(l, addr)) {
+	/* Out of memory for the count: not counted, rather than refused. */
+	src = source_get(l, addr);
+	if (source_over_share(l, src)) {
 		evutil_closesocket(fd);
 		log_limited(&l->refused_log, LOG_WARNING, "agent port: %s "
 		    "holds %zu connections, its share of max_connections: "
@@ -496,9 +553,13 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 		memset(c, 0, offsetof(struct conn, req));
 	} else if ((c = calloc(1, sizeof(*c))) == NULL) {
 		evutil_closesocket(fd);
+		if (src != NULL && src->nconns == 0)
+			source_drop(l, src);
 		return;
 	}
 	c->l = l;
+	if ((c->src = src) != NULL)
+		src->nconns++;
 	c->port = port->service;
 	c->fd = fd;
 	/* Near capacity every connection is held briefly, so slots turn over. */
@@ -876,6 +937,7 @@ listener_free(struct listener *l)
 		l->spare = c->next;
 		free(c);
 	}
+	free(l->spare_source);
 	if (l->resume_ev != NULL)
 		event_free(l->resume_ev);
 	free(l);
