@@ -135,14 +135,17 @@ static const struct config_key peers_keys[] = {
 	  "(http://10.0.0.12:9506); their public /status says whether they "
 	  "serve. The same list may be used on every node: a node skips "
 	  "the answer that carries its own node_id. Each node once: the "
-	  "same address twice, credentials aside, is an error." },
+	  "same address twice, credentials aside, is an error. A line holds "
+	  "198 characters: give agents again on more lines, each adds to "
+	  "the list (64 at most)." },
 	{ "peers", "haproxy", KEY_SOURCES, NULL, 0, 0, OFF(peers.haproxy),
 	  "Optional, one per load balancer: HAProxy's stats as CSV over HTTP "
 	  "(http://lb1:8404/stats;csv) or its Runtime API (unix:/PATH or "
 	  "tcp:ADDR:PORT, command 'show stat'). A peer then serves only if "
 	  "every load balancer that answered shows its server UP with a "
 	  "weight above 0. Needs agents and backend. Each load balancer "
-	  "once: the same address twice, credentials aside, is an error." },
+	  "once: the same address twice, credentials aside, is an error. "
+	  "May be given again on more lines, each adding to the list." },
 	{ "peers", "interval", KEY_DURATION, "1s", 100, 60 * 1000,
 	  OFF(peers.interval_ms),
 	  "How often the peers and load balancers are asked (also at once "
@@ -761,7 +764,7 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
     const char **why)
 {
 	struct fetch_source	 src;
-	char			**items;
+	char			**items, **grown;
 	size_t			 n, i;
 
 	if (split_list(value, &items, &n) == -1) {
@@ -771,7 +774,7 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
 	for (i = 0; i < n; i++) {
 		if (items[i][0] == '\0')
 			*why = "an empty item in the list";
-		else if (n > CONFIG_PEERS_MAX)
+		else if (l->count + n > CONFIG_PEERS_MAX)
 			*why = "too many (at most 64)";
 		else if (http_only && strncmp(items[i], "http://", 7) != 0 &&
 		    strncmp(items[i], "https://", 8) != 0)
@@ -783,9 +786,17 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
 		free_list(items, n);
 		return -1;
 	}
-	free_list(l->items, l->count);
-	l->items = items;
-	l->count = n;
+	/* The key given again adds to the list (see table_apply). */
+	if ((grown = realloc(l->items, (l->count + n) * sizeof(*grown))) ==
+	    NULL) {
+		free_list(items, n);
+		*why = "out of memory";
+		return -1;
+	}
+	memcpy(grown + l->count, items, n * sizeof(*items));
+	free(items);
+	l->items = grown;
+	l->count += n;
 	return 0;
 }
 
@@ -1159,7 +1170,13 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
 				    p->sections[section].name);
 			continue;
 		}
-		if ((first = first_line_of(p, section, e->key, e)) != 0) {
+		/*
+		 * A line holds LINE_MAX_LEN - 1 characters, about eight peer
+		 * URLs: a list of sources may go on over several lines of its
+		 * key, each adding to it.
+		 */
+		if (k->type != KEY_AGENTS && k->type != KEY_SOURCES &&
+		    (first = first_line_of(p, section, e->key, e)) != 0) {
 			add_error(p->errs, p->path, e->line,
 			    "%s: given twice (first on line %u)", e->key, first);
 			continue;
