@@ -1263,31 +1263,12 @@ probe_other_key(struct parse *p, struct entry *e, void *arg)
 	return table_key(p, e, window_keys, NKEYS_OF(window_keys), pc);
 }
 
-/* Sets e through table if the table knows it; false when it does not. */
+/* Sets e through k (once per section); false when there is no k. */
 static bool
-table_key(struct parse *p, struct entry *e, const struct config_key *table,
-    size_t n, void *arg)
+entry_key(struct parse *p, struct entry *e, const struct config_key *k,
+    void *arg)
 {
-	const struct config_key	*k;
-	unsigned		 first;
-
-	if ((k = find_key(table, n, e->key)) == NULL)
-		return false;
-	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
-		add_error(p->errs, p->path, e->line,
-		    "%s: given twice (first on line %u)", e->key, first);
-	else
-		apply_value(p, e, k, arg);
-	return true;
-}
-
-/* As table_key, for the key name of table that e stands for. */
-static bool
-table_key_as(struct parse *p, struct entry *e, const struct config_key *table,
-    const char *name, void *arg)
-{
-	const struct config_key	*k = find_key(table, 1, name);
-	unsigned		 first;
+	unsigned	first;
 
 	if (k == NULL)
 		return false;
@@ -1297,6 +1278,14 @@ table_key_as(struct parse *p, struct entry *e, const struct config_key *table,
 	else
 		apply_value(p, e, k, arg);
 	return true;
+}
+
+/* Sets e through table if the table knows it; false when it does not. */
+static bool
+table_key(struct parse *p, struct entry *e, const struct config_key *table,
+    size_t n, void *arg)
+{
+	return entry_key(p, e, find_key(table, n, e->key), arg);
 }
 
 /*
@@ -1351,7 +1340,8 @@ guard_key(struct parse *p, struct entry *e, void *arg)
 	add_warning(p->errs, p->path, e->line, "[peers] %s is deprecated: "
 	    "write it as %s in [haproxy]", e->key, now);
 	if (strcmp(e->key, "haproxy") == 0)
-		return table_key_as(p, e, haproxy_keys, "sources", p->cfg);
+		return entry_key(p, e, find_key(haproxy_keys,
+		    NKEYS_OF(haproxy_keys), "sources"), p->cfg);
 	return table_key(p, e, lb_keys, NKEYS_OF(lb_keys), arg);
 }
 
