@@ -26,6 +26,8 @@ enum col {
 	COL_UWEIGHT,
 	COL_AGENT_STATUS,
 	COL_AGENT_DESC,
+	COL_SCUR,
+	COL_QCUR,
 	COL_COUNT
 };
 
@@ -41,6 +43,8 @@ static const struct {
 	[COL_UWEIGHT] = { "uweight", NULL },
 	[COL_AGENT_STATUS] = { "agent_status", NULL },
 	[COL_AGENT_DESC] = { "agent_desc", NULL },
+	[COL_SCUR] = { "scur", NULL },
+	[COL_QCUR] = { "qcur", NULL },
 };
 
 /* A field as it stands in the text, its quotes included. */
@@ -247,6 +251,11 @@ fill_row(struct field got[COL_COUNT], const bool have[COL_COUNT],
 		*why = "the initial weight is not a number";
 		return -1;
 	}
+	/* Counts only inform: one that is not a number is not known. */
+	if (!have[COL_SCUR] || field_weight(&got[COL_SCUR], &r->scur) == -1)
+		r->scur = -1;
+	if (!have[COL_QCUR] || field_weight(&got[COL_QCUR], &r->qcur) == -1)
+		r->qcur = -1;
 	if (have[COL_AGENT_STATUS])
 		field_show(&got[COL_AGENT_STATUS], r->agent_status,
 		    sizeof(r->agent_status), true);
@@ -256,16 +265,24 @@ fill_row(struct field got[COL_COUNT], const bool have[COL_COUNT],
 	return 0;
 }
 
-int
-hastats_find(const char *csv, size_t len, const char *backend,
-    const char *server, struct hastats_row *r, const char **why)
+/*
+ * Calls fn for every server row of backend (server, when not NULL, picks
+ * the one); fn returns non-zero to stop. 1 stopped by fn, 0 the end, -1
+ * malformed with *why.
+ */
+static int
+each_row(const char *csv, size_t len, const char *backend, const char *server,
+    int (*fn)(void *, const char *, const struct hastats_row *), void *arg,
+    const char **why)
 {
-	struct scan	 s = { csv, csv + len };
-	struct field	 f, got[COL_COUNT];
-	bool		 have[COL_COUNT];
-	size_t		 col[COL_COUNT], i;
-	enum field_end	 e;
-	int		 c;
+	struct scan		 s = { csv, csv + len };
+	struct field		 f, got[COL_COUNT];
+	struct hastats_row	 r;
+	bool			 have[COL_COUNT];
+	size_t			 col[COL_COUNT], i;
+	enum field_end		 e;
+	char			 name[HASTATS_NAME_MAX];
+	int			 c;
 
 	if (read_header(&s, col, why) == -1)
 		return -1;
@@ -284,17 +301,51 @@ hastats_find(const char *csv, size_t len, const char *backend,
 		}
 		/* HAProxy ends every line: the row we want may be the rest. */
 		if (e == END_DATA) {
-			*why = "cut short before the row was found";
+			*why = server != NULL ? "cut short before the row was "
+			    "found" : "cut short";
 			return -1;
 		}
 		/* Blank lines and short ones name no server. */
 		if (!have[COL_PXNAME] || !have[COL_SVNAME] ||
-		    !field_eq(&got[COL_PXNAME], backend) ||
-		    !field_eq(&got[COL_SVNAME], server))
+		    !field_eq(&got[COL_PXNAME], backend))
 			continue;
-		return fill_row(got, have, col, r, why) == -1 ? -1 : 1;
+		if (server != NULL ? !field_eq(&got[COL_SVNAME], server) :
+		    field_eq(&got[COL_SVNAME], "BACKEND") ||
+		    field_eq(&got[COL_SVNAME], "FRONTEND"))
+			continue;
+		/* A name longer than we keep could not be looked up again. */
+		if (field_text(&got[COL_SVNAME], name, sizeof(name)) ==
+		    sizeof(name) - 1 && server == NULL)
+			continue;
+		if (fill_row(got, have, col, &r, why) == -1)
+			return -1;
+		if (fn(arg, name, &r) != 0)
+			return 1;
 	}
 	return 0;
+}
+
+static int
+keep_row(void *arg, const char *server, const struct hastats_row *r)
+{
+	(void)server;
+	*(struct hastats_row *)arg = *r;
+	return 1;
+}
+
+int
+hastats_find(const char *csv, size_t len, const char *backend,
+    const char *server, struct hastats_row *r, const char **why)
+{
+	return each_row(csv, len, backend, server, keep_row, r, why);
+}
+
+int
+hastats_each(const char *csv, size_t len, const char *backend,
+    int (*fn)(void *, const char *, const struct hastats_row *), void *arg,
+    const char **why)
+{
+	return each_row(csv, len, backend, NULL, fn, arg, why) == -1 ? -1 : 0;
 }
 
 /* Whether s is w, or w and then a blank and more. */

@@ -296,6 +296,34 @@ lb_warn(struct lb_view *v, const char *fmt, ...)
 	va_end(ap);
 }
 
+struct count {
+	const char	*self;
+	long		 n;
+};
+
+static int
+count_serving(void *arg, const char *server, const struct hastats_row *r)
+{
+	struct count	*c = arg;
+
+	if (strcmp(server, c->self) != 0 && hastats_serving(r))
+		c->n++;
+	return 0;
+}
+
+/* The other servers of backend that lb sends new traffic; -1: malformed. */
+static long
+count_others(const struct lb_source *lb, const char *backend,
+    const char *server, const char **why)
+{
+	struct count	 c = { server, 0 };
+
+	if (hastats_each(lb->csv, lb->len, backend, count_serving, &c,
+	    why) == -1)
+		return -1;
+	return c.n;
+}
+
 void
 peer_view_lb(const struct lb_source *lb, const char *backend,
     const char *server, const struct decision *told, struct lb_view *v)
@@ -305,6 +333,7 @@ peer_view_lb(const struct lb_source *lb, const char *backend,
 	long		 iw;
 
 	memset(v, 0, sizeof(*v));
+	v->others_serving = -1;
 	if (!peer_view_lb_ok(lb)) {
 		snprintf(v->error, sizeof(v->error), "%s",
 		    peer_view_lb_error(lb));
@@ -320,6 +349,7 @@ peer_view_lb(const struct lb_source *lb, const char *backend,
 		return;
 	}
 	v->found = true;
+	v->others_serving = count_others(lb, backend, server, &why);
 	/*
 	 * The configured weight: from the servers state where the source
 	 * gives it; 2.6's CSV has only the current one (an agent's
@@ -341,6 +371,119 @@ peer_view_lb(const struct lb_source *lb, const char *backend,
 		lb_warn(v, "shows %s, which lbagent did not ask for (an "
 		    "operator's hand? lbagent leaves it as it is)",
 		    v->row.status);
+}
+
+/* Appends "; text" (or text, first) to buf; cut when it is full. */
+static void
+append(char *buf, size_t size, const char *sep, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+append(char *buf, size_t size, const char *sep, const char *fmt, ...)
+{
+	size_t	len = strlen(buf);
+	va_list	ap;
+
+	if (len > 0 && len + strlen(sep) < size) {
+		memcpy(buf + len, sep, strlen(sep) + 1);
+		len += strlen(sep);
+	}
+	if (len + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
+}
+
+/* A candidate of the guard from the load balancers alone. */
+struct others {
+	const struct lb_source	*lbs;
+	size_t			 nlbs;
+	const bool		*asked;		/* the load balancers in time */
+	const char		*backend;
+	const char		*self;		/* this node's server */
+	struct peer_view	*v;
+	size_t			 wholen;
+	size_t			 count;		/* serving on every one asked */
+};
+
+/*
+ * A server of the first load balancer in time: serving when every load
+ * balancer in time shows it UP with a weight above 0.
+ */
+static int
+other_on_all(void *arg, const char *server, const struct hastats_row *row)
+{
+	struct others		*o = arg;
+	struct hastats_row	 r;
+	const char		*why;
+	size_t			 i;
+	int			 n;
+
+	if (strcmp(server, o->self) == 0 || !hastats_serving(row))
+		return 0;
+	for (i = 0; i < o->nlbs; i++) {
+		if (!o->asked[i])
+			continue;
+		if (hastats_find(o->lbs[i].csv, o->lbs[i].len, o->backend,
+		    server, &r, &why) != 1 || !hastats_serving(&r))
+			return 0;
+	}
+	o->count++;
+	n = snprintf(o->v->who + o->wholen, sizeof(o->v->who) - o->wholen,
+	    "%s%s", o->wholen ? ", " : "", server);
+	if (n > 0 && (size_t)n < sizeof(o->v->who) - o->wholen)
+		o->wholen += (size_t)n;
+	return 0;
+}
+
+/*
+ * Without peers: another server of this node's backend serves when every
+ * load balancer that answered in time (at least one) shows it UP with a
+ * weight above 0. One answer per load balancer, whatever the fleet.
+ */
+static void
+lbs_alone(const struct lb_source *lbs, size_t nlbs,
+    const struct transition_conf *tc, const char *my_id, struct peer_view *v)
+{
+	bool		 asked[CONFIG_PEERS_MAX];
+	struct others	 o = { lbs, nlbs, asked, tc->backend,
+			    tc->server[0] != '\0' ? tc->server : my_id, v, 0, 0 };
+	const char	*why;
+	size_t		 i, first = SIZE_MAX;
+
+	for (i = 0; i < nlbs && i < CONFIG_PEERS_MAX; i++) {
+		asked[i] = false;
+		if (!peer_view_lb_ok(&lbs[i]))
+			append(v->why, sizeof(v->why), "; ", "%s: %s",
+			    lbs[i].text, peer_view_lb_error(&lbs[i]));
+		else if (!in_time(true, lbs[i].took_ms, tc->peer_timeout_ms))
+			append(v->why, sizeof(v->why), "; ", "%s: timeout",
+			    lbs[i].text);
+		else if (count_others(&lbs[i], tc->backend, o.self, &why) == -1)
+			append(v->why, sizeof(v->why), "; ", "%s: %s",
+			    lbs[i].text, why);
+		else {
+			asked[i] = true;
+			if (first == SIZE_MAX)
+				first = i;
+		}
+	}
+	o.nlbs = i;
+	if (first == SIZE_MAX) {
+		append(v->why, sizeof(v->why), "; ", "no load balancer "
+		    "answered");
+		return;
+	}
+	/* Read whole above: it gives no error now. */
+	(void)hastats_each(lbs[first].csv, lbs[first].len, tc->backend,
+	    other_on_all, &o, &why);
+	if (o.count > 0)
+		v->other_serving = true;
+	else
+		append(v->why, sizeof(v->why), "; ", "no other server of %s UP "
+		    "with a weight above 0 on every load balancer that "
+		    "answered", tc->backend);
 }
 
 void
@@ -377,6 +520,8 @@ peer_view_aggregate(const struct peer_source *peers, size_t npeers,
 				whylen += (size_t)n;
 		}
 	}
+	if (npeers == 0 && nlbs > 0)
+		lbs_alone(lbs, nlbs, tc, my_id, v);
 	if (v->other_serving)
 		v->served_ms = round_ms;
 	if (v->why[0] == '\0')

@@ -136,13 +136,6 @@ static const struct config_key peers_keys[] = {
 	  "serve. The same list may be used on every node: a node skips "
 	  "the answer that carries its own node_id. Each node once: the "
 	  "same address twice, credentials aside, is an error." },
-	{ "peers", "haproxy", KEY_SOURCES, NULL, 0, 0, OFF(peers.haproxy),
-	  "Optional, one per load balancer: HAProxy's stats as CSV over HTTP "
-	  "(http://lb1:8404/stats;csv) or its Runtime API (unix:/PATH or "
-	  "tcp:ADDR:PORT, command 'show stat'). A peer then serves only if "
-	  "every load balancer that answered shows its server UP with a "
-	  "weight above 0. Needs agents and backend. Each load balancer "
-	  "once: the same address twice, credentials aside, is an error." },
 	{ "peers", "interval", KEY_DURATION, "1s", 100, 60 * 1000,
 	  OFF(peers.interval_ms),
 	  "How often the peers and load balancers are asked (also at once "
@@ -162,13 +155,38 @@ static const struct config_key peers_keys[] = {
  * The peer guard's settings: in [peers], and any [service NAME] may
  * override them for that service.
  */
-static const struct config_key guard_keys[] = {
-	{ "peers", "backend", KEY_NAME_BUF, NULL, 0, 0, TOFF(backend),
+/* [haproxy]: the load balancers' stats, for the guard and the status. */
+static const struct config_key haproxy_keys[] = {
+	{ "haproxy", "sources", KEY_SOURCES, NULL, 0, 0, OFF(peers.haproxy),
+	  "One per load balancer: HAProxy's stats as CSV over HTTP "
+	  "(http://lb1:8404/stats;csv) or its Runtime API (unix:/PATH or "
+	  "tcp:ADDR:PORT, command 'show stat'), asked every [peers] interval "
+	  "(one query per load balancer, whatever the fleet). What each "
+	  "shows for this node's server (status, weight, sessions, queue) "
+	  "is in the /status detail, and lbagentctl drain on --wait waits "
+	  "on it. The peer guard reads it: without [peers] agents, another "
+	  "node serves when another server of the backend is UP with a "
+	  "weight above 0 on every load balancer that answered (at least "
+	  "one); with agents, a peer serves only if it says so and every "
+	  "load balancer that answered shows its server UP with a weight "
+	  "above 0. Needs backend. Each load balancer once: the same "
+	  "address twice, credentials aside, is an error." },
+};
+
+/*
+ * This node's server on the load balancers: in [haproxy], and any
+ * [service NAME] may override them for that service.
+ */
+static const struct config_key lb_keys[] = {
+	{ "haproxy", "backend", KEY_NAME_BUF, NULL, 0, 0, TOFF(backend),
 	  "The backend on the load balancers that this node's server (and "
-	  "its peers') are in; required with haproxy." },
-	{ "peers", "server", KEY_NAME_BUF, NULL, 0, 0, TOFF(server),
+	  "its peers') are in; required with sources." },
+	{ "haproxy", "server", KEY_NAME_BUF, NULL, 0, 0, TOFF(server),
 	  "This node's server name in that backend; node_id when not set. "
 	  "Shown in the public /status, where peers look it up." },
+};
+
+static const struct config_key guard_keys[] = {
 	{ "peers", "timeout", KEY_DURATION, "2s", 10, 60 * 1000,
 	  TOFF(peer_timeout_ms),
 	  "A peer or load balancer that has not answered within this long "
@@ -309,7 +327,7 @@ static const struct config_key service_keys[] = {
 #define NAME_MAX_LEN	CONFIG_NAME_MAX
 
 enum section_kind { SEC_AGENT, SEC_PROBE, SEC_SERVICE, SEC_HTTP,
-    SEC_PEERS, SEC_KINDS };
+    SEC_PEERS, SEC_HAPROXY, SEC_KINDS };
 
 static const char *const section_words[] = {
 	[SEC_AGENT] = "agent",
@@ -317,6 +335,7 @@ static const char *const section_words[] = {
 	[SEC_SERVICE] = "service",
 	[SEC_HTTP] = "http",
 	[SEC_PEERS] = "peers",
+	[SEC_HAPROXY] = "haproxy",
 };
 
 struct section {
@@ -1262,6 +1281,24 @@ table_key(struct parse *p, struct entry *e, const struct config_key *table,
 	return true;
 }
 
+/* As table_key, for the key name of table that e stands for. */
+static bool
+table_key_as(struct parse *p, struct entry *e, const struct config_key *table,
+    const char *name, void *arg)
+{
+	const struct config_key	*k = find_key(table, 1, name);
+	unsigned		 first;
+
+	if (k == NULL)
+		return false;
+	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
+		add_error(p->errs, p->path, e->line,
+		    "%s: given twice (first on line %u)", e->key, first);
+	else
+		apply_value(p, e, k, arg);
+	return true;
+}
+
 /*
  * A key of transition_keys in [agent] or [service], or of guard_keys in
  * [service]; arg: the transition_conf it goes into.
@@ -1271,14 +1308,58 @@ transition_key(struct parse *p, struct entry *e, void *arg)
 {
 	return table_key(p, e, transition_keys, NKEYS_OF(transition_keys),
 	    arg) || (p->sections[e->section].kind == SEC_SERVICE &&
-	    table_key(p, e, guard_keys, NKEYS_OF(guard_keys), arg));
+	    (table_key(p, e, guard_keys, NKEYS_OF(guard_keys), arg) ||
+	    table_key(p, e, lb_keys, NKEYS_OF(lb_keys), arg)));
 }
 
-/* A key of guard_keys in [peers]; arg: the [agent]'s transitions. */
+/* The section [haproxy] is, or SIZE_MAX. */
+static size_t
+haproxy_section(const struct parse *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nsections; i++)
+		if (p->sections[i].kind == SEC_HAPROXY && !p->sections[i].bad)
+			return i;
+	return SIZE_MAX;
+}
+
+/*
+ * A key of guard_keys in [peers]; arg: the [agent]'s transitions. Before
+ * [haproxy], the load balancers were [peers] haproxy, backend and server:
+ * still read, with a warning saying where they go now.
+ */
 static bool
 guard_key(struct parse *p, struct entry *e, void *arg)
 {
-	return table_key(p, e, guard_keys, NKEYS_OF(guard_keys), arg);
+	const char	*now = strcmp(e->key, "haproxy") == 0 ? "sources" :
+			    e->key;
+	size_t		 hx;
+
+	if (table_key(p, e, guard_keys, NKEYS_OF(guard_keys), arg))
+		return true;
+	if (strcmp(e->key, "haproxy") != 0 && find_key(lb_keys,
+	    NKEYS_OF(lb_keys), e->key) == NULL)
+		return false;
+	hx = haproxy_section(p);
+	if (hx != SIZE_MAX && first_line_of(p, hx, now, NULL) != 0) {
+		add_error(p->errs, p->path, e->line, "%s: given in [haproxy] "
+		    "as %s too (line %u); keep that one", e->key, now,
+		    first_line_of(p, hx, now, NULL));
+		return true;
+	}
+	add_warning(p->errs, p->path, e->line, "[peers] %s is deprecated: "
+	    "write it as %s in [haproxy]", e->key, now);
+	if (strcmp(e->key, "haproxy") == 0)
+		return table_key_as(p, e, haproxy_keys, "sources", p->cfg);
+	return table_key(p, e, lb_keys, NKEYS_OF(lb_keys), arg);
+}
+
+/* A key of lb_keys in [haproxy]; arg: the [agent]'s transitions. */
+static bool
+lb_key(struct parse *p, struct entry *e, void *arg)
+{
+	return table_key(p, e, lb_keys, NKEYS_OF(lb_keys), arg);
 }
 
 /*
@@ -1690,7 +1771,7 @@ build(struct parse *p)
 {
 	struct config	*cfg = p->cfg;
 	size_t		 i, np = 0, ns = 0, agent = SIZE_MAX, http = SIZE_MAX;
-	size_t		 peers = SIZE_MAX;
+	size_t		 peers = SIZE_MAX, hx = SIZE_MAX;
 	char		 host[256];
 
 	for (i = 0; i < p->nsections; i++) {
@@ -1704,6 +1785,8 @@ build(struct parse *p)
 			http = i;
 		else if (p->sections[i].kind == SEC_PEERS)
 			peers = i;
+		else if (p->sections[i].kind == SEC_HAPROXY)
+			hx = i;
 		else if (agent == SIZE_MAX)
 			agent = i;
 	}
@@ -1733,20 +1816,23 @@ build(struct parse *p)
 	    &cfg->transitions);
 	table_defaults(p, guard_keys, NKEYS_OF(guard_keys), &cfg->transitions,
 	    peers);
-	if (peers != SIZE_MAX) {
-		p->peers_haproxy_line = first_line_of(p, peers, "haproxy", NULL);
+	/* After [peers], whose deprecated haproxy keys it checks. */
+	table_apply(p, hx, haproxy_keys, NKEYS_OF(haproxy_keys), cfg, lb_key,
+	    &cfg->transitions);
+	if (peers != SIZE_MAX)
 		check_sources(p, peers, "agents", &cfg->peers.agents, true);
+	if (hx != SIZE_MAX && first_line_of(p, hx, "sources", NULL) != 0) {
+		p->peers_haproxy_line = first_line_of(p, hx, "sources", NULL);
+		check_sources(p, hx, "sources", &cfg->peers.haproxy, false);
+	} else if (peers != SIZE_MAX) {
+		p->peers_haproxy_line = first_line_of(p, peers, "haproxy", NULL);
 		check_sources(p, peers, "haproxy", &cfg->peers.haproxy, false);
 	}
-	if (cfg->peers.haproxy.count > 0 && cfg->peers.agents.count == 0)
-		add_error(p->errs, p->path, p->peers_haproxy_line,
-		    "haproxy needs agents (the guard asks the other nodes' "
-		    "lbagent, and the load balancers about them)");
-	else if (cfg->peers.haproxy.count > 0 &&
+	if (cfg->peers.haproxy.count > 0 &&
 	    cfg->transitions.backend[0] == '\0')
 		add_error(p->errs, p->path, p->peers_haproxy_line,
-		    "haproxy needs backend (this node's backend on the load "
-		    "balancers)");
+		    "the load balancers need backend in [haproxy] (this "
+		    "node's backend on them)");
 	if (cfg->peers.dead_after <= cfg->peers.suspect_after) {
 		unsigned line = first_line_of(p, peers, "dead_after", NULL);
 
@@ -1840,7 +1926,7 @@ section_line(struct parse *p, const char *s)
 		if (n < 1 || k == SEC_KINDS)
 			add_error(p->errs, p->path, p->lineno,
 			    "unknown section [%s] (known: [agent], [probe NAME], "
-			    "[service NAME], [http], [peers])", head);
+			    "[service NAME], [http], [peers], [haproxy])", head);
 		else if (!named_section(k) && n != 1)
 			add_error(p->errs, p->path, p->lineno,
 			    "[%s] takes no name", word);
@@ -2140,12 +2226,15 @@ config_print_keys(FILE *fp)
 	print_table(fp, "\n[peers]", peers_keys, NKEYS_OF(peers_keys));
 	print_table(fp, "\n[peers], and [service NAME] to override for one "
 	    "service", guard_keys, NKEYS_OF(guard_keys));
+	print_table(fp, "\n[haproxy]", haproxy_keys, NKEYS_OF(haproxy_keys));
+	print_table(fp, "\n[haproxy], and [service NAME] to override for one "
+	    "service", lb_keys, NKEYS_OF(lb_keys));
 }
 
 bool
 config_peers_on(const struct config *cfg)
 {
-	return cfg->peers.agents.count > 0;
+	return cfg->peers.agents.count > 0 || cfg->peers.haproxy.count > 0;
 }
 
 const char *

@@ -520,6 +520,13 @@ peer_rounds_json(const struct agent *a, const struct status_clock *c)
 	    (json_int_t)info.cfg->peers.dead_after);
 }
 
+/* A count the load balancer gave, or null. */
+static json_t *
+count_json(bool known, long n)
+{
+	return known && n >= 0 ? json_integer(n) : json_null();
+}
+
 /* How each load balancer sees this node, service by service. */
 static json_t *
 haproxy_json(const struct agent *a, const struct status_clock *c)
@@ -552,7 +559,8 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 						json_array_append_new(warns,
 						    json_string(lv.warnings[k]));
 				json_array_append_new(mine, json_pack("{s:s, s:s, "
-				    "s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}",
+				    "s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+				    "s:o, s:o}",
 				    "service", v.name, "backend", tc->backend,
 				    "server", server, "found", lv.found, "status",
 				    lv.found ? json_string(lv.row.status) :
@@ -563,6 +571,10 @@ haproxy_json(const struct agent *a, const struct status_clock *c)
 				    json_integer(lv.row.initial_weight) :
 				    json_null(), "agent_status", lv.found ?
 				    json_string(lv.row.agent_status) : json_null(),
+				    "sessions", count_json(lv.found,
+				    lv.row.scur), "queued", count_json(lv.found,
+				    lv.row.qcur), "others_serving", count_json(
+				    lv.others_serving >= 0, lv.others_serving),
 				    "error", text_or_null(lv.error), "warnings",
 				    warns));
 			}

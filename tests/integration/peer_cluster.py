@@ -259,7 +259,7 @@ class Node:
         """This node's HTTP API base URL, as peers list it."""
         return f"http://127.0.0.1:{self.http_port}"
 
-    def config(self, peers_keys, agent_over=None):
+    def config(self, peers_keys, agent_over=None, haproxy_keys=None):
         agent = {"listen": f"127.0.0.1:{self.agent_port}", "node_id": self.name,
                  "reply_reasons": "yes", "down_after": f"{DOWN_AFTER_S:g}s",
                  "up_after": f"{UP_AFTER_S:g}s", "degrade_after": "0",
@@ -275,12 +275,14 @@ class Node:
                                       "timeout": f"{PROBE_TIMEOUT_MS}ms", **keys}
         if peers_keys is not None:
             sections["peers"] = peers_keys
+        if haproxy_keys is not None:
+            sections["haproxy"] = haproxy_keys
         return sections
 
-    def start(self, peers_keys, agent_over=None):
+    def start(self, peers_keys, agent_over=None, haproxy_keys=None):
         self.peers_keys = peers_keys
-        self.lb = h.Lbagent(self.config(peers_keys, agent_over), name=f"lbagent-{self.name}",
-                            port=self.agent_port)
+        self.lb = h.Lbagent(self.config(peers_keys, agent_over, haproxy_keys),
+                            name=f"lbagent-{self.name}", port=self.agent_port)
 
     # -- the dependency
     def fail(self, probe=PROBE):
@@ -336,17 +338,20 @@ class Cluster:
     with backend `be` and one server per node (named after it, agent-check
     to its lbagent). sources: per HAProxy, how the lbagents read it:
     "unix" (the admin socket), "tcp" (a TCP Runtime API socket) or "http"
-    (the stats page's CSV); None: no [peers] haproxy at all.
+    (the stats page's CSV), written as [haproxy] sources; None: no
+    [haproxy] section at all.
 
     agents(node, cluster) gives a node's [peers] agents (default: every
-    node, itself included, in the same order everywhere); peers_over and
-    agent_over are extra [peers] / [agent] keys; peers=False leaves the
-    [peers] section out (the scaffolding run, before the feature);
-    probes: {name: extra keys} for every node (default: `dep` alone)."""
+    node, itself included, in the same order everywhere); lbs_only=True
+    gives none (the guard from the load balancers alone); peers_over,
+    haproxy_over and agent_over are extra [peers] / [haproxy] / [agent]
+    keys; peers=False leaves [peers] and [haproxy] out (the scaffolding
+    run, before the feature); probes: {name: extra keys} for every node
+    (default: `dep` alone)."""
 
     def __init__(self, names=("n1", "n2", "n3"), *, haproxies=1, sources=("unix",),
                  weights=None, agents=None, peers_over=None, agent_over=None, peers=None,
-                 probes=None):
+                 probes=None, lbs_only=False, haproxy_over=None):
         if peers is None:
             peers = os.environ.get("PEERTEST_NO_PEERS") != "1"
         self.peers = peers
@@ -359,6 +364,8 @@ class Cluster:
         self.sources = sources
         self.agents = agents or (lambda node, cl: [n.url() for n in cl.nodes])
         self.peers_over = peers_over or {}
+        self.haproxy_over = haproxy_over or {}
+        self.lbs_only = lbs_only
         self.agent_over = agent_over or {}
         self._extra = []            # lagged views and stubs to close with the cluster
 
@@ -386,21 +393,26 @@ class Cluster:
     def peers_keys(self, node):
         if not self.peers:
             return None
-        keys = {"agents": self.agents(node, self)}
-        srcs = self.haproxy_sources()
-        if srcs:
-            keys["haproxy"] = srcs
-            keys["backend"] = "be"
+        keys = {} if self.lbs_only else {"agents": self.agents(node, self)}
         keys.update(peer_guard_config())
         over = self.peers_over(node) if callable(self.peers_over) else self.peers_over
         keys.update(over or {})
+        return keys
+
+    def haproxy_keys(self, node):
+        """The [haproxy] section of a node: the load balancers it reads."""
+        srcs = self.haproxy_sources()
+        if not self.peers or not (srcs or self.haproxy_over):
+            return None
+        keys = {"sources": srcs, "backend": "be"} if srcs else {}
+        keys.update(self.haproxy_over)
         return keys
 
     def start(self):
         """Starts every lbagent, then every HAProxy; waits until every
         server is UP everywhere and every node's probe has settled."""
         for n in self.nodes:
-            n.start(self.peers_keys(n), self.agent_over)
+            n.start(self.peers_keys(n), self.agent_over, self.haproxy_keys(n))
         for hp in self.haps:
             hp.start()
         h.wait_all_status(self.haps, "UP", h.startup_bound_s() + PROBE_S,

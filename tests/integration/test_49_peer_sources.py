@@ -1,11 +1,12 @@
-"""The peer guard's sources as written in [peers], against a real lbagent
-and a real HAProxy (its stats page's CSV):
+"""The peer guard's sources as written in [haproxy] and [peers], against
+a real lbagent and a real HAProxy (its stats page's CSV):
 
 1. `lbagent -c` refuses a load balancer given twice, credentials aside
    (`http://a:x@H/stats;csv` and `http://b:y@H/stats;csv`), and an agent
    given twice (`http://H:P` and `http://H:P/` ask the same /status): the
    error is file:line and names the source with its credentials redacted;
-   no password is printed;
+   no password is printed; the same in the deprecated [peers] haproxy,
+   which lbagent -c still reads with a warning naming its new place;
 2. a reload (SIGHUP) from `http://a:x@H/stats;csv` to that pair is refused
    the same way, in the log and /status, and lbagent runs on with the
    source it had (the
@@ -25,17 +26,25 @@ def refused_twice():
     rest = csv[len("http://"):]
     twice = "given twice (items 1 and 2: the same address, credentials aside)"
     cases = [
-        ("haproxy", [f"http://alice:s3cret-a@{rest}", f"http://bob:s3cret-b@{rest}"],
-         f"haproxy: http://***@{rest} {twice}"),
-        ("haproxy", [csv, f"http://bob:s3cret-b@{rest}"],
-         f"haproxy: http://***@{rest} {twice}"),
-        ("agents", ["http://127.0.0.1:9506", "http://carol:s3cret-c@127.0.0.1:9506/"],
+        ("haproxy", "sources",
+         [f"http://alice:s3cret-a@{rest}", f"http://bob:s3cret-b@{rest}"],
+         f"sources: http://***@{rest} {twice}"),
+        ("haproxy", "sources", [csv, f"http://bob:s3cret-b@{rest}"],
+         f"sources: http://***@{rest} {twice}"),
+        ("peers", "agents", ["http://127.0.0.1:9506", "http://carol:s3cret-c@127.0.0.1:9506/"],
          f"agents: http://***@127.0.0.1:9506/ {twice}"),
+        ("old", "haproxy", [csv, f"http://bob:s3cret-b@{rest}"],
+         f"haproxy: http://***@{rest} {twice}"),
     ]
-    for key, items, msg in cases:
-        peers = {"agents": ["http://127.0.0.1:9506"], "haproxy": [csv], "backend": "be"}
-        peers[key] = items
-        text = h.ini_text({"agent": {"listen": "127.0.0.1:1"}, "peers": peers})
+    for where, key, items, msg in cases:
+        sections = {"agent": {"listen": "127.0.0.1:1"},
+                    "peers": {"agents": ["http://127.0.0.1:9506"]}}
+        if where == "old":
+            sections["peers"].update({"haproxy": items, "backend": "be"})
+        else:
+            sections["haproxy"] = {"sources": [csv], "backend": "be"}
+            sections[where][key] = items
+        text = h.ini_text(sections)
         rc, out, path = h.check_config(text)
         line = next(i for i, ln in enumerate(text.splitlines(), 1)
                     if ln.startswith(f"{key} ="))
@@ -44,6 +53,20 @@ def refused_twice():
         h.expect(f"{path}:{line}: {msg}" in out, f"the error as file:line naming the "
                  f"source redacted (want {msg!r}):\n{out}")
         h.expect("s3cret" not in out, f"lbagent -c printed a password:\n{out}")
+        if where == "old":
+            want = (f"{path}:{line}: warning: [peers] haproxy is deprecated: "
+                    f"write it as sources in [haproxy]")
+            h.expect(want in out, f"the deprecation warned (want {want!r}):\n{out}")
+
+    h.section("the deprecated [peers] haproxy still works, warned")
+    text = h.ini_text({"agent": {"listen": "127.0.0.1:1"},
+                       "peers": {"agents": ["http://127.0.0.1:9506"], "haproxy": [csv],
+                                 "backend": "be"}})
+    rc, out, path = h.check_config(text)
+    h.expect(rc == 0 and "configuration OK" in out and
+             "warning: [peers] haproxy is deprecated" in out and
+             "warning: [peers] backend is deprecated: write it as backend in [haproxy]"
+             in out, f"accepted with two warnings (rc {rc}):\n{out}")
 
 
 def reload_to_twice():
@@ -53,7 +76,7 @@ def reload_to_twice():
     csv = c.hap.stats_csv_url()
     rest = csv[len("http://"):]
     alice = f"http://alice:s3cret-a@{rest}"
-    c.peers_over = {"haproxy": [alice]}
+    c.haproxy_over = {"sources": [alice]}
     try:
         c.start()
         n1, n2 = c["n1"], c["n2"]
@@ -71,10 +94,10 @@ def reload_to_twice():
         with open(n1.lb.config_path) as f:
             text = f.read()
         line = next(i for i, ln in enumerate(text.splitlines(), 1)
-                    if ln.startswith("haproxy ="))
-        text = text.replace(f"haproxy = {alice}\n",
-                            f"haproxy = {alice}, http://bob:s3cret-b@{rest}\n")
-        h.expect("s3cret-b" in text, "the new haproxy line is written")
+                    if ln.startswith("sources ="))
+        text = text.replace(f"sources = {alice}\n",
+                            f"sources = {alice}, http://bob:s3cret-b@{rest}\n")
+        h.expect("s3cret-b" in text, "the new sources line is written")
         with open(n1.lb.config_path, "w") as f:
             f.write(text)
         mark = n1.lb.log_mark()
@@ -87,7 +110,7 @@ def reload_to_twice():
 
         doc = h.wait_until(reloaded, 10, "the reload counted in the detail /status",
                            ok=lambda d: d.get("reloads") == 1, describe=pc.short)
-        want = (f"{n1.lb.config_path}:{line}: haproxy: http://***@{rest} given twice "
+        want = (f"{n1.lb.config_path}:{line}: sources: http://***@{rest} given twice "
                 f"(items 1 and 2: the same address, credentials aside)")
         h.expect(doc["last_reload"]["ok"] is False and
                  doc["last_reload"]["errors"] == [want],

@@ -115,7 +115,7 @@ START_TEST(error_paths)
 	expect_error("[agent]\nlisten = *:9505\nbogus = 1\n", 3,
 	    "unknown key 'bogus' in [agent]");
 	expect_error("[agent]\n\n[nope]\nx = 1\n", 3,
-	    "unknown section [nope] (known: [agent], [probe NAME], [service NAME], [http], [peers])");
+	    "unknown section [nope] (known: [agent], [probe NAME], [service NAME], [http], [peers], [haproxy])");
 	expect_error("listen = *:1\n", 1,
 	    "listen: key outside any section (expected [agent] first)");
 	expect_error("[agent]\nlb_forget_after = 10\n", 2,
@@ -372,7 +372,7 @@ START_TEST(every_error_reported_in_order)
 	snprintf(want, sizeof(want), "%s:3: max_connections: expected a whole "
 	    "number: '-1'", path);
 	ck_assert_str_eq(errs.lines[1], want);
-	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent], [probe NAME], [service NAME], [http], [peers])",
+	snprintf(want, sizeof(want), "%s:4: unknown section [x] (known: [agent], [probe NAME], [service NAME], [http], [peers], [haproxy])",
 	    path);
 	ck_assert_str_eq(errs.lines[2], want);
 	free(path);
@@ -529,6 +529,31 @@ START_TEST(peers_section)
 	ck_assert_uint_eq(web->alone_grace_ms, 5000);
 	ck_assert_uint_eq(web->peer_timeout_ms, 3000);
 	ck_assert_uint_eq(web->just_out_ms, 20000);
+	/* The load balancers used to be [peers] keys: read, and warned. */
+	ck_assert_uint_eq(errs.nwarnings, 3);
+	ck_assert(strstr(errs.warnings[0], ":5: warning: [peers] haproxy is "
+	    "deprecated: write it as sources in [haproxy]") != NULL);
+	ck_assert(strstr(errs.warnings[1], ":6: warning: [peers] backend is "
+	    "deprecated: write it as backend in [haproxy]") != NULL);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	/* [haproxy] of its own: the load balancers with no peers at all. */
+	cfg = load("[agent]\nnode_id = n1\n"
+	    "[haproxy]\nsources = unix:/run/haproxy/admin.sock, "
+	    "http://lb2:8404/stats;csv\nbackend = app\nserver = web1\n"
+	    "[probe p]\ntype = file\npath = /x\n"
+	    "[service web]\nprobes = p\nbackend = web_be\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert_uint_eq(errs.nwarnings, 0);
+	ck_assert(config_peers_on(cfg));
+	ck_assert_uint_eq(cfg->peers.agents.count, 0);
+	ck_assert_uint_eq(cfg->peers.haproxy.count, 2);
+	ck_assert_str_eq(cfg->transitions.backend, "app");
+	ck_assert_str_eq(config_server(cfg, &cfg->transitions), "web1");
+	ck_assert_str_eq(cfg->services[0].transitions.backend, "web_be");
+	ck_assert_str_eq(config_server(cfg, &cfg->services[0].transitions),
+	    "web1");
 	config_free(cfg);
 	config_errors_free(&errs);
 
@@ -550,11 +575,22 @@ START_TEST(peers_section)
 	    "agents: http://a:1 given twice (items 1 and 2: the same "
 	    "address, credentials aside)");
 	expect_error("[peers]\nagents = http://a:1\nhaproxy = unix:/x\n", 3,
-	    "haproxy needs backend (this node's backend on the load "
-	    "balancers)");
-	expect_error("[peers]\nhaproxy = unix:/x\nbackend = be\n", 2,
-	    "haproxy needs agents (the guard asks the other nodes' lbagent, "
-	    "and the load balancers about them)");
+	    "the load balancers need backend in [haproxy] (this node's "
+	    "backend on them)");
+	expect_error("[haproxy]\nsources = unix:/x\n", 2,
+	    "the load balancers need backend in [haproxy] (this node's "
+	    "backend on them)");
+	expect_error("[haproxy]\nsources = unix:/x, unix:/x\nbackend = b\n",
+	    2, "sources: unix:/x given twice (items 1 and 2: the same "
+	    "address, credentials aside)");
+	expect_error("[haproxy]\nsources = unix:/x\nbackend = be\n"
+	    "[peers]\nhaproxy = unix:/y\n", 5, "haproxy: given in [haproxy] "
+	    "as sources too (line 2); keep that one");
+	expect_error("[haproxy]\nsources = unix:/x\nbackend = be\n"
+	    "[peers]\nbackend = b2\n", 5, "backend: given in [haproxy] "
+	    "as backend too (line 3); keep that one");
+	expect_error("[haproxy]\nagents = http://a:1\n", 2,
+	    "unknown key 'agents' in [haproxy]");
 	expect_error("[peers]\nagents = http://a:1\nrecheck_after = 11s\n", 3,
 	    "recheck_after 11s must be at most just_out 10s");
 	expect_error("[peers]\nagents = http://a:1\ntimeout = 2m\n", 3,

@@ -621,6 +621,76 @@ START_TEST(load_balancers_must_show_the_peer_serving)
 }
 END_TEST
 
+/*
+ * No peers, only load balancers: another server of the backend UP with a
+ * weight above 0 on every load balancer that answered (at least one).
+ */
+START_TEST(load_balancers_alone)
+{
+	start();
+	npeers = 0;
+	nlbs = 2;
+	set_lb(0, "be,n1,0,UP,100,100,L7OK,,\nbe,n2,0,UP,100,100,L7OK,,\n"
+	    "be,n3,0,MAINT,100,100,,,\nbe,BACKEND,0,UP,200,,,,\n"
+	    "other,n4,0,UP,100,100,,,\n");
+	set_lb(1, "be,n1,0,UP,100,100,L7OK,,\nbe,n2,0,UP,50,100,L7OK,,\n"
+	    "be,n3,0,UP,100,100,,,\n");
+	do_round();
+	ck_assert(view.other_serving);
+	ck_assert_str_eq(view.who, "n2");
+	/* It goes out while n2 serves. */
+	hold(&down, 31 * S);
+	ck_assert_int_eq(out.state, NODE_DOWN);
+	ck_assert_ptr_nonnull(strstr(all_notes, "serving: n2"));
+	/*
+	 * This node's own row never counts (however it looks), nor another
+	 * backend's, nor a server UP on one load balancer only.
+	 */
+	set_lb(0, "be,n1,0,UP,100,100,L7OK,,\nbe,n2,0,UP,0,100,L7OK,,\n"
+	    "be,n3,0,MAINT,100,100,,,\nother,n4,0,UP,100,100,,,\n");
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(view.who, "");
+	ck_assert_str_eq(view.why, "no other server of be UP with a weight "
+	    "above 0 on every load balancer that answered");
+	/* One that does not answer is left out... */
+	lbs[0].answered = false;
+	snprintf(lbs[0].error, sizeof(lbs[0].error), "connection refused");
+	do_round();
+	ck_assert(view.other_serving);
+	ck_assert_str_eq(view.who, "n2, n3");
+	ck_assert_str_eq(view.why, "lb1: connection refused");
+	/* ... one too slow too; none answering is nobody serving. */
+	lbs[1].took_ms = 5000;
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(view.why, "lb1: connection refused; lb2: timeout; "
+	    "no load balancer answered");
+	/* Malformed stats are no answer. */
+	set_lb(0, "be,n2,0,UP,many,100,,,\n");
+	do_round();
+	ck_assert(!view.other_serving);
+	ck_assert_str_eq(view.why, "lb1: the weight is not a number; lb2: "
+	    "timeout; no load balancer answered");
+	/* The server name, when this node's is not its node_id. */
+	start();
+	npeers = 0;
+	nlbs = 1;
+	snprintf(conf.server, sizeof(conf.server), "web1");
+	set_lb(0, "be,web1,0,UP,100,100,,,\nbe,n1,0,UP,100,100,,,\n");
+	do_round();
+	ck_assert(view.other_serving);
+	ck_assert_str_eq(view.who, "n1");
+	set_lb(0, "be,web1,0,UP,100,100,,,\n");
+	do_round();
+	ck_assert(!view.other_serving);
+	/* Last in: held in, never at zero. */
+	hold(&down, 40 * S);
+	ck_assert_int_eq(out.state, NODE_UP);
+	conf.server[0] = '\0';
+}
+END_TEST
+
 START_TEST(what_each_load_balancer_shows_of_this_node)
 {
 	struct lb_view	v;
@@ -932,6 +1002,7 @@ main(void)
 	tcase_add_test(tc, slow_and_unreachable_peers_are_not_serving);
 	tcase_add_test(tc, self_and_unexpected_node_ids);
 	tcase_add_test(tc, load_balancers_must_show_the_peer_serving);
+	tcase_add_test(tc, load_balancers_alone);
 	tcase_add_test(tc, what_each_load_balancer_shows_of_this_node);
 	tcase_add_test(tc, answered_without_data_is_not_answered);
 	tcase_add_test(tc, zero_alone_grace);

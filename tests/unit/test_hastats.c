@@ -126,6 +126,75 @@ check_fixture(const char *name)
 	free(csv);
 }
 
+/* Collects what hastats_each gives, "name:scur/qcur" each. */
+static int
+collect(void *arg, const char *server, const struct hastats_row *r)
+{
+	char	*out = arg;
+	size_t	 len = strlen(out);
+
+	snprintf(out + len, 512 - len, "%s%s:%ld/%ld", len ? " " : "", server,
+	    r->scur, r->qcur);
+	return strcmp(server, "stop") == 0;
+}
+
+/* Sessions and queue, and every server of a backend in order. */
+START_TEST(sessions_and_every_server)
+{
+	static const char csv[] = "# pxname,svname,qcur,qmax,scur,smax,"
+	    "status,weight,\n"
+	    "fe,FRONTEND,,,4,9,OPEN,,\n"
+	    "be,n1,0,0,3,5,UP,100,\n"
+	    "be,n2,2,2,1,1,DRAIN,0,\n"
+	    "be,n3,,,,,UP,100,\n"
+	    "be,n4,x,0,-1,0,UP,100,\n"
+	    "other,n1,0,0,7,7,UP,1,\n"
+	    "be,BACKEND,2,2,4,5,UP,100,\n";
+	static const char stop[] = "# pxname,svname,status,weight\n"
+	    "be,a,UP,1\nbe,stop,UP,1\nbe,c,UP,1\n";
+	struct hastats_row	 r;
+	const char		*why;
+	char			 out[512] = "";
+
+	ck_assert_int_eq(find_s(csv, "be", "n1", &r, &why), 1);
+	ck_assert_int_eq(r.scur, 3);
+	ck_assert_int_eq(r.qcur, 0);
+	ck_assert_int_eq(find_s(csv, "be", "n2", &r, &why), 1);
+	ck_assert_int_eq(r.scur, 1);
+	ck_assert_int_eq(r.qcur, 2);
+	/* Empty or not a number: not known, and the row still reads. */
+	ck_assert_int_eq(find_s(csv, "be", "n3", &r, &why), 1);
+	ck_assert_int_eq(r.scur, -1);
+	ck_assert_int_eq(r.qcur, -1);
+	ck_assert_int_eq(find_s(csv, "be", "n4", &r, &why), 1);
+	ck_assert_int_eq(r.scur, -1);
+	ck_assert_int_eq(r.qcur, -1);
+	ck_assert(hastats_serving(&r));
+	/* Without the columns: not known. */
+	ck_assert_int_eq(find_s("# pxname,svname,status,weight,\n"
+	    "be,n1,UP,1,\n", "be", "n1", &r, &why), 1);
+	ck_assert_int_eq(r.scur, -1);
+	ck_assert_int_eq(r.qcur, -1);
+	/* Every server of the backend, not its BACKEND row, not others'. */
+	ck_assert_int_eq(hastats_each(csv, sizeof(csv) - 1, "be", collect,
+	    out, &why), 0);
+	ck_assert_str_eq(out, "n1:3/0 n2:1/2 n3:-1/-1 n4:-1/-1");
+	/* It stops when asked to. */
+	out[0] = '\0';
+	ck_assert_int_eq(hastats_each(stop, strlen(stop), "be", collect, out,
+	    &why), 0);
+	ck_assert_str_eq(out, "a:-1/-1 stop:-1/-1");
+	/* Cut short or malformed: -1, after the rows before. */
+	out[0] = '\0';
+	ck_assert_int_eq(hastats_each(csv, sizeof(csv) - 4, "be", collect,
+	    out, &why), -1);
+	ck_assert_str_eq(why, "cut short");
+	ck_assert_str_eq(out, "n1:3/0 n2:1/2 n3:-1/-1 n4:-1/-1");
+	ck_assert_int_eq(hastats_each("nope\n", 5, "be", collect, out, &why),
+	    -1);
+}
+END_TEST
+
 START_TEST(show_stat_socket)
 {
 	check_fixture("show-stat-2.6.csv");
@@ -559,6 +628,7 @@ hastats_suite(void)
 	tcase_add_test(tc, huge_lines);
 	tcase_add_test(tc, serving_and_admin);
 	tcase_add_test(tc, stat_and_servers_state);
+	tcase_add_test(tc, sessions_and_every_server);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -20,7 +20,12 @@ struct hastats_row {
 	char	agent_status[24];	/* "L7OK", "L7STS", ... without the
 					   "* " of a check in progress; or "" */
 	char	agent_desc[128];	/* or "" */
+	long	scur;			/* current sessions; -1 when not given */
+	long	qcur;			/* queued requests; -1 when not given */
 };
+
+/* A server name as hastats_each gives it, its NUL included. */
+#define HASTATS_NAME_MAX	128
 
 /*
  * Finds the row whose pxname is backend and svname is server. The first
@@ -32,6 +37,15 @@ struct hastats_row {
  */
 int		 hastats_find(const char *csv, size_t len, const char *backend,
 		    const char *server, struct hastats_row *, const char **why);
+/*
+ * Calls fn(arg, server, row) for every server of backend (not its
+ * BACKEND row), in the CSV's order, until fn returns non-zero; a server
+ * whose name is longer than HASTATS_NAME_MAX - 1 is skipped. 0, or -1
+ * malformed (or cut short) with *why, after the rows before it.
+ */
+int		 hastats_each(const char *csv, size_t len, const char *backend,
+		    int (*fn)(void *arg, const char *server,
+		    const struct hastats_row *), void *arg, const char **why);
 /*
  * UP (with "UP 1/3", a server going down, and "no check") with a weight
  * above 0: the load balancer sends it new traffic.

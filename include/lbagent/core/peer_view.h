@@ -163,7 +163,10 @@ void	peer_view_judge(const struct peer_source *,
 /*
  * A round's view for one service: every peer judged (into verdicts, one
  * per peer), who serves, why the others do not; served_ms moves to
- * round_ms when another node serves (else it keeps its value).
+ * round_ms when another node serves (else it keeps its value). With no
+ * peers but load balancers, the load balancers alone: another server of
+ * the backend serves when every load balancer that answered in time (at
+ * least one) shows it UP with a weight above 0; who then names servers.
  */
 void	peer_view_aggregate(const struct peer_source *, size_t npeers,
 	    const struct lb_source *lbs, size_t nlbs, const char *service,
@@ -179,6 +182,9 @@ struct lb_view {
 	char			error[PEERS_WHY_MAX];	/* when not found */
 	char			warnings[LB_WARNINGS_MAX][200];
 	size_t			nwarnings;
+	long			others_serving;	/* other servers of the backend
+						   UP with a weight above 0;
+						   -1: not known */
 };
 
 /*
