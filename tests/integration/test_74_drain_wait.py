@@ -14,7 +14,10 @@ b. a request longer than the timeout (`--timeout 2s`, /slow8): exit 4,
 c. an lbagent without [haproxy]: `drain on --wait` refuses, naming
    `[haproxy] sources` and `backend`, and writes no marker; one reached
    over TCP without a token (no detail) refuses too; `drain off --wait`
-   is a usage error."""
+   is a usage error;
+d. a load balancer that does not answer (its socket is not there): exit 4
+   at the timeout, reported as not answering, never counted as drained.
+b also checks that `lbagentctl status` shows the session in flight."""
 
 import os
 import socket
@@ -167,6 +170,11 @@ def main():
     req = Request(fe_port, "/slow8")
     wait_row(api, lambda r: r.get("status") == "UP" and r.get("sessions") == 1,
              "the slower request as 1 session of n1, UP", SEEN_S)
+    # status shows what is in flight, so a drain that never empties shows.
+    rc, out, err = ctl(lb, "status")
+    h.expect_equal(rc, 0, f"status exit status (stderr {err!r})")
+    h.expect("      sessions 1, queued 0; other servers serving: 0\n" in out,
+             f"status shows the session in flight:\n{out}")
     rc, out, err = ctl(lb, "drain", "on", "--wait", "--timeout", "2s")
     h.expect_equal(rc, EXIT_NOT_DRAINED, f"drain on --wait --timeout 2s exit status "
                    f"(stdout {out!r}, stderr {err!r})")
@@ -209,6 +217,19 @@ def main():
              f"the refusal says why: {err!r}")
     h.expect(not os.path.exists(public.marker_path("drain")),
              "a refused --wait wrote the marker")
+
+    h.section("d. a load balancer that does not answer is never drained")
+    gone = h.Lbagent({"agent": {"node_id": NODE},
+                      "http": {"listen": f"unix:{os.path.join(e.dir, 'gone.sock')}"},
+                      "peers": {"interval": f"{PEER_INTERVAL_MS}ms"},
+                      "haproxy": {"sources": f"unix:{os.path.join(e.dir, 'no-haproxy.sock')}",
+                                  "backend": "be", "server": NODE}},
+                     name="gone")
+    rc, out, err = ctl(gone, "drain", "on", "--wait", "--timeout", "2s")
+    h.expect_equal(rc, EXIT_NOT_DRAINED, f"drain on --wait with a silent load balancer "
+                   f"(stdout {out!r}, stderr {err!r})")
+    h.expect(f"  unix:{os.path.join(e.dir, 'no-haproxy.sock')}: not answering: " in err,
+             f"the silent load balancer reported: {err!r}")
 
     rc, out, err = ctl(lb, "drain", "off", "--wait")
     h.expect_equal(rc, 2, f"drain off --wait is a usage error (stderr {err!r})")
