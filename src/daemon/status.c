@@ -389,6 +389,12 @@ guard_json(const struct agent *a, size_t i,
 	    json_null(), "alone_s", asked && !pv->other_serving ?
 	    age_json(pv->served_ms, c) : json_null(), "marker_warning",
 	    text_or_null(v->marker_warning), "peers", peers);
+	/* What "another node serving" rests on. */
+	if (o != NULL)
+		json_object_set_new(o, "judged_by", json_string(
+		    peers_npeers(ps) == 0 ? "load_balancers" :
+		    peers_nlbs(ps) == 0 ? "peers" :
+		    "peers_and_load_balancers"));
 	return o;
 }
 
