@@ -702,7 +702,8 @@ peer_guard(struct out *o, const json_t *svc)
 		return;
 	clean(state, sizeof(state), str(g, "state"));
 	if (strcmp(state, "off") == 0) {
-		field(o, "peer guard", "off (no [peers] agents)");
+		field(o, "peer guard", "off (no [peers] agents, no [haproxy] "
+		    "sources)");
 		return;
 	}
 	clean(reason, sizeof(reason), str(g, "reason"));

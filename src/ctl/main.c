@@ -691,7 +691,7 @@ wait_drained(struct ctl *c, double deadline)
 	struct ctl_drain_lb	*lbs = NULL;
 	char			 err[ERR_MAX], took[32], line[1024];
 	double			 start = now_s(), sent, shown = start;
-	size_t			 n = 0, i, len;
+	size_t			 n = 0, i;
 	json_t			*root = NULL;
 	enum ctl_http_result	 r;
 	bool			 tty = isatty(STDERR_FILENO), asked = false;
@@ -739,20 +739,21 @@ wait_drained(struct ctl *c, double deadline)
 			shown = now_s();
 			units_format_age((uint64_t)((shown - start) * 1000), took,
 			    sizeof(took));
-			len = (size_t)snprintf(line, sizeof(line), "waiting %s:",
-			    took);
-			for (i = 0; asked && i < n && len < sizeof(line); i++) {
+			/* A line per load balancer, each within 80 columns. */
+			if (!asked)
+				snprintf(line, sizeof(line), "waiting %s: lbagent "
+				    "did not answer: %s", took, err);
+			else
+				snprintf(line, sizeof(line), "waiting %s:", took);
+			fprintf(stderr, "%.79s\n", line);
+			for (i = 0; asked && i < n; i++) {
 				char what[512];
 
 				ctl_drain_describe(&lbs[i], what, sizeof(what));
-				len += (size_t)snprintf(line + len, sizeof(line) -
-				    len, "%s %s: %s", i > 0 ? ";" : "",
+				snprintf(line, sizeof(line), "  %s: %s",
 				    lbs[i].source, what);
+				fprintf(stderr, "%.79s\n", line);
 			}
-			if (!asked && len < sizeof(line))
-				snprintf(line + len, sizeof(line) - len, " lbagent "
-				    "did not answer: %s", err);
-			fprintf(stderr, "%s\n", line);
 		}
 		sleep_ms(CTL_WAIT_POLL_MS);
 	}
