@@ -1127,6 +1127,25 @@ first_line_of(const struct parse *p, size_t section, const char *key,
 	return 0;
 }
 
+/*
+ * Whether e gives again a key given before in its section, said as an
+ * error. A line holds LINE_MAX_LEN - 1 characters, seven or eight peer
+ * URLs: a list of sources may go on over several lines of its key, each
+ * adding to it.
+ */
+static bool
+given_twice(struct parse *p, const struct entry *e, const struct config_key *k)
+{
+	unsigned	first;
+
+	if (k->type == KEY_AGENTS || k->type == KEY_SOURCES ||
+	    (first = first_line_of(p, e->section, e->key, e)) == 0)
+		return false;
+	add_error(p->errs, p->path, e->line,
+	    "%s: given twice (first on line %u)", e->key, first);
+	return true;
+}
+
 /* Sets e through k; a listen key keeps its line for the bind's errors. */
 static void
 apply_value(struct parse *p, const struct entry *e, const struct config_key *k,
@@ -1172,7 +1191,6 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
     void *arg)
 {
 	const struct config_key	*k;
-	unsigned		 first;
 	size_t			 i;
 
 	for (i = 0; i < p->nentries; i++) {
@@ -1189,18 +1207,8 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
 				    p->sections[section].name);
 			continue;
 		}
-		/*
-		 * A line holds LINE_MAX_LEN - 1 characters, about eight peer
-		 * URLs: a list of sources may go on over several lines of its
-		 * key, each adding to it.
-		 */
-		if (k->type != KEY_AGENTS && k->type != KEY_SOURCES &&
-		    (first = first_line_of(p, section, e->key, e)) != 0) {
-			add_error(p->errs, p->path, e->line,
-			    "%s: given twice (first on line %u)", e->key, first);
-			continue;
-		}
-		apply_value(p, e, k, base);
+		if (!given_twice(p, e, k))
+			apply_value(p, e, k, base);
 	}
 	table_defaults(p, table, n, base, section);
 }
@@ -1280,40 +1288,24 @@ probe_other_key(struct parse *p, struct entry *e, void *arg)
 	return table_key(p, e, window_keys, NKEYS_OF(window_keys), pc);
 }
 
+/* Sets e through k (once per section); false when there is no k. */
+static bool
+entry_key(struct parse *p, struct entry *e, const struct config_key *k,
+    void *arg)
+{
+	if (k == NULL)
+		return false;
+	if (!given_twice(p, e, k))
+		apply_value(p, e, k, arg);
+	return true;
+}
+
 /* Sets e through table if the table knows it; false when it does not. */
 static bool
 table_key(struct parse *p, struct entry *e, const struct config_key *table,
     size_t n, void *arg)
 {
-	const struct config_key	*k;
-	unsigned		 first;
-
-	if ((k = find_key(table, n, e->key)) == NULL)
-		return false;
-	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
-		add_error(p->errs, p->path, e->line,
-		    "%s: given twice (first on line %u)", e->key, first);
-	else
-		apply_value(p, e, k, arg);
-	return true;
-}
-
-/* As table_key, for the key name of table that e stands for. */
-static bool
-table_key_as(struct parse *p, struct entry *e, const struct config_key *table,
-    const char *name, void *arg)
-{
-	const struct config_key	*k = find_key(table, 1, name);
-	unsigned		 first;
-
-	if (k == NULL)
-		return false;
-	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
-		add_error(p->errs, p->path, e->line,
-		    "%s: given twice (first on line %u)", e->key, first);
-	else
-		apply_value(p, e, k, arg);
-	return true;
+	return entry_key(p, e, find_key(table, n, e->key), arg);
 }
 
 /*
@@ -1368,7 +1360,8 @@ guard_key(struct parse *p, struct entry *e, void *arg)
 	add_warning(p->errs, p->path, e->line, "[peers] %s is deprecated: "
 	    "write it as %s in [haproxy]", e->key, now);
 	if (strcmp(e->key, "haproxy") == 0)
-		return table_key_as(p, e, haproxy_keys, "sources", p->cfg);
+		return entry_key(p, e, find_key(haproxy_keys,
+		    NKEYS_OF(haproxy_keys), "sources"), p->cfg);
 	return table_key(p, e, lb_keys, NKEYS_OF(lb_keys), arg);
 }
 
