@@ -1,0 +1,87 @@
+"""The qualification run: each scenario on a fresh deployment of real
+HAProxy and real lbagents, faults injected, a client workload the whole
+time, the promises checked throughout; build/qualify/report.md and
+results.json at the end. Run it through scripts/qualify.
+
+usage: qualify.py --build DIR [--full] [--only NAME,...] [--out DIR]"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, HERE)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="lbagent's qualification under faults")
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--full", action="store_true", help="longer timings, every scenario")
+    ap.add_argument("--only", default="", help="comma-separated scenario names")
+    ap.add_argument("--out", default=None, help="output directory (BUILD/qualify)")
+    ap.add_argument("--list", action="store_true", help="list the scenarios")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    os.environ["LBAGENT"] = os.path.join(build, "lbagent")
+    os.environ["LBAGENTCTL"] = os.path.join(build, "lbagentctl")
+    import harness as h
+    import report
+    import scenarios
+    from deploy import Timings
+
+    names = [n for n, _ in scenarios.SCENARIOS]
+    if args.list:
+        print("\n".join(names))
+        return 0
+    only = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        print(f"qualify: no scenario {', '.join(unknown)}; there are: {', '.join(names)}",
+              file=sys.stderr)
+        return 2
+    h.require_haproxy()
+    outdir = os.path.abspath(args.out or os.path.join(build, "qualify"))
+    os.makedirs(outdir, exist_ok=True)
+    t = Timings(full=args.full)
+    tier = "full" if args.full else "bounded"
+    started = time.time()
+    t_start = time.monotonic()
+    results = []
+    for name, fn in scenarios.SCENARIOS:
+        if only and name not in only:
+            continue
+        if not args.full and not only and name in scenarios.FULL_ONLY:
+            continue
+        h.section(f"scenario {name}")
+        t1 = time.monotonic()
+        run = scenarios.run_one(name, fn, t)
+        run.fn = fn
+        summary = report.summarize(run, time.monotonic() - t1)
+        report.write_scenario(outdir, run, summary)
+        run.close()
+        results.append(summary)
+        print(f"{'PASS' if summary['passed'] else 'FAIL'} {name} "
+              f"({summary['elapsed_s']} s; {summary['failed']}/{summary['requests']} "
+              f"requests failed; {len(summary['violations'])} violations)", flush=True)
+        for c in summary["checks"]:
+            if not c["ok"]:
+                print(f"   failed: {c['what']}", flush=True)
+        for v in summary["violations"]:
+            print(f"   violation +{v['t_s']}s {v['invariant']}: {v['what']}", flush=True)
+    elapsed = time.monotonic() - t_start
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                   "tier": tier, "elapsed_s": round(elapsed, 1),
+                   "timings": t.as_dict(), "scenarios": results}, f, indent=2)
+    head = report.write_report(outdir, results, t, tier, started, elapsed)
+    print("\n" + head)
+    print(f"\nreport: {os.path.join(outdir, 'report.md')}")
+    return 0 if results and all(r["passed"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

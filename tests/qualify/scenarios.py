@@ -1,0 +1,372 @@
+"""The scenarios. Each is a function of a Run, with its expected outcome
+as its docstring (the report quotes it); it acts on the deployment while
+the workload and the sampler run, and records its verdicts with
+run.check(). Waits are liveness bounds (generous); what is measured is
+reported, not asserted, except where a promise is a time (markers, reply
+deadline: the sampler's invariants)."""
+
+import time
+
+import harness as h
+from deploy import Deployment
+from invariants import Sampler, Timeline, check_planned, serving
+from workload import Workload
+
+
+def _out(status, weight):
+    return not serving(status, weight)
+
+
+def _full(status, weight):
+    return status == "UP" and weight == 100
+
+
+def _drained(status, weight):
+    return status.startswith("DRAIN") or (status.startswith("UP") and weight == 0)
+
+
+class Run:
+    def __init__(self, name, t):
+        self.name = name
+        self.t = t
+        self.tl = Timeline()
+        self.dep = Deployment(t, self.tl.log)
+        self.sampler = Sampler(self.dep, self.tl)
+        self.workload = None
+        self.checks = []            # (ok, text)
+        self.metrics = {}
+        self.planned = []           # (start, end, what)
+        self.t_fault = None
+        self.t_heal = None
+        self.error = None
+
+    # -- life cycle
+    def start(self):
+        self.tl.log({"kind": "phase", "what": "deployment starting"})
+        self.dep.start()
+        self.tl.log({"kind": "phase", "what": "deployment up: every server UP/100 on both"})
+        self.sampler.start()
+        self.workload = Workload(self.dep.fe_ports, self.t)
+        self.workload.start()
+        self.settle(2.0, "warm-up")
+
+    def stop(self):
+        if self.workload is not None:
+            self.workload.stop()
+        self.sampler.stop()
+        check_planned(self.sampler, self.requests(), self.planned, self.tl.t0)
+
+    def close(self):
+        self.dep.close()
+
+    def requests(self):
+        return self.workload.snapshot() if self.workload else []
+
+    # -- helpers for the scenarios
+    def note(self, what):
+        self.tl.log({"kind": "phase", "what": what})
+        h.section(f"{self.name}: {what}")
+
+    def settle(self, seconds, what):
+        self.note(f"{what} ({seconds:g} s)")
+        time.sleep(seconds)
+
+    def check(self, ok, text):
+        self.checks.append((bool(ok), text))
+        self.tl.log({"kind": "check", "ok": bool(ok), "what": text})
+        return bool(ok)
+
+    def wait(self, fn, timeout_s, what):
+        """Polls fn() until true; records a failed check on timeout.
+        Returns when it became true (monotonic) or None."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                if fn():
+                    return time.monotonic()
+            except Exception:  # noqa: BLE001 - not yet
+                pass
+            if time.monotonic() > deadline:
+                self.check(False, f"{what} (not within {timeout_s:g} s: "
+                           f"{self.dep.describe()})")
+                return None
+            time.sleep(0.05)
+
+    def out_everywhere(self, node, since):
+        return self.sampler.first_all(node, _out, since)
+
+    def wait_out(self, node, since, what=None):
+        t = self.t
+        bound = (t.probe_interval_ms + t.probe_timeout_ms + t.down_after_ms +
+                 4 * t.peer_timeout_ms + 2 * t.agent_inter_ms) / 1000.0 + 10.0
+        got = self.wait(lambda: self.out_everywhere(node, since), bound,
+                        what or f"{node} out on both load balancers")
+        return self.out_everywhere(node, since) if got else None
+
+    def wait_back(self, node, since, what=None):
+        t = self.t
+        bound = (t.up_after_ms + t.ramp_ms + 2 * t.agent_inter_ms) / 1000.0 + 15.0
+        got = self.wait(lambda: self.sampler.first_all(node, _full, since), bound,
+                        what or f"{node} back UP at full weight on both load balancers")
+        return self.sampler.first_all(node, _full, since) if got else None
+
+    def failed_after(self, t, node=None):
+        return [r for r in self.requests() if r.start >= t and r.end is not None and not r.ok and
+                (node is None or r.node == node or r.node is None)]
+
+    def fault(self, what):
+        self.t_fault = time.monotonic()
+        self.note(what)
+
+    def heal(self, what):
+        self.t_heal = time.monotonic()
+        self.note(what)
+
+
+# ------------------------------------------------------------ scenarios
+
+def dependency_fails(run):
+    """n1's dependency fails: n1 leaves both load balancers after
+    down_after; no client request fails that started after the detection
+    plus one agent-inter; n2 and n3 stay UP; once healed, n1 comes back no
+    sooner than up_after, with the ramp (weights between 0 and 100) visible
+    in HAProxy, and ends UP at full weight."""
+    d, t, s = run.dep, run.t, run.sampler
+    run.fault("n1's dependency fails")
+    d["n1"].fail()
+    out = run.wait_out("n1", run.t_fault)
+    if out is None:
+        return
+    run.metrics["detection_ms"] = int((out - run.t_fault) * 1000)
+    run.check(out - run.t_fault >= t.down_after_ms / 1000.0,
+              f"n1 left no sooner than down_after ({t.down_after_ms} ms): after "
+              f"{run.metrics['detection_ms']} ms")
+    run.settle(3.0, "n1 out, the workload on n2 and n3")
+    late = run.failed_after(out + t.agent_inter_ms / 1000.0)
+    run.check(not late, f"no request failed that started after the detection + one "
+              f"agent-inter ({len(late)} did" + (": " + late[0].describe(run.tl.t0) if late
+                                                  else "") + ")")
+    for n in ("n2", "n3"):
+        seen = s.seen(n, since=run.t_fault)
+        run.check(all(serving(st, w) for _, _, st, w, _ in seen),
+                  f"{n} stayed UP on both load balancers throughout")
+    run.heal("n1's dependency heals")
+    d["n1"].heal()
+    back = run.wait_back("n1", run.t_heal)
+    if back is None:
+        return
+    first_in = s.first_all("n1", serving, run.t_heal)
+    run.metrics["back_ms"] = int((back - run.t_heal) * 1000)
+    run.metrics["first_in_ms"] = int((first_in - run.t_heal) * 1000)
+    run.check(first_in - run.t_heal >= t.up_after_ms / 1000.0,
+              f"n1 came back no sooner than up_after ({t.up_after_ms} ms): after "
+              f"{run.metrics['first_in_ms']} ms")
+    ramp = sorted({w for _, _, st, w, _ in s.seen("n1", since=run.t_heal)
+                   if st.startswith("UP") and 0 < w < 100})
+    run.metrics["ramp_weights"] = ramp
+    run.check(ramp, f"the ramp is visible in HAProxy's weights for n1: {ramp}")
+    served = [r for r in run.requests() if r.node == "n1" and r.ok and r.start >= run.t_heal]
+    run.check(served, "n1 serves client requests again")
+    run.settle(1.0, "n1 back")
+
+
+def all_fail(run):
+    """Every node's dependency fails at once: on each load balancer at
+    least one server stays UP with a weight above 0 the whole time (the
+    peer guard holds the last one in); after healing, all three are back
+    UP at full weight."""
+    d, t = run.dep, run.t
+    run.fault("every dependency fails")
+    for n in d.nodes:
+        n.fail()
+    hold = (t.probe_interval_ms + t.down_after_ms + 4 * t.peer_timeout_ms +
+            t.just_out_ms + 2 * t.agent_inter_ms) / 1000.0 + 4.0
+    run.settle(hold, "all failing: never zero in rotation")
+    outs = [n.name for n in d.nodes if run.out_everywhere(n.name, run.t_fault)]
+    run.metrics["out_while_all_fail"] = outs
+    run.check(len(outs) < 3, f"not every node out: out were {outs or 'none'}")
+    run.heal("every dependency heals")
+    for n in d.nodes:
+        n.heal()
+    for n in d.nodes:
+        run.wait_back(n.name, run.t_heal)
+    run.metrics["back_ms"] = int((time.monotonic() - run.t_heal) * 1000)
+
+
+def two_fail_together(run):
+    """n1's and n2's dependencies fail at the same moment: n3 keeps serving
+    on both load balancers throughout; n1 and n2 both leave (n3 serves);
+    no request fails that started after both left plus one agent-inter;
+    after healing both come back at full weight."""
+    d, t, s = run.dep, run.t, run.sampler
+    run.fault("n1 and n2 fail together")
+    d["n1"].fail()
+    d["n2"].fail()
+    o1 = run.wait_out("n1", run.t_fault)
+    o2 = run.wait_out("n2", run.t_fault)
+    if o1 is None or o2 is None:
+        return
+    both = max(o1, o2)
+    run.metrics["detection_ms"] = int((both - run.t_fault) * 1000)
+    run.settle(3.0, "n3 alone")
+    seen = s.seen("n3", since=run.t_fault)
+    run.check(all(serving(st, w) for _, _, st, w, _ in seen),
+              "n3 stayed UP on both load balancers throughout")
+    late = run.failed_after(both + t.agent_inter_ms / 1000.0)
+    run.check(not late, f"no request failed that started after both left + one "
+              f"agent-inter ({len(late)} did)")
+    run.heal("n1 and n2 heal")
+    d["n1"].heal()
+    d["n2"].heal()
+    for n in ("n1", "n2"):
+        run.wait_back(n, run.t_heal)
+    run.metrics["back_ms"] = int((time.monotonic() - run.t_heal) * 1000)
+
+
+def _drain_wait(run, node, t_on):
+    """What `lbagentctl drain on --wait` does: until every load balancer
+    shows the server drained and no session on it."""
+    d = run.dep
+    return run.wait(lambda: d.everywhere(node, lambda st, w, cur: _drained(st, w) and cur == 0),
+                    run.t.long_ms / 1000.0 + 20.0,
+                    f"{node} drained with no session left on both load balancers")
+
+
+def _ctl(run, node, *args):
+    rc, out, err = run.dep[node].ctl(*args)
+    run.tl.log({"kind": "action", "node": node, "what": "lbagentctl " + " ".join(args),
+                "rc": rc, "out": (out + err).strip().replace("\n", " | ")[:300]})
+    run.check(rc == 0, f"`lbagentctl {' '.join(args)}` on {node} succeeded (rc {rc})")
+    return rc
+
+
+def planned_drain(run):
+    """The operator drains n1 the way the docs say (`lbagentctl drain on`,
+    then waiting until both load balancers show no session on it), with
+    long requests in flight on n1, then undrains it: the drain shows on
+    both within 1 s + one agent-inter; every request that overlapped the
+    operation succeeds, the long ones in flight on n1 complete; n1 comes
+    back UP."""
+    d, s = run.dep, run.sampler
+    app = d["n1"].app
+    run.wait(lambda: app.long_in_flight() > 0, 30.0, "a long request in flight on n1")
+    in_flight_before = app.long_in_flight()
+    start = time.monotonic()
+    run.note(f"drain on n1 ({in_flight_before} long requests in flight on it)")
+    s.expect_marker("n1", "drain on", lambda st, w: _drained(st, w), start)
+    if _ctl(run, "n1", "drain", "on", "--reason", "qualify planned drain") != 0:
+        return
+    t_empty = _drain_wait(run, "n1", start)
+    if t_empty is not None:
+        run.metrics["drain_empty_ms"] = int((t_empty - start) * 1000)
+    long_n1 = [r for r in run.requests() if r.kind == "long" and r.node == "n1" and
+               r.start < start and r.end is not None and r.end > start]
+    run.metrics["long_in_flight_completed"] = len(long_n1)
+    run.check(long_n1 and all(r.ok for r in long_n1),
+              f"the long requests in flight on n1 completed: {len(long_n1)}, "
+              f"{sum(1 for r in long_n1 if r.ok)} succeeded")
+    run.settle(1.0, "n1 drained")
+    t_off = time.monotonic()
+    s.expect_marker("n1", "drain off", lambda st, w: st.startswith("UP") and w > 0, t_off)
+    _ctl(run, "n1", "drain", "off")
+    back = run.wait_back("n1", t_off)
+    end = time.monotonic()
+    run.planned.append((start, end, "the planned drain of n1"))
+    if back:
+        run.metrics["back_ms"] = int((back - t_off) * 1000)
+    run.settle(1.0, "n1 back")
+
+
+def agent_sigkill(run):
+    """n1 is drained (`lbagentctl drain on`), then its lbagent is killed
+    with SIGKILL and started again: HAProxy keeps n1 drained while the
+    agent is gone, and after the restart n1 is still drained (nothing
+    forgotten); no client request fails; undrained, n1 comes back UP."""
+    d, s, t = run.dep, run.sampler, run.t
+    start = time.monotonic()
+    s.expect_marker("n1", "drain on", lambda st, w: _drained(st, w), start)
+    if _ctl(run, "n1", "drain", "on", "--reason", "qualify drain before kill") != 0:
+        return
+    if run.wait(lambda: d.everywhere("n1", lambda st, w, c: _drained(st, w)), 10.0,
+                "n1 drained on both") is None:
+        return
+    lb = d["n1"].lb
+    s.paused.add("n1")
+    run.fault("kill -9 n1's lbagent")
+    lb.kill()
+    run.settle(2 * t.agent_inter_ms / 1000.0 + 1.0, "n1's lbagent dead")
+    dead = s.seen("n1", since=run.t_fault)
+    run.check(all(_drained(st, w) for _, _, st, w, _ in dead),
+              "n1 stayed drained on both while its lbagent was dead")
+    run.note("n1's lbagent starts again")
+    lb.start()
+    t_up = time.monotonic()
+    s.paused.discard("n1")
+    run.settle(3.0, "n1's lbagent back")
+    after = s.seen("n1", since=t_up)
+    run.check(after and all(_drained(st, w) for _, _, st, w, _ in after),
+              "n1 still drained on both after the restart")
+    reply = lb.ask().decode(errors="replace").strip()
+    run.check(reply.startswith("drain"), f"n1's reply after the restart: {reply!r}")
+    t_off = time.monotonic()
+    s.expect_marker("n1", "drain off", lambda st, w: st.startswith("UP") and w > 0, t_off)
+    _ctl(run, "n1", "drain", "off")
+    run.wait_back("n1", t_off)
+    run.planned.append((start, time.monotonic(), "drain, kill -9, restart, undrain of n1"))
+
+
+def hung_probe(run):
+    """n1's dependency is black-holed (its probe connects and never gets
+    an answer): lbagent keeps answering its agent port on time throughout
+    (the reply-deadline invariant); n1 goes out on both (the probe times
+    out); once the black hole is lifted n1 comes back at full weight."""
+    d, s = run.dep, run.sampler
+    run.fault("n1's dependency black-holed")
+    d["n1"].dep.set("blackhole")
+    out = run.wait_out("n1", run.t_fault)
+    if out is not None:
+        run.metrics["detection_ms"] = int((out - run.t_fault) * 1000)
+    run.settle(4.0, "n1's probe hung")
+    run.heal("the black hole lifted")
+    d["n1"].dep.set("pass")
+    back = run.wait_back("n1", run.t_heal)
+    if back:
+        run.metrics["back_ms"] = int((back - run.t_heal) * 1000)
+    st = [r for r in s.replies if r[1] == "n1" and r[0] >= run.t_fault]
+    run.metrics["n1_replies_during"] = len(st)
+    run.metrics["n1_reply_max_ms"] = round(max((r[2] for r in st), default=0), 1)
+    run.check(st, f"n1 was asked while hung: {len(st)} replies, slowest "
+              f"{run.metrics['n1_reply_max_ms']} ms")
+
+
+SCENARIOS = [
+    ("dependency-fails", dependency_fails),
+    ("all-fail", all_fail),
+    ("two-fail-together", two_fail_together),
+    ("planned-drain", planned_drain),
+    ("agent-sigkill", agent_sigkill),
+    ("hung-probe", hung_probe),
+]
+
+FULL_ONLY = set()
+
+
+def run_one(name, fn, t):
+    run = Run(name, t)
+    try:
+        run.start()
+        fn(run)
+    except h.TestFailure as e:
+        run.error = str(e)
+        run.check(False, f"the scenario stopped: {e}")
+    except Exception as e:  # noqa: BLE001 - a harness bug fails the scenario, reported
+        import traceback
+        run.error = traceback.format_exc()
+        run.check(False, f"the scenario raised {type(e).__name__}: {e}")
+    finally:
+        try:
+            run.stop()
+        except Exception as e:  # noqa: BLE001
+            run.check(False, f"stopping the workload raised {e}")
+    return run
+
