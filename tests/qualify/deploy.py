@@ -28,8 +28,15 @@ class Timings:
         k = 2 if full else 1
         self.agent_inter_ms = 500
         self.check_inter_ms = 1000          # HAProxy's own HTTP check on /alive
-        self.probe_interval_ms = 250
-        self.probe_timeout_ms = 200
+        # A probe timeout with room for a shared, loaded 2-core machine
+        # (the dependency is behind a Python proxy in the same process as
+        # the workload): a spurious timeout is a failed evaluation.
+        self.probe_interval_ms = 500
+        self.probe_timeout_ms = 400
+        self.warn_latency_ms = 200          # the probe's warn: on_warn = 50%
+        self.slow_health_ms = 280           # a degraded dependency's latency
+        self.degrade_after_ms = 1000
+        self.restore_after_ms = 1000
         self.down_after_ms = 1000 * k
         self.up_after_ms = 2000 * k
         self.ramp_ms = 3000 * k
@@ -159,8 +166,9 @@ class App:
 # ------------------------------------------------------------------ a node
 
 class Node:
-    def __init__(self, name, index, log):
+    def __init__(self, name, index, log, agent_over=None):
         self.name = name
+        self.agent_over = dict(agent_over or {})
         self.index = index
         self.app = App(name)
         self.agent_port = h.free_port()
@@ -180,21 +188,26 @@ class Node:
         return f"http://127.0.0.1:{self.http_port}"
 
     def config(self, t, nodes, haps):
+        """This node's lbagent configuration. QUALIFY_NO_GUARD=1 leaves
+        [peers] and [haproxy] out: the harness's own check that it sees a
+        broken promise (all-fail must then find zero servers serving)."""
         agents = []
         for n in nodes:
             agents.append(self.url() if n is self else
                           f"http://127.0.0.1:{self.to_peer[n.name].port}")
-        sources = [f"http://127.0.0.1:{self.to_lb[hp.name].port}/stats;csv" for hp in haps]
-        return {
+        sources = [f"http://127.0.0.1:{self.to_lb[hp.qname].port}/stats;csv" for hp in haps]
+        sections = {
             "agent": {"listen": f"127.0.0.1:{self.agent_port}", "node_id": self.name,
                       "reply_reasons": "yes", "down_after": _ms(t.down_after_ms),
                       "up_after": _ms(t.up_after_ms), "ramp": _ms(t.ramp_ms),
-                      "ramp_start": t.ramp_start, "degrade_after": "0",
-                      "restore_after": "0"},
+                      "ramp_start": t.ramp_start,
+                      "degrade_after": _ms(t.degrade_after_ms),
+                      "restore_after": _ms(t.restore_after_ms), **self.agent_over},
             "http": {"listen": f"127.0.0.1:{self.http_port}", "token_file": self.token_file},
             "probe dep": {"type": "http", "url": f"http://127.0.0.1:{self.dep.port}/health",
                           "interval": _ms(t.probe_interval_ms),
-                          "timeout": _ms(t.probe_timeout_ms)},
+                          "timeout": _ms(t.probe_timeout_ms),
+                          "warn_latency": _ms(t.warn_latency_ms), "on_warn": "50%"},
             "peers": {"agents": agents, "interval": _ms(t.peer_interval_ms),
                       "timeout": _ms(t.peer_timeout_ms),
                       "alone_grace": _ms(t.alone_grace_ms),
@@ -202,6 +215,9 @@ class Node:
                       "just_out": _ms(t.just_out_ms)},
             "haproxy": {"sources": sources, "backend": "be", "server": self.name},
         }
+        if os.environ.get("QUALIFY_NO_GUARD") == "1":
+            del sections["peers"], sections["haproxy"]
+        return sections
 
     def start(self, t, nodes, haps):
         self.lb = h.Lbagent(self.config(t, nodes, haps), name=f"lbagent-{self.name}",
@@ -216,6 +232,16 @@ class Node:
     def heal(self):
         self.app.healthy = True
         self._log({"kind": "action", "node": self.name, "what": "dependency heals"})
+
+    def degrade(self, ms):
+        """The dependency answers /health after ms (0: at once)."""
+        self.app.health_delay_ms = ms
+        self._log({"kind": "action", "node": self.name, "what": f"/health takes {ms} ms"})
+
+    def metrics(self):
+        """GET /metrics from this node's HTTP API, as text."""
+        status, _, body = h.http_request(self.http_port, "/metrics")
+        return body.decode(errors="replace") if status == 200 else ""
 
     def ctl(self, *args, timeout_s=60):
         """lbagentctl on this node's configuration, as the operator runs it."""
@@ -265,10 +291,11 @@ def haproxy_config(t, source, fe_port, stats_port, nodes):
 class Deployment:
     """Three nodes n1..n3 and two HAProxy instances lb1, lb2."""
 
-    def __init__(self, t, log, node_names=("n1", "n2", "n3"), lb_names=("lb1", "lb2")):
+    def __init__(self, t, log, node_names=("n1", "n2", "n3"), lb_names=("lb1", "lb2"),
+                 agent_over=None):
         self.t = t
         self.log = log
-        self.nodes = [Node(name, i, log) for i, name in enumerate(node_names)]
+        self.nodes = [Node(name, i, log, agent_over) for i, name in enumerate(node_names)]
         self.by_name = {n.name: n for n in self.nodes}
         self.haps = []
         self.fe_ports = {}

@@ -58,7 +58,7 @@ def main():
             continue
         h.section(f"scenario {name}")
         t1 = time.monotonic()
-        run = scenarios.run_one(name, fn, t)
+        run = scenarios.run_one(name, fn, t, full=args.full)
         run.fn = fn
         summary = report.summarize(run, time.monotonic() - t1)
         report.write_scenario(outdir, run, summary)

@@ -17,7 +17,6 @@ def _ms(v):
 def summarize(run, elapsed_s):
     """The figures of one scenario (results.json's entry)."""
     reqs = run.requests()
-    t0 = run.tl.t0
     done = [r for r in reqs if r.end is not None]
     failed = [r for r in done if not r.ok]
     short = [r.duration * 1000 for r in done if r.kind == "short" and r.ok]

@@ -26,11 +26,11 @@ def _drained(status, weight):
 
 
 class Run:
-    def __init__(self, name, t):
+    def __init__(self, name, t, agent_over=None):
         self.name = name
         self.t = t
         self.tl = Timeline()
-        self.dep = Deployment(t, self.tl.log)
+        self.dep = Deployment(t, self.tl.log, agent_over=agent_over)
         self.sampler = Sampler(self.dep, self.tl)
         self.workload = None
         self.checks = []            # (ok, text)
@@ -39,6 +39,7 @@ class Run:
         self.t_fault = None
         self.t_heal = None
         self.error = None
+        self.full = False
 
     # -- life cycle
     def start(self):
@@ -339,6 +340,261 @@ def hung_probe(run):
               f"{run.metrics['n1_reply_max_ms']} ms")
 
 
+def _stayed(run, node, ok, since, until=None, lb=None):
+    seen = run.sampler.seen(node, since=since, until=until, lb=lb)
+    return bool(seen) and all(ok(st, w) for _, _, st, w, _ in seen)
+
+
+def operator_runtime_maint(run):
+    """An operator puts n2 in MAINT on lb1 and sets n3's weight to 50 on
+    lb2 through the Runtime API; then n1 fails and heals (lbagent takes it
+    out and brings it back with its ramp) and n2's lbagent is restarted:
+    n2 stays MAINT on lb1 and n3 keeps weight 50 on lb2 throughout (never
+    undone by lbagent), and lb1 never runs out of servers (n3 serves)."""
+    d, s = run.dep, run.sampler
+    lb1, lb2 = d.hap("lb1"), d.hap("lb2")
+    run.note("the operator: n2 MAINT on lb1, n3 weight 50 on lb2")
+    lb1.set_server_state("be", "n2", "maint")
+    out = lb2.cmd("set weight be/n3 50")
+    run.check(not out.strip(), f"`set weight be/n3 50` accepted: {out.strip()!r}")
+    run.tl.log({"kind": "action", "what": "operator: lb1 n2 maint, lb2 n3 weight 50"})
+    if run.wait(lambda: d.status("n2", lb1)[0].startswith("MAINT") and
+                d.status("n3", lb2)[1] == 50, 5.0, "the operator's settings shown") is None:
+        return
+    s.expect_operator("lb1", "n2", "MAINT", lambda st, w: st.startswith("MAINT"))
+    s.expect_operator("lb2", "n3", "weight 50", lambda st, w: w == 50)
+    run.fault("n1's dependency fails")
+    d["n1"].fail()
+    out = run.wait_out("n1", run.t_fault)
+    if out:
+        run.metrics["detection_ms"] = int((out - run.t_fault) * 1000)
+    run.settle(2.0, "n1 out")
+    run.heal("n1's dependency heals")
+    d["n1"].heal()
+    t = run.t
+    run.wait(lambda: s.first_all("n1", lambda st, w: st.startswith("UP") and w > 0,
+                                 run.t_heal),
+             (t.up_after_ms + t.ramp_ms) / 1000.0 + 15.0, "n1 back on both")
+    run.settle(t.ramp_ms / 1000.0 + 1.0, "n1's ramp")
+    run.note("n2's lbagent restarted")
+    s.paused.add("n2")
+    d["n2"].lb.restart()
+    s.paused.discard("n2")
+    run.settle(3.0, "n2's lbagent back")
+    run.check(_stayed(run, "n2", lambda st, w: st.startswith("MAINT"), run.t_fault, lb="lb1"),
+              "n2 stayed MAINT on lb1 throughout")
+    run.check(_stayed(run, "n3", lambda st, w: w == 50, run.t_fault, lb="lb2"),
+              "n3 kept weight 50 on lb2 throughout")
+    for o in s.operators:
+        o.active = False
+
+
+def flapping_dependency(run):
+    """n1's dependency flips between failing and passing, each phase longer
+    than down_after and shorter than up_after: n1 goes out once and stays
+    out while it flaps (at most one transition per load balancer), then
+    comes back once it passes for good."""
+    d, t = run.dep, run.t
+    phase_s = (t.down_after_ms + t.up_after_ms) / 2000.0
+    total_s = 60.0 if run.full else 15.0
+    run.fault(f"n1's dependency flaps every {phase_s:g} s for {total_s:g} s")
+    end = time.monotonic() + total_s
+    flips = 0
+    while time.monotonic() < end:
+        if flips % 2 == 0:
+            d["n1"].fail()
+        else:
+            d["n1"].heal()
+        flips += 1
+        time.sleep(phase_s)
+    d["n1"].fail()
+    t_end = time.monotonic()
+    run.metrics["flips"] = flips
+    out = run.out_everywhere("n1", run.t_fault)
+    if out:
+        run.metrics["detection_ms"] = int((out - run.t_fault) * 1000)
+    for lb in ("lb1", "lb2"):
+        seen = run.sampler.seen("n1", since=run.t_fault, until=t_end, lb=lb)
+        changes = sum(1 for a, b in zip(seen, seen[1:])
+                      if serving(a[2], a[3]) != serving(b[2], b[3]))
+        run.metrics[f"transitions_{lb}"] = changes
+        run.check(changes <= 1, f"{lb}: n1 changed between in and out {changes} times "
+                  f"while flapping (at most 1)")
+    run.heal("n1's dependency passes for good")
+    d["n1"].heal()
+    back = run.wait_back("n1", run.t_heal)
+    if back:
+        run.metrics["back_ms"] = int((back - run.t_heal) * 1000)
+
+
+def agent_frozen(run):
+    """n1's lbagent is frozen (SIGSTOP) for several agent-inters, then
+    thawed (SIGCONT): HAProxy keeps n1 as it was (UP at full weight) while
+    its agent checks time out, no client request fails, and once thawed the
+    agent answers on time again. The report records what an operator sees
+    in HAProxy meanwhile (the agent check's status)."""
+    d, s, t = run.dep, run.sampler, run.t
+    lb = d["n1"].lb
+    s.paused.add("n1")
+    run.fault("SIGSTOP n1's lbagent")
+    os_kill(lb.pid, "SIGSTOP")
+    freeze_s = max(5.0, 6 * t.agent_inter_ms / 1000.0)
+    seen_agent = set()
+    end = time.monotonic() + freeze_s
+    while time.monotonic() < end:
+        for hp in d.haps:
+            try:
+                r = hp.stat("be", "n1")
+                seen_agent.add(f"{hp.qname}: {r['status']} agent {r.get('agent_status')}")
+            except Exception:  # noqa: BLE001 - sampled again
+                pass
+        time.sleep(0.25)
+    run.metrics["seen_while_frozen"] = sorted(seen_agent)
+    run.heal("SIGCONT n1's lbagent")
+    os_kill(lb.pid, "SIGCONT")
+    t_thaw = time.monotonic()
+    run.check(_stayed(run, "n1", _full, run.t_fault, t_thaw),
+              "n1 stayed UP at full weight on both while its lbagent was frozen")
+    ok = run.wait(lambda: lb.ask(timeout_s=1.0).endswith(b"\n"), 10.0,
+                  "n1's lbagent answers again")
+    s.paused.discard("n1")
+    if ok:
+        run.metrics["answers_after_thaw_ms"] = int((ok - t_thaw) * 1000)
+    run.settle(3.0, "n1's lbagent thawed")
+    run.planned.append((run.t_fault, time.monotonic(), "n1's lbagent frozen"))
+
+
+def degraded(run):
+    """n1's dependency turns slow (its /health above the probe's
+    warn_latency, on_warn = 50%): after degrade_after n1 stays UP with
+    weight 50 on both load balancers and its share of short requests drops
+    to about half the others' (between 0.3 and 0.7 of their mean); once
+    fast again it goes back to full weight."""
+    d, t, s = run.dep, run.t, run.sampler
+    run.fault(f"n1's dependency slows to {t.slow_health_ms} ms")
+    d["n1"].degrade(t.slow_health_ms)
+    half = run.wait(lambda: s.first_all("n1", lambda st, w: st.startswith("UP") and w == 50,
+                                        run.t_fault), 15.0, "n1 at weight 50 on both")
+    if half is None:
+        return
+    run.metrics["detection_ms"] = int((half - run.t_fault) * 1000)
+    a = time.monotonic()
+    run.settle(8.0, "n1 at half weight")
+    b = time.monotonic()
+    run.check(_stayed(run, "n1", lambda st, w: st.startswith("UP") and w == 50, a, b),
+              "n1 stayed UP at weight 50 on both while slow")
+    share = {}
+    for r in run.requests():
+        if r.kind == "short" and r.ok and a <= r.start <= b:
+            share[r.node] = share.get(r.node, 0) + 1
+    others = (share.get("n2", 0) + share.get("n3", 0)) / 2.0
+    ratio = share.get("n1", 0) / others if others else 0.0
+    run.metrics["short_requests_by_node"] = dict(sorted(share.items()))
+    run.metrics["share_ratio"] = round(ratio, 2)
+    run.check(0.3 <= ratio <= 0.7, f"n1's share of short requests is about half the "
+              f"others': {ratio:.2f} of their mean")
+    run.heal("n1's dependency fast again")
+    d["n1"].degrade(0)
+    back = run.wait_back("n1", run.t_heal)
+    if back:
+        run.metrics["back_ms"] = int((back - run.t_heal) * 1000)
+
+
+def shadow_mode(run):
+    """Every lbagent in shadow mode ([agent] mode = shadow) through a week's
+    worth of failures, compressed: n1 fails and heals three times, then
+    every dependency fails at once and heals. HAProxy's state never changes
+    (every server UP at full weight on both, throughout), and each node's
+    log and metrics show the changes it would have made (n1: at least three
+    would-be `down` replies)."""
+    d, t = run.dep, run.t
+    fail_s = (t.probe_interval_ms + t.down_after_ms) / 1000.0 + 1.5
+    heal_s = (t.up_after_ms + t.ramp_ms) / 1000.0 + 1.0
+    run.fault("n1 fails and heals three times, in shadow mode")
+    for i in range(3):
+        d["n1"].fail()
+        time.sleep(fail_s)
+        d["n1"].heal()
+        time.sleep(heal_s)
+    run.note("every dependency fails, in shadow mode")
+    for n in d.nodes:
+        n.fail()
+    time.sleep(fail_s + 1.0)
+    for n in d.nodes:
+        n.heal()
+    time.sleep(heal_s)
+    run.t_heal = time.monotonic()
+    for n in d.nodes:
+        run.check(_stayed(run, n.name, _full, run.t_fault),
+                  f"{n.name} stayed UP at full weight on both throughout")
+    for n in d.nodes:
+        log = n.lb.log()
+        would = [ln for ln in log.splitlines() if 'shadow: would reply "down' in ln]
+        run.metrics[f"{n.name}_would_down"] = len(would)
+        want = 3 if n.name == "n1" else 1
+        run.check(len(would) >= want or (n.name != "n1" and
+                                         "peer-guard" in log and "shadow" in log),
+                  f"{n.name}'s log shows {len(would)} would-be `down` replies "
+                  f"(at least {want}; a node held in by the peer guard shows the hold)")
+        m = n.metrics()
+        run.check("lbagent_shadow" in m, f"{n.name}'s metrics show lbagent_shadow")
+
+
+shadow_mode.agent_over = {"mode": "shadow"}
+
+
+def os_kill(pid, name):
+    import os
+    import signal
+    os.kill(pid, getattr(signal, name))
+
+
+def peer_partition(run):
+    """(a) n1 is cut off from both peers (its proxies to them refuse) and
+    then its dependency fails: it cannot see another node serving, so it
+    stays in (held by the peer guard) on both load balancers. (b) healed and
+    reconnected, n1 is cut off from lb1's stats only, and its dependency
+    fails again: it judges by lb2 and the peers, and goes out on both."""
+    d, t = run.dep, run.t
+    n1 = d["n1"]
+    run.note("(a) n1 cut off from its peers")
+    for p in n1.to_peer.values():
+        p.set("refuse")
+    run.settle(4 * t.peer_timeout_ms / 1000.0 + 1.0, "the partition settles")
+    run.fault("(a) n1's dependency fails, partitioned")
+    n1.fail()
+    hold = (t.probe_interval_ms + t.down_after_ms + 4 * t.peer_timeout_ms +
+            2 * t.agent_inter_ms) / 1000.0 + 3.0
+    run.settle(hold, "n1 failing, cut off from its peers")
+    run.check(_stayed(run, "n1", serving, run.t_fault),
+              "(a) n1 stayed in on both while it could not see a peer serving")
+    reply = n1.lb.ask().decode(errors="replace").strip()
+    run.metrics["reply_partitioned"] = reply
+    run.check("peer-guard" in reply, f"(a) n1's reply says the peer guard holds it: {reply!r}")
+    run.note("(a) healed, reconnected")
+    n1.heal()
+    for p in n1.to_peer.values():
+        p.set("pass")
+    run.settle(t.up_after_ms / 1000.0 + 2.0, "n1 passing again")
+    run.note("(b) n1 cut off from lb1's stats")
+    n1.to_lb["lb1"].set("refuse")
+    run.settle(4 * t.peer_timeout_ms / 1000.0 + 1.0, "the cut settles")
+    held = [r for r in run.requests() if r.start >= run.t_fault and r.end and not r.ok]
+    run.metrics["failed_while_held_a"] = len(held)
+    # The figures of the table (detection, recovery) are (b)'s.
+    run.fault("(b) n1's dependency fails, cut off from lb1's stats")
+    n1.fail()
+    out = run.wait_out("n1", run.t_fault, "(b) n1 out on both, judged by lb2 and the peers")
+    if out:
+        run.metrics["detection_ms"] = int((out - run.t_fault) * 1000)
+    run.heal("(b) healed, lb1's stats reachable")
+    n1.heal()
+    n1.to_lb["lb1"].set("pass")
+    back = run.wait_back("n1", run.t_heal)
+    if back:
+        run.metrics["back_ms"] = int((back - run.t_heal) * 1000)
+
+
 SCENARIOS = [
     ("dependency-fails", dependency_fails),
     ("all-fail", all_fail),
@@ -346,13 +602,20 @@ SCENARIOS = [
     ("planned-drain", planned_drain),
     ("agent-sigkill", agent_sigkill),
     ("hung-probe", hung_probe),
+    ("operator-runtime-maint", operator_runtime_maint),
+    ("flapping-dependency", flapping_dependency),
+    ("agent-frozen", agent_frozen),
+    ("peer-partition", peer_partition),
+    ("degraded", degraded),
+    ("shadow-mode", shadow_mode),
 ]
 
 FULL_ONLY = set()
 
 
-def run_one(name, fn, t):
-    run = Run(name, t)
+def run_one(name, fn, t, full=False):
+    run = Run(name, t, agent_over=getattr(fn, "agent_over", None))
+    run.full = full
     try:
         run.start()
         fn(run)

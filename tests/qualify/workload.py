@@ -84,8 +84,12 @@ class Workload:
             finally:
                 conn.close()
                 r.end = time.monotonic()
-            if pause_s:
-                self._stop.wait(pause_s)
+            # A failed request comes back at once: pausing longer after
+            # one keeps the workload from spinning on a load balancer with
+            # nothing to serve (and from starving the processes it tests).
+            pause = pause_s if r.ok else max(pause_s, 0.05)
+            if pause:
+                self._stop.wait(pause)
 
     def stop(self):
         """Stops sending; the requests in flight finish (bounded)."""
