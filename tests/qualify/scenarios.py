@@ -278,11 +278,53 @@ def planned_drain(run):
     run.settle(1.0, "n1 back")
 
 
+def planned_maint(run):
+    """Maintenance on n1 the way the docs have it: `lbagentctl drain on`
+    with long requests in flight, wait until both load balancers show no
+    session on n1, then `lbagentctl maint on`; afterwards `maint off` and
+    `drain off`. Each marker shows on both within 1 s + one agent-inter;
+    every request that overlapped the operation succeeds, the long ones in
+    flight on n1 complete; n1 comes back UP."""
+    d, s = run.dep, run.sampler
+    app = d["n1"].app
+    run.wait(lambda: app.long_in_flight() > 0, 30.0, "a long request in flight on n1")
+    start = time.monotonic()
+    run.note("drain on n1, then maint once empty")
+    s.expect_marker("n1", "drain on", lambda st, w: _drained(st, w), start)
+    if _ctl(run, "n1", "drain", "on", "--reason", "qualify maintenance") != 0:
+        return
+    if _drain_wait(run, "n1", start) is None:
+        return
+    t_maint = time.monotonic()
+    s.expect_marker("n1", "maint on", lambda st, w: st.startswith("MAINT"), t_maint)
+    if _ctl(run, "n1", "maint", "on", "--reason", "qualify maintenance") != 0:
+        return
+    run.settle(2.0, "n1 in maintenance")
+    long_n1 = [r for r in run.requests() if r.kind == "long" and r.node == "n1" and
+               r.start < start and r.end is not None and r.end > start]
+    run.check(long_n1 and all(r.ok for r in long_n1),
+              f"the long requests in flight on n1 completed: {len(long_n1)}, "
+              f"{sum(1 for r in long_n1 if r.ok)} succeeded")
+    t_off = time.monotonic()
+    _ctl(run, "n1", "maint", "off")
+    _ctl(run, "n1", "drain", "off")
+    s.expect_marker("n1", "maint and drain off", lambda st, w: st.startswith("UP") and w > 0,
+                    t_off)
+    back = run.wait_back("n1", t_off)
+    run.planned.append((start, time.monotonic(), "the planned maintenance of n1"))
+    if back:
+        run.metrics["back_ms"] = int((back - t_off) * 1000)
+    run.settle(1.0, "n1 back")
+
+
 def agent_sigkill(run):
-    """n1 is drained (`lbagentctl drain on`), then its lbagent is killed
-    with SIGKILL and started again: HAProxy keeps n1 drained while the
-    agent is gone, and after the restart n1 is still drained (nothing
-    forgotten); no client request fails; undrained, n1 comes back UP."""
+    """kill -9 and restart of n1's lbagent, three times. (a) while drained
+    (`lbagentctl drain on`): HAProxy keeps n1 drained while the agent is
+    gone, after the restart n1 is still drained (nothing forgotten), no
+    client request fails; undrained, n1 comes back UP. (b) while out by its
+    rules (its dependency failing): n1 stays out across the kill and the
+    restart. (c) while ramping back: the ramp continues, n1's weight only
+    rises until it is back at full weight."""
     d, s, t = run.dep, run.sampler, run.t
     start = time.monotonic()
     s.expect_marker("n1", "drain on", lambda st, w: _drained(st, w), start)
@@ -314,6 +356,56 @@ def agent_sigkill(run):
     _ctl(run, "n1", "drain", "off")
     run.wait_back("n1", t_off)
     run.planned.append((start, time.monotonic(), "drain, kill -9, restart, undrain of n1"))
+    # Requests that started inside the planned window end before (b)'s fault.
+    run.settle(1.0, "n1 back")
+
+    # (b) while down: out by its rules, it must stay out across the kill.
+    run.note("(b) n1's dependency fails; kill -9 while it is out")
+    t_b = time.monotonic()
+    d["n1"].fail()
+    if run.wait_out("n1", t_b) is None:
+        return
+    t_out = run.out_everywhere("n1", t_b)
+    _kill_restart(run, "n1", "(b)")
+    t_r = time.monotonic()
+    run.settle(3.0, "(b) n1's lbagent back, still failing")
+    run.check(_stayed(run, "n1", _out, t_out),
+              "(b) n1 stayed out on both across the kill and restart")
+    run.check(_stayed(run, "n1", _out, t_r), "(b) n1 still out after the restart")
+
+    # (c) while ramping: the ramp continues, never back to full at once,
+    # never out.
+    run.note("(c) n1 heals; kill -9 during its ramp")
+    t_c = time.monotonic()
+    d["n1"].heal()
+    ramping = run.wait(lambda: s.first_all("n1", lambda st, w: st.startswith("UP") and
+                                           0 < w < 100, t_c),
+                       (t.up_after_ms + t.ramp_ms) / 1000.0 + 15.0, "(c) n1 ramping on both")
+    if ramping is None:
+        return
+    _kill_restart(run, "n1", "(c)")
+    t_r = time.monotonic()
+    back = run.wait_back("n1", t_r)
+    if back is None:
+        return
+    for hp in ("lb1", "lb2"):
+        ws = [w for _, _, st, w, _ in s.seen("n1", since=ramping, until=back, lb=hp)]
+        run.check(all(a <= b for a, b in zip(ws, ws[1:])) and ws and min(ws) > 0,
+                  f"(c) {hp}: n1's weight only rose across the kill during the ramp: "
+                  f"{sorted(set(ws))}")
+    after = {w for _, _, st, w, _ in s.seen("n1", since=t_r, until=back)}
+    run.metrics["ramp_weights_after_restart"] = sorted(after)
+
+
+def _kill_restart(run, node, label):
+    lb = run.dep[node].lb
+    run.sampler.paused.add(node)
+    run.tl.log({"kind": "action", "node": node, "what": f"{label} kill -9 its lbagent"})
+    lb.kill()
+    time.sleep(run.t.agent_inter_ms / 1000.0 * 2)
+    run.tl.log({"kind": "action", "node": node, "what": f"{label} its lbagent starts again"})
+    lb.start()
+    run.sampler.paused.discard(node)
 
 
 def hung_probe(run):
@@ -600,6 +692,7 @@ SCENARIOS = [
     ("all-fail", all_fail),
     ("two-fail-together", two_fail_together),
     ("planned-drain", planned_drain),
+    ("planned-maint", planned_maint),
     ("agent-sigkill", agent_sigkill),
     ("hung-probe", hung_probe),
     ("operator-runtime-maint", operator_runtime_maint),
