@@ -253,11 +253,15 @@ class Node:
 
 # ------------------------------------------------------------ load balancers
 
-def haproxy_config(t, source, fe_port, stats_port, nodes):
+def haproxy_config(t, source, fe_port, stats_port, nodes, state_file=None):
     lines = [
         "global",
         "    stats socket {socket} level admin",
         "    maxconn 2000",
+    ]
+    if state_file:
+        lines.append(f"    server-state-file {state_file}")
+    lines += [
         "",
         "defaults",
         "    mode http",
@@ -265,6 +269,10 @@ def haproxy_config(t, source, fe_port, stats_port, nodes):
         "    timeout client 30s",
         "    timeout server 30s",
         "    timeout check 1s",
+    ]
+    if state_file:
+        lines.append("    load-server-state-from-file global")
+    lines += [
         "",
         "listen stats",
         f"    bind 127.0.0.1:{stats_port}",
@@ -292,7 +300,12 @@ class Deployment:
     """Three nodes n1..n3 and two HAProxy instances lb1, lb2."""
 
     def __init__(self, t, log, node_names=("n1", "n2", "n3"), lb_names=("lb1", "lb2"),
-                 agent_over=None):
+                 agent_over=None, master_worker=False, state_file=False):
+        """master_worker: HAProxy as `haproxy -W`, so that it can be
+        reloaded as systemd does; state_file: with server-state-file (and
+        load-server-state-from-file global), saved before each reload."""
+        self.master_worker = master_worker
+        self.state_file = state_file
         self.t = t
         self.log = log
         self.nodes = [Node(name, i, log, agent_over) for i, name in enumerate(node_names)]
@@ -324,10 +337,13 @@ class Deployment:
                 n.to_lb[name] = FaultProxy(f"{n.name}->{name}", stats, log=self.log)
         for name, src, fe, stats in plans:
             servers = [h.Server(n.name, n.agent_port) for n in self.nodes]
+            sf = h.env().path(h.env().unique_name(f"{name}-server-state")) \
+                if self.state_file else None
             hp = h.Haproxy(backends={"be": servers}, source=src, name=name, start=False,
-                           agent_inter_ms=t.agent_inter_ms,
-                           config_text=haproxy_config(t, src, fe, stats, self.nodes))
+                           agent_inter_ms=t.agent_inter_ms, master_worker=self.master_worker,
+                           config_text=haproxy_config(t, src, fe, stats, self.nodes, sf))
             hp.qname = name
+            hp.state_path = sf
             hp.fe_port = fe
             self.haps.append(hp)
             self.fe_ports[name] = fe
@@ -344,6 +360,14 @@ class Deployment:
                 if row["status"] != "UP" or row["weight"] != "100":
                     return False
         return True
+
+    def reload(self, hp):
+        """Reloads one instance as `systemctl reload haproxy` does, saving
+        its servers' state first when it has a state file."""
+        before = (lambda: hp.save_servers_state(hp.state_path)) if hp.state_path else None
+        self.log({"kind": "action", "lb": hp.qname,
+                  "what": "haproxy reload" + (" (state saved)" if hp.state_path else "")})
+        return hp.reload(before=before)
 
     def hap(self, name):
         for hp in self.haps:

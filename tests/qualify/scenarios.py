@@ -26,11 +26,11 @@ def _drained(status, weight):
 
 
 class Run:
-    def __init__(self, name, t, agent_over=None):
+    def __init__(self, name, t, agent_over=None, deploy=None):
         self.name = name
         self.t = t
         self.tl = Timeline()
-        self.dep = Deployment(t, self.tl.log, agent_over=agent_over)
+        self.dep = Deployment(t, self.tl.log, agent_over=agent_over, **(deploy or {}))
         self.sampler = Sampler(self.dep, self.tl)
         self.workload = None
         self.checks = []            # (ok, text)
@@ -635,6 +635,134 @@ def shadow_mode(run):
 shadow_mode.agent_over = {"mode": "shadow"}
 
 
+def _reload_while_held(run, with_state):
+    d, s, t = run.dep, run.sampler, run.t
+    if _ctl(run, "n1", "drain", "on", "--reason", "qualify held across reload") != 0:
+        return
+    d["n2"].degrade(t.slow_health_ms)
+    if run.wait(lambda: d.everywhere("n1", lambda st, w, c: _drained(st, w)) and
+                d.everywhere("n2", lambda st, w, c: st.startswith("UP") and w == 50),
+                15.0, "n1 drained and n2 at weight 50 on both") is None:
+        return
+    run.settle(1.0, "held: n1 drained, n2 at 50")
+    lb1 = d.hap("lb1")
+    run.fault("lb1 reloaded" + (" with its server state saved" if with_state else ""))
+    d.reload(lb1)
+    t_new = time.monotonic()
+    run.settle(3.0, "after the reload")
+    samples = s.seen("n1", since=t_new, lb="lb1")
+    n2s = s.seen("n2", since=t_new, lb="lb1")
+    lost1 = [x for x in samples if not _drained(x[2], x[3])]
+    lost2 = [x for x in n2s if x[3] != 50]
+    back1 = max((x[0] for x in lost1), default=t_new)
+    back2 = max((x[0] for x in lost2), default=t_new)
+    run.metrics["n1_not_drained_samples"] = len(lost1)
+    run.metrics["n2_not_50_samples"] = len(lost2)
+    run.metrics["restored_ms"] = int((max(back1, back2) - t_new) * 1000)
+    bound_s = (t.agent_inter_ms + t.marker_slack_ms) / 1000.0
+    run.check(samples and _drained(samples[-1][2], samples[-1][3]) and n2s and
+              n2s[-1][3] == 50, "after the reload lb1 shows n1 drained and n2 at 50")
+    run.check(max(back1, back2) - t_new <= bound_s,
+              f"restored within one agent-inter (+{t.marker_slack_ms} ms): "
+              f"{run.metrics['restored_ms']} ms")
+    if with_state:
+        run.check(not lost1 and not lost2, "with the server state file, the new worker "
+                  "never showed n1 undrained or n2 at another weight")
+    d["n2"].degrade(0)
+    _ctl(run, "n1", "drain", "off")
+    run.wait_back("n1", time.monotonic())
+    run.wait_back("n2", time.monotonic())
+
+
+def haproxy_reload(run):
+    """lb1 (master-worker, as Debian's unit runs it) is reloaded while
+    lbagent holds n1 drained and n2 at weight 50, without a server state
+    file: the new worker shows them restored within one agent-inter (its
+    first agent check); lb2 is untouched."""
+    _reload_while_held(run, with_state=False)
+
+
+haproxy_reload.deploy = {"master_worker": True}
+
+
+def haproxy_reload_state(run):
+    """As haproxy-reload, with server-state-file and
+    load-server-state-from-file global, the state saved just before the
+    reload: the new worker shows n1 drained and n2 at weight 50 from its
+    first sample on."""
+    _reload_while_held(run, with_state=True)
+
+
+haproxy_reload_state.deploy = {"master_worker": True, "state_file": True}
+
+
+def lb_restart_during_release(run):
+    """n1 is drained; lb2 saves its servers' state (server-state-file,
+    n1 DRAIN in it) and stops; n1 is undrained (`lbagentctl drain off`:
+    lbagent delivers `ready` to lb1, and still owes it to lb2); lb2 starts
+    again from that file, n1 DRAIN in it: lbagent delivers the `ready` it
+    owes, and both load balancers end with n1 UP at full weight."""
+    d = run.dep
+    if _ctl(run, "n1", "drain", "on", "--reason", "qualify release") != 0:
+        return
+    if run.wait(lambda: d.everywhere("n1", lambda st, w, c: _drained(st, w)), 10.0,
+                "n1 drained on both") is None:
+        return
+    run.settle(1.0, "n1 drained")
+    lb2 = d.hap("lb2")
+    run.fault("lb2 saves its state and stops; n1 undrained")
+    lb2.save_servers_state(lb2.state_path)
+    lb2.stop()
+    _ctl(run, "n1", "drain", "off")
+    run.settle(1.0, "lb2 down while ready is delivered")
+    run.note("lb2 starts again")
+    lb2.start()
+    t_up = time.monotonic()
+    back = run.wait_back("n1", t_up)
+    if back:
+        run.metrics["both_up_ms"] = int((back - t_up) * 1000)
+    first = s_first(run, "n1", "lb2", t_up)
+    run.metrics["lb2_first_seen"] = first
+    run.check(first is None or first.startswith("DRAIN"),
+              f"lb2 started from its file with n1 drained (first seen: {first})")
+
+
+def s_first(run, node, lb, since):
+    seen = run.sampler.seen(node, since=since, lb=lb)
+    return f"{seen[0][2]}/{seen[0][3]}" if seen else None
+
+
+lb_restart_during_release.deploy = {"state_file": True}
+
+
+def reload_under_traffic(run):
+    """SIGHUP to every lbagent every second for 20 s (a minute with
+    --full) under the workload: no request fails, no reply misses its
+    deadline, HAProxy's view never changes, and each lbagent logged every
+    reload."""
+    import os
+    import signal
+    d = run.dep
+    total = 60 if run.full else 20
+    marks = {n.name: n.lb.log_mark() for n in d.nodes}
+    start = time.monotonic()
+    run.note(f"SIGHUP every second for {total} s")
+    for _ in range(total):
+        for n in d.nodes:
+            os.kill(n.lb.pid, signal.SIGHUP)
+        time.sleep(1.0)
+    run.settle(1.0, "after the reloads")
+    run.planned.append((start, time.monotonic(), "the reloads"))
+    for n in d.nodes:
+        run.check(_stayed(run, n.name, _full, start),
+                  f"{n.name} stayed UP at full weight on both throughout")
+        text = n.lb.log_since(marks[n.name]).lower()
+        count = text.count("reload")
+        run.metrics[f"{n.name}_reload_lines"] = count
+        run.check(count >= total, f"{n.name} logged its reloads ({count} lines, "
+                  f"{total} signals)")
+
+
 def os_kill(pid, name):
     import os
     import signal
@@ -701,13 +829,18 @@ SCENARIOS = [
     ("peer-partition", peer_partition),
     ("degraded", degraded),
     ("shadow-mode", shadow_mode),
+    ("haproxy-reload", haproxy_reload),
+    ("haproxy-reload-state", haproxy_reload_state),
+    ("lb-restart-during-release", lb_restart_during_release),
+    ("reload-under-traffic", reload_under_traffic),
 ]
 
 FULL_ONLY = set()
 
 
 def run_one(name, fn, t, full=False):
-    run = Run(name, t, agent_over=getattr(fn, "agent_over", None))
+    run = Run(name, t, agent_over=getattr(fn, "agent_over", None),
+              deploy=getattr(fn, "deploy", None))
     run.full = full
     try:
         run.start()
