@@ -367,12 +367,15 @@ def agent_sigkill(run):
     run.settle(1.0, "n1 back")
 
     # (b) while down: out by its rules, it must stay out across the kill.
-    run.note("(b) n1's dependency fails; kill -9 while it is out")
-    t_b = time.monotonic()
+    # The table's detection and recovery are (b)'s, the phase whose
+    # requests fail (before n1 is out).
+    run.fault("(b) n1's dependency fails; kill -9 while it is out")
+    t_b = run.t_fault
     d["n1"].fail()
     if run.wait_out("n1", t_b) is None:
         return
     t_out = run.out_everywhere("n1", t_b)
+    run.metrics["detection_ms"] = int((t_out - t_b) * 1000)
     _kill_restart(run, "n1", "(b)")
     t_r = time.monotonic()
     run.settle(3.0, "(b) n1's lbagent back, still failing")
