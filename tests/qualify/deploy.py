@@ -15,7 +15,7 @@ import time
 import urllib.parse
 
 import harness as h
-from faults import FaultProxy
+from faults import FaultProxy, listen_socket
 
 TOKEN = "qualify-token"
 
@@ -71,6 +71,14 @@ class _AppServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
+    def __init__(self, handler):
+        # On a port no lbagent has reserved (see faults.listen_socket).
+        super().__init__(("127.0.0.1", 0), handler, bind_and_activate=False)
+        self.socket.close()
+        self.socket = listen_socket()
+        self.server_address = self.socket.getsockname()
+        self.server_name, self.server_port = self.server_address[:2]
+
 
 class App:
     """A node's application server. GET /alive: 200 while the process is
@@ -97,7 +105,7 @@ class App:
             def do_GET(self):
                 app._handle(self)
 
-        self.server = _AppServer(("127.0.0.1", 0), Handler)
+        self.server = _AppServer(Handler)
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever,
                                         kwargs={"poll_interval": 0.1}, daemon=True)

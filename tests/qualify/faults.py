@@ -33,10 +33,7 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._conns = set()
         self.accepted = 0
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(128)
+        self.sock = listen_socket()
         self.sock.settimeout(_TICK_S * 4)
         self.port = self.sock.getsockname()[1]
         self._thread = threading.Thread(target=self._accept, daemon=True,
@@ -160,6 +157,32 @@ class FaultProxy:
 
     def diagnostics(self):
         return f"== {self!r}: {self.accepted} connections"
+
+
+def listen_socket(reserved=None):
+    """A listening socket on a loopback port that the harness has not
+    handed out: the kernel may pick for port 0 a port that free_port()
+    reserved for an lbagent not started yet (nothing holds it meanwhile).
+    The port is then marked handed out, so free_port() never gives it."""
+    import harness as h
+    taken = h.env()._ports if reserved is None else reserved
+    held = []
+    try:
+        for _ in range(100):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            if port in taken:
+                held.append(s)
+                continue
+            taken.add(port)
+            s.listen(128)
+            return s
+        raise RuntimeError("no loopback port free of the harness's reservations")
+    finally:
+        for s in held:
+            s.close()
 
 
 def _close(s):

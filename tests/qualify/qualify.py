@@ -3,11 +3,13 @@ HAProxy and real lbagents, faults injected, a client workload the whole
 time, the promises checked throughout; build/qualify/report.md and
 results.json at the end. Run it through scripts/qualify.
 
-usage: qualify.py --build DIR [--full] [--only NAME,...] [--out DIR]"""
+usage: qualify.py --build DIR [--full] [--only NAME,...] [--out DIR] [--list]
+                   [--selftest]"""
 
 import argparse
 import json
 import os
+import platform
 import sys
 import time
 
@@ -24,6 +26,10 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated scenario names")
     ap.add_argument("--out", default=None, help="output directory (BUILD/qualify)")
     ap.add_argument("--list", action="store_true", help="list the scenarios")
+    ap.add_argument("--summary", action="store_true",
+                    help="print the last results.json's summary as Markdown")
+    ap.add_argument("--selftest", action="store_true",
+                    help="only check the harness's own parts (fault proxies, checks)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     os.environ["LBAGENT"] = os.path.join(build, "lbagent")
@@ -43,8 +49,20 @@ def main():
         print(f"qualify: no scenario {', '.join(unknown)}; there are: {', '.join(names)}",
               file=sys.stderr)
         return 2
-    h.require_haproxy()
     outdir = os.path.abspath(args.out or os.path.join(build, "qualify"))
+    if args.summary:
+        with open(os.path.join(outdir, "results.json")) as f:
+            sys.stdout.write(report.summary_md(json.load(f)))
+        return 0
+    # The harness's own parts first: a fault proxy that does not do what
+    # it says would make every verdict after it meaningless.
+    import selftest
+    if selftest.main() != 0:
+        print("qualify: the harness's self-test failed; no scenario run", file=sys.stderr)
+        return 1
+    if args.selftest:
+        return 0
+    h.require_haproxy()
     os.makedirs(outdir, exist_ok=True)
     t = Timings(full=args.full)
     tier = "full" if args.full else "bounded"
@@ -76,6 +94,7 @@ def main():
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                    "tier": tier, "elapsed_s": round(elapsed, 1),
+                   "machine": f"{platform.node()}, {os.cpu_count()} CPUs",
                    "timings": t.as_dict(), "scenarios": results}, f, indent=2)
     head = report.write_report(outdir, results, t, tier, started, elapsed)
     print("\n" + head)

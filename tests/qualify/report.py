@@ -188,3 +188,21 @@ def write_report(outdir, results, t, tier, started, elapsed_s):
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write("\n".join(head + body) + "\n")
     return "\n".join(head)
+
+
+def summary_md(doc):
+    """The summary of a results.json, as docs/qualification.md keeps it."""
+    rs = doc["scenarios"]
+    passed = sum(1 for r in rs if r["passed"])
+    out = [f"{doc['date'][:10]}, {doc['tier']} tier: {passed} of {len(rs)} scenarios "
+           f"passed in {doc['elapsed_s']:.0f} s"
+           + (f" ({doc['machine']})" if doc.get("machine") else "") + ".",
+           "",
+           "| scenario | result | detection | recovery | failed / requests | p99 short | violations |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rs:
+        out.append(f"| {r['name']} | {'PASS' if r['passed'] else '**FAIL**'} | "
+                   f"{_ms(r['detection_ms'])} | {_ms(r['recover_ms'])} | "
+                   f"{r['failed']} / {r['requests']} | {_ms(r['p99_short_ms'])} | "
+                   f"{len(r['violations'])} |")
+    return "\n".join(out) + "\n"

@@ -781,16 +781,20 @@ def os_kill(pid, name):
 
 
 def peer_partition(run):
-    """(a) n1 is cut off from both peers (its proxies to them refuse) and
-    then its dependency fails: it cannot see another node serving, so it
-    stays in (held by the peer guard) on both load balancers. (b) healed and
-    reconnected, n1 is cut off from lb1's stats only, and its dependency
-    fails again: it judges by lb2 and the peers, and goes out on both."""
+    """(a) n1 is cut off from both peers (n2's API refuses, n3's answers
+    come later than the peer timeout) and then its dependency fails: it
+    cannot see another node serving, so it stays in (held by the peer
+    guard) on both load balancers. (b) healed and reconnected, n1 is cut
+    off from lb1's stats only (one direction: lb1's answers are dropped),
+    and its dependency fails again: it judges by lb2 and the peers, and
+    goes out on both."""
     d, t = run.dep, run.t
     n1 = d["n1"]
-    run.note("(a) n1 cut off from its peers")
-    for p in n1.to_peer.values():
-        p.set("refuse")
+    # Two ways to be cut off: n2's API refuses, n3's answers later than
+    # the peer timeout.
+    run.note("(a) n1 cut off from its peers: n2 refused, n3 delayed past the timeout")
+    n1.to_peer["n2"].set("refuse")
+    n1.to_peer["n3"].set("delay", delay_ms=2 * t.peer_timeout_ms)
     run.settle(4 * t.peer_timeout_ms / 1000.0 + 1.0, "the partition settles")
     run.fault("(a) n1's dependency fails, partitioned")
     n1.fail()
@@ -807,8 +811,10 @@ def peer_partition(run):
     for p in n1.to_peer.values():
         p.set("pass")
     run.settle(t.up_after_ms / 1000.0 + 2.0, "n1 passing again")
-    run.note("(b) n1 cut off from lb1's stats")
-    n1.to_lb["lb1"].set("refuse")
+    # One direction only: lb1 gets the stats request, its answer never
+    # comes back.
+    run.note("(b) n1 cut off from lb1's stats (its answers dropped)")
+    n1.to_lb["lb1"].set("drop_down")
     run.settle(4 * t.peer_timeout_ms / 1000.0 + 1.0, "the cut settles")
     held = [r for r in run.requests() if r.start >= run.t_fault and r.end and not r.ok]
     run.metrics["failed_while_held_a"] = len(held)
