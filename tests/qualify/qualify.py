@@ -57,7 +57,7 @@ def main():
     # The harness's own parts first: a fault proxy that does not do what
     # it says would make every verdict after it meaningless.
     import selftest
-    if selftest.main() != 0:
+    if selftest.main(verbose=args.selftest) != 0:
         print("qualify: the harness's self-test failed; no scenario run", file=sys.stderr)
         return 1
     if args.selftest:

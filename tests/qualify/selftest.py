@@ -74,11 +74,12 @@ def exchange(port, line=b"hello", timeout_s=1.0, conn=None):
     return out, time.monotonic() - t, s
 
 
-def main():
+def main(verbose=True):
     failures = []
 
     def check(ok, what):
-        print(f"{'ok  ' if ok else 'FAIL'} {what}", flush=True)
+        if verbose or not ok:
+            print(f"{'ok  ' if ok else 'FAIL'} {what}", flush=True)
         if not ok:
             failures.append(what)
 
@@ -152,7 +153,7 @@ def main():
     if failures:
         print(f"selftest: {len(failures)} failed")
         return 1
-    print("selftest: all passed")
+    print("selftest: the fault proxies and the planned check work")
     return 0
 
 
