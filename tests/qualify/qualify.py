@@ -62,7 +62,12 @@ def main():
         return 1
     if args.selftest:
         return 0
-    h.require_haproxy()
+    try:
+        h.require_haproxy()
+        h.require_source("127.0.0.2")
+    except h.Skip as e:
+        print(f"qualify: cannot run here: {e}", file=sys.stderr)
+        return 2
     os.makedirs(outdir, exist_ok=True)
     t = Timings(full=args.full)
     tier = "full" if args.full else "bounded"
