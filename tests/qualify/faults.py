@@ -114,7 +114,12 @@ class FaultProxy:
         self._untrack(client, up)
 
     def _pump(self, src, dst, direction, done):
-        src.settimeout(_TICK_S)
+        try:
+            src.settimeout(_TICK_S)
+        except OSError:
+            # Closed before this thread ran (refuse, or the proxy closing).
+            done.set()
+            return
         while not done.is_set() and not self._stop.is_set():
             try:
                 data = src.recv(65536)
