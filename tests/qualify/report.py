@@ -41,7 +41,10 @@ def summarize(run, elapsed_s):
             transitions.setdefault(f"{ev['lb']}/{ev['server']}", []).append(
                 (round(run.tl.rel(ev["t"]), 2), ev["to"]))
     violations = [{"t_s": round(run.tl.rel(v["t"]), 3), "invariant": v["invariant"],
-                   "what": v["what"]} for v in run.sampler.violations]
+                   "what": v["what"],
+                   # The timeline around it (the last 30 events).
+                   "context": [run.tl.render(e) for e in run.tl.around(v["t"])][-30:]}
+                  for v in run.sampler.violations]
     ok = all(c for c, _ in run.checks) and not violations and run.error is None
     markers = [{"node": m.node, "what": m.what,
                 "obeyed_ms": None if m.obeyed_at is None else int((m.obeyed_at - m.t_set) * 1000),
@@ -180,8 +183,11 @@ def write_report(outdir, results, t, tier, started, elapsed_s):
             body.append("- measured: " + ", ".join(f"{k} = {v}" for k, v in extra.items()))
         body.append("- checks:")
         body += [f"  - {'ok' if c['ok'] else '**FAILED**'}: {c['what']}" for c in r["checks"]]
-        body.append("- invariant violations: " + ("none" if not r["violations"] else ""))
-        body += [f"  - +{v['t_s']}s {v['invariant']}: {v['what']}" for v in r["violations"]]
+        body.append("- invariant violations:" + (" none" if not r["violations"] else ""))
+        for i, v in enumerate(r["violations"]):
+            body.append(f"  - +{v['t_s']}s {v['invariant']}: {v['what']}")
+            if i < 3:
+                body += ["", "    ```"] + [f"    {ln}" for ln in v["context"]] + ["    ```", ""]
         body.append("- transitions seen in HAProxy (status/weight, time since the start):")
         body += _transitions_text(r["transitions"]) or ["  - none"]
         body.append(f"- timeline and logs: `build/qualify/{r['name']}/`")
