@@ -395,46 +395,43 @@ append(char *buf, size_t size, const char *sep, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A candidate of the guard from the load balancers alone. */
-struct others {
-	const struct lb_source	*lbs;
-	size_t			 nlbs;
-	const bool		*asked;		/* the load balancers in time */
-	const char		*backend;
-	const char		*self;		/* this node's server */
-	struct peer_view	*v;
-	size_t			 wholen;
-	size_t			 count;		/* serving on every one asked */
+/*
+ * The other servers of a backend that one load balancer sends new
+ * traffic, sorted: each CSV is read once, and a server is then looked up
+ * in the others', so a round costs in proportion to the fleet.
+ */
+struct serving_set {
+	char		(*names)[HASTATS_NAME_MAX];
+	size_t		 n, cap;
+	const char	*self;		/* this node's server: not counted */
+	bool		 failed;	/* out of memory */
 };
 
-/*
- * A server of the first load balancer in time: serving when every load
- * balancer in time shows it UP with a weight above 0.
- */
 static int
-other_on_all(void *arg, const char *server, const struct hastats_row *row)
+add_serving(void *arg, const char *server, const struct hastats_row *r)
 {
-	struct others		*o = arg;
-	struct hastats_row	 r;
-	const char		*why;
-	size_t			 i;
-	int			 n;
+	struct serving_set	*set = arg;
+	char			(*grown)[HASTATS_NAME_MAX];
 
-	if (strcmp(server, o->self) == 0 || !hastats_serving(row))
+	if (strcmp(server, set->self) == 0 || !hastats_serving(r))
 		return 0;
-	for (i = 0; i < o->nlbs; i++) {
-		if (!o->asked[i])
-			continue;
-		if (hastats_find(o->lbs[i].csv, o->lbs[i].len, o->backend,
-		    server, &r, &why) != 1 || !hastats_serving(&r))
-			return 0;
+	if (set->n == set->cap) {
+		set->cap = set->cap ? set->cap * 2 : 16;
+		if ((grown = realloc(set->names, set->cap *
+		    sizeof(*grown))) == NULL) {
+			set->failed = true;
+			return 1;
+		}
+		set->names = grown;
 	}
-	o->count++;
-	n = snprintf(o->v->who + o->wholen, sizeof(o->v->who) - o->wholen,
-	    "%s%s", o->wholen ? ", " : "", server);
-	if (n > 0 && (size_t)n < sizeof(o->v->who) - o->wholen)
-		o->wholen += (size_t)n;
+	snprintf(set->names[set->n++], HASTATS_NAME_MAX, "%s", server);
 	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
 }
 
 /*
@@ -446,39 +443,62 @@ static void
 lbs_alone(const struct lb_source *lbs, size_t nlbs,
     const struct transition_conf *tc, const char *my_id, struct peer_view *v)
 {
-	bool		 asked[CONFIG_PEERS_MAX];
-	struct others	 o = { lbs, nlbs, asked, tc->backend,
-			    tc->server[0] != '\0' ? tc->server : my_id, v, 0, 0 };
-	const char	*why;
-	size_t		 i, first = SIZE_MAX;
+	struct serving_set	 sets[CONFIG_PEERS_MAX];
+	const char		*self = tc->server[0] != '\0' ? tc->server :
+				    my_id, *why;
+	size_t			 i, j, k, nsets = 0, wholen = 0, count = 0;
+	int			 n;
 
 	for (i = 0; i < nlbs && i < CONFIG_PEERS_MAX; i++) {
-		asked[i] = false;
-		if (!peer_view_lb_ok(&lbs[i]))
+		struct serving_set *set = &sets[nsets];
+
+		if (!peer_view_lb_ok(&lbs[i])) {
 			append(v->why, sizeof(v->why), "; ", "%s: %s",
 			    lbs[i].text, peer_view_lb_error(&lbs[i]));
-		else if (!in_time(true, lbs[i].took_ms, tc->peer_timeout_ms))
+			continue;
+		}
+		if (!in_time(true, lbs[i].took_ms, tc->peer_timeout_ms)) {
 			append(v->why, sizeof(v->why), "; ", "%s: timeout",
 			    lbs[i].text);
-		else if (count_others(&lbs[i], tc->backend, o.self, &why) == -1)
-			append(v->why, sizeof(v->why), "; ", "%s: %s",
-			    lbs[i].text, why);
-		else {
-			asked[i] = true;
-			if (first == SIZE_MAX)
-				first = i;
+			continue;
 		}
+		memset(set, 0, sizeof(*set));
+		set->self = self;
+		if (hastats_each(lbs[i].csv, lbs[i].len, tc->backend,
+		    add_serving, set, &why) == -1 || set->failed) {
+			append(v->why, sizeof(v->why), "; ", "%s: %s",
+			    lbs[i].text, set->failed ? "out of memory" : why);
+			free(set->names);
+			continue;
+		}
+		if (set->n > 1)
+			qsort(set->names, set->n, sizeof(set->names[0]),
+			    name_cmp);
+		nsets++;
 	}
-	o.nlbs = i;
-	if (first == SIZE_MAX) {
+	if (nsets == 0) {
 		append(v->why, sizeof(v->why), "; ", "no load balancer "
 		    "answered");
 		return;
 	}
-	/* Read whole above: it gives no error now. */
-	(void)hastats_each(lbs[first].csv, lbs[first].len, tc->backend,
-	    other_on_all, &o, &why);
-	if (o.count > 0)
+	for (j = 0; j < sets[0].n; j++) {
+		for (k = 1; k < nsets; k++)
+			if (bsearch(sets[0].names[j], sets[k].names, sets[k].n,
+			    sizeof(sets[k].names[0]), name_cmp) == NULL)
+				break;
+		/* A name twice in one CSV is one server. */
+		if (k < nsets || (j > 0 && strcmp(sets[0].names[j],
+		    sets[0].names[j - 1]) == 0))
+			continue;
+		count++;
+		n = snprintf(v->who + wholen, sizeof(v->who) - wholen, "%s%s",
+		    wholen ? ", " : "", sets[0].names[j]);
+		if (n > 0 && (size_t)n < sizeof(v->who) - wholen)
+			wholen += (size_t)n;
+	}
+	for (k = 0; k < nsets; k++)
+		free(sets[k].names);
+	if (count > 0)
 		v->other_serving = true;
 	else
 		append(v->why, sizeof(v->why), "; ", "no other server of %s UP "

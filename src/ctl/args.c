@@ -22,6 +22,7 @@
 #define OPT_SERVICE	0x4
 #define OPT_SHORT	0x8
 #define OPT_END		0x10	/* --for, --until */
+#define OPT_WAIT	0x20
 
 struct ctl_command {
 	const char	*name;
@@ -39,11 +40,13 @@ static const struct ctl_command commands[] = {
 	  "why the reply is what it is, and what would change it" },
 	{ "fleet", CTL_FLEET, OPT_JSON, "[--json] [SERVICE]",
 	  "every configured peer and this node: reply, liveness, the LBs" },
-	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE | OPT_END,
-	  "on|off [--reason T] [--for D|--until T] [--service N]",
+	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE | OPT_END | OPT_WAIT,
+	  "on|off [--reason T] [--for D|--until T] [--service N]\n"
+	  "                        [--wait [--timeout D]]",
 	  "set or remove the maint marker, wait until lbagent answers so" },
-	{ "drain", CTL_DRAIN, OPT_REASON | OPT_SERVICE | OPT_END,
-	  "on|off [--reason T] [--for D|--until T] [--service N]",
+	{ "drain", CTL_DRAIN, OPT_REASON | OPT_SERVICE | OPT_END | OPT_WAIT,
+	  "on|off [--reason T] [--for D|--until T] [--service N]\n"
+	  "                        [--wait [--timeout D]]",
 	  "set or remove the drain marker, wait until lbagent answers so" },
 	{ "mode", CTL_MODE, OPT_SERVICE, "auto|off [--service NAME]",
 	  "switch automation off (the off marker) or back on" },
@@ -60,7 +63,7 @@ ctl_usage(FILE *fp, bool full)
 {
 	size_t	i;
 
-	fprintf(fp, "usage: lbagentctl [-f CONFIG] [-s ADDRESS] [-t SECONDS] "
+	fprintf(fp, "usage: lbagentctl [-f CONFIG] [-s ADDRESS] [-t D] "
 	    "COMMAND ...\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(fp, "       lbagentctl %s%s%s\n", commands[i].name,
@@ -78,8 +81,10 @@ ctl_usage(FILE *fp, bool full)
 	    "  -s ADDRESS   the HTTP API: unix:/PATH, http://HOST:PORT or "
 	    "HOST:PORT\n"
 	    "               (default: the config's [http] listen, unix first)\n"
-	    "  -t SECONDS   how long to wait for lbagent to show a change "
-	    "(default %d)\n"
+	    "  -t, --timeout D\n"
+	    "               how long to wait for lbagent to show a change "
+	    "(seconds, or\n"
+	    "               90s, 5m; default %ds; with --wait %dm in all)\n"
 	    "  --json       status, fleet: JSON\n"
 	    "  --short      status: one line per service: reply, why, since\n"
 	    "  --reason T   maint/drain on: the marker's first line\n"
@@ -90,12 +95,17 @@ ctl_usage(FILE *fp, bool full)
 	    "               with a zone: 2026-12-02T03:00Z)\n"
 	    "  --service N  maint/drain/mode: only service N (default: node-wide)"
 	    "\n"
+	    "  --wait       maint/drain on: then wait until every load balancer "
+	    "shows this\n"
+	    "               node out of its traffic with no session and no "
+	    "queue left\n"
 	    "\n"
 	    "Exit status: 0 done, 1 failed (lbagent not running, no change "
-	    "within the\ntimeout, configuration errors), 2 usage; status and "
-	    "why: 0 every service\nshown serving, 3 one not serving, 1 no "
-	    "lbagent to ask.\n",
-	    CONFIG_DEFAULT_PATH, CTL_TIMEOUT_DEFAULT_S);
+	    "within the\ntimeout, configuration errors), 2 usage, 4 --wait: "
+	    "sessions or queue left at\nthe timeout; status and why: 0 every "
+	    "service shown serving, 3 one not serving,\n1 no lbagent to ask.\n",
+	    CONFIG_DEFAULT_PATH, CTL_TIMEOUT_DEFAULT_S,
+	    CTL_WAIT_TIMEOUT_DEFAULT_S / 60);
 }
 
 static int
@@ -122,14 +132,22 @@ one_line(const char *s)
 	return true;
 }
 
+/* Seconds ("2.5", as -t always took) or a duration ("90s", "5m"). */
 static int
 parse_timeout(const char *s, double *out)
 {
-	char	*end;
-	double	 v;
+	char		*end;
+	const char	*why;
+	uint64_t	 ms;
+	double		 v;
 
 	v = strtod(s, &end);
-	if (end == s || *end != '\0' || !isfinite(v) || v <= 0 || v > 86400)
+	if (end == s || *end != '\0') {
+		if (units_duration_ms(s, &ms, &why) == -1)
+			return -1;
+		v = (double)ms / 1000.0;
+	}
+	if (!isfinite(v) || v <= 0 || v > 86400)
 		return -1;
 	*out = v;
 	return 0;
@@ -140,11 +158,11 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
     size_t whysize)
 {
 	enum { LONG_JSON = 256, LONG_REASON, LONG_SERVICE, LONG_SHORT,
-	    LONG_FOR, LONG_UNTIL };
+	    LONG_FOR, LONG_UNTIL, LONG_WAIT, LONG_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'f' },
 		{ "address", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, LONG_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "json", no_argument, NULL, LONG_JSON },
@@ -153,6 +171,7 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		{ "service", required_argument, NULL, LONG_SERVICE },
 		{ "for", required_argument, NULL, LONG_FOR },
 		{ "until", required_argument, NULL, LONG_UNTIL },
+		{ "wait", no_argument, NULL, LONG_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct ctl_command *c = NULL;
@@ -187,9 +206,17 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 			o->address = optarg;
 			break;
 		case 't':
+		case LONG_TIMEOUT:
 			if (parse_timeout(optarg, &o->timeout_s) == -1)
-				return complain(why, whysize, "-t '%s': expected "
-				    "seconds, more than 0", optarg);
+				return complain(why, whysize, "%s '%s': expected "
+				    "seconds or a duration (90s, 5m), more than "
+				    "0, at most 24h", ch == 't' ? "-t" :
+				    "--timeout", optarg);
+			o->timeout_given = true;
+			break;
+		case LONG_WAIT:
+			o->wait = true;
+			given |= OPT_WAIT;
 			break;
 		case 'h':
 			help = true;
@@ -277,7 +304,7 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		    (given & ~c->opts & OPT_SHORT) ? "--short" :
 		    (given & ~c->opts & OPT_REASON) ? "--reason" :
 		    (given & ~c->opts & OPT_END) ? "--for or --until" :
-		    "--service");
+		    (given & ~c->opts & OPT_WAIT) ? "--wait" : "--service");
 	if (o->json && o->brief)
 		return complain(why, whysize, "%s: --json or --short, not both",
 		    c->name);
@@ -318,6 +345,12 @@ ctl_parse_args(int argc, char *argv[], struct ctl_opts *o, char *why,
 		if (o->for_ms != 0 && o->until != NULL)
 			return complain(why, whysize, "%s: --for or --until, "
 			    "not both", c->name);
+		/* Nothing to drain away from once the marker is gone. */
+		if (!o->on && o->wait)
+			return complain(why, whysize, "%s off: --wait goes "
+			    "with 'on'", c->name);
+		if (o->wait && !o->timeout_given)
+			o->timeout_s = CTL_WAIT_TIMEOUT_DEFAULT_S;
 		break;
 	case CTL_MODE:
 		if (npos != 2 || (strcmp(pos[1], "auto") != 0 &&

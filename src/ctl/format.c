@@ -702,7 +702,8 @@ peer_guard(struct out *o, const json_t *svc)
 		return;
 	clean(state, sizeof(state), str(g, "state"));
 	if (strcmp(state, "off") == 0) {
-		field(o, "peer guard", "off (no [peers] agents)");
+		field(o, "peer guard", "off (no [peers] agents, no [haproxy] "
+		    "sources)");
 		return;
 	}
 	clean(reason, sizeof(reason), str(g, "reason"));
@@ -733,6 +734,41 @@ peer_guard(struct out *o, const json_t *svc)
 	clean(why, sizeof(why), str(g, "marker_warning"));
 	if (why[0] != '\0')
 		paraf(o, 6, "", 6, "WARNING: %s", why);
+}
+
+/* A count of a row, or "unknown" for null (HAProxy left it empty). */
+static void
+count_text(char *buf, size_t size, const json_t *row, const char *key)
+{
+	const json_t	*j = json_object_get(row, key);
+
+	if (json_is_integer(j))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(j));
+	else
+		snprintf(buf, size, "unknown");
+}
+
+/*
+ * What the load balancer has on this node now: a drain that never empties
+ * (a websocket, a long download) shows here. Older lbagents have no such
+ * fields: nothing then.
+ */
+static void
+lb_load(struct out *o, const json_t *row)
+{
+	char	s[32], q[32], others[32];
+
+	if (json_object_get(row, "sessions") == NULL &&
+	    json_object_get(row, "queued") == NULL)
+		return;
+	count_text(s, sizeof(s), row, "sessions");
+	count_text(q, sizeof(q), row, "queued");
+	count_text(others, sizeof(others), row, "others_serving");
+	if (json_object_get(row, "others_serving") == NULL)
+		paraf(o, 6, "", 6, "sessions %s, queued %s", s, q);
+	else
+		paraf(o, 6, "", 6, "sessions %s, queued %s; other servers "
+		    "serving: %s", s, q, others);
 }
 
 /* How each load balancer's stats show this service's server. */
@@ -773,6 +809,7 @@ haproxy_view(struct out *o, const json_t *root, const json_t *svc)
 			paraf(o, 4, "", 6, "%s: %s/%s %s, weight %.0f (initial "
 			    "%s), agent %s", src, be, srv, st, weight, init,
 			    agent[0] ? agent : "-");
+			lb_load(o, m);
 			json_array_foreach(json_object_get(m, "warnings"), k, w) {
 				clean(text, sizeof(text), json_string_value(w) ?
 				    json_string_value(w) : "?");

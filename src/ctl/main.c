@@ -22,6 +22,8 @@
 #include "lbagent/ctl/fleet.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
+#include "lbagent/ctl/wait.h"
+#include "lbagent/core/units.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/markers.h"
 
@@ -637,6 +639,136 @@ marker_content(const struct ctl_opts *o, char *buf, size_t size)
 	return 0;
 }
 
+/*
+ * --wait needs what only lbagent's detail has, the load balancers' view
+ * of this node: without it, refuse before the marker takes the node out.
+ */
+static int
+wait_possible(struct ctl *c, const char *path)
+{
+	json_t	*root;
+	int	 rc = -1;
+
+	if ((root = status_once(c)) == NULL)
+		errx_("--wait: lbagent must run to tell when the load balancers "
+		    "have drained; %s not written", path);
+	else if (!has_detail(root))
+		errx_("--wait needs lbagent's detailed status (the load "
+		    "balancers' sessions): use its unix socket, or set [http] "
+		    "token_file; %s not written", path);
+	else if (ctl_drain_nlbs(root) == 0)
+		errx_("--wait: lbagent asks no load balancer how it sees this "
+		    "node: set [haproxy] sources and backend in %s; %s not "
+		    "written", c->config_path, path);
+	else
+		rc = 0;
+	json_decref(root);
+	return rc;
+}
+
+/* What each load balancer has left, one line each, to fp. */
+static void
+drain_lines(FILE *fp, const struct ctl_drain_lb *lbs, size_t n)
+{
+	char	what[512];
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		ctl_drain_describe(&lbs[i], what, sizeof(what));
+		fprintf(fp, "  %s: %s\n", lbs[i].source, what);
+	}
+}
+
+/*
+ * After the reply carries the marker: polls the detail until every load
+ * balancer answered since, sends the node no new traffic, and has no
+ * session and no queue left on it. On a terminal, stderr shows what is
+ * left once a second (stdout stays the result, for scripts).
+ */
+static int
+wait_drained(struct ctl *c, double deadline)
+{
+	struct ctl_drain_lb	*lbs = NULL;
+	char			 err[ERR_MAX], took[32], line[1024];
+	double			 start = now_s(), sent, shown = start;
+	size_t			 n = 0, i;
+	json_t			*root = NULL;
+	enum ctl_http_result	 r;
+	bool			 tty = isatty(STDERR_FILENO), asked = false;
+	int			 rc = CTL_EXIT_NOT_DRAINED;
+
+	err[0] = '\0';
+	for (;;) {
+		sent = now_s();
+		json_decref(root);
+		r = get_status(c, &root, err, sizeof(err));
+		if (r == CTL_HTTP_OK && root != NULL) {
+			struct ctl_drain_lb *more;
+			size_t want = ctl_drain_nlbs(root);
+
+			if ((more = realloc(lbs, (want ? want : 1) *
+			    sizeof(*lbs))) == NULL) {
+				errx_("out of memory");
+				rc = CTL_EXIT_FAIL;
+				goto out;
+			}
+			lbs = more;
+			n = ctl_drain_check(root, c->o->service, sent - start,
+			    lbs, want);
+			asked = true;
+			if (ctl_drain_done(lbs, n))
+				break;
+		} else if (r != CTL_HTTP_OK)
+			asked = false;
+		if (now_s() >= deadline) {
+			units_format_age((uint64_t)(c->o->timeout_s * 1000), took,
+			    sizeof(took));
+			if (!asked) {
+				errx_("not drained within %s: lbagent did not "
+				    "answer: %s", took, err);
+				goto out;
+			}
+			errx_("not drained within %s; left:", took);
+			if (n == 0)
+				fprintf(stderr, "  no load balancer in lbagent's "
+				    "status\n");
+			drain_lines(stderr, lbs, n);
+			goto out;
+		}
+		if (tty && now_s() - shown >= 1) {
+			shown = now_s();
+			units_format_age((uint64_t)((shown - start) * 1000), took,
+			    sizeof(took));
+			/* A line per load balancer, each within 80 columns. */
+			if (!asked)
+				snprintf(line, sizeof(line), "waiting %s: lbagent "
+				    "did not answer: %s", took, err);
+			else
+				snprintf(line, sizeof(line), "waiting %s:", took);
+			fprintf(stderr, "%.79s\n", line);
+			for (i = 0; asked && i < n; i++) {
+				char what[512];
+
+				ctl_drain_describe(&lbs[i], what, sizeof(what));
+				snprintf(line, sizeof(line), "  %s: %s",
+				    lbs[i].source, what);
+				fprintf(stderr, "%.79s\n", line);
+			}
+		}
+		sleep_ms(CTL_WAIT_POLL_MS);
+	}
+	units_format_age((uint64_t)((now_s() - start) * 1000), took,
+	    sizeof(took));
+	printf("drained: %zu load balancer%s show%s no session and no queue "
+	    "left, after %s\n", n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+	    took);
+	rc = CTL_EXIT_OK;
+out:
+	free(lbs);
+	json_decref(root);
+	return rc;
+}
+
 static int
 cmd_marker(struct ctl *c)
 {
@@ -664,6 +796,10 @@ cmd_marker(struct ctl *c)
 	}
 	ctl_marker_path(path, sizeof(path), c->conf.state_dir, o->service,
 	    kind);
+	/* The whole of --wait's timeout, from now. */
+	deadline = now_s() + o->timeout_s;
+	if (o->wait && wait_possible(c, path) == -1)
+		return CTL_EXIT_FAIL;
 	if (o->on) {
 		const char	*content = o->reason;
 
@@ -692,7 +828,8 @@ cmd_marker(struct ctl *c)
 	fflush(stdout);
 
 	/* Wait until every service the marker applies to shows it. */
-	deadline = now_s() + o->timeout_s;
+	if (!o->wait)
+		deadline = now_s() + o->timeout_s;
 	for (;;) {
 		json_decref(root);
 		r = get_status(c, &root, err, sizeof(err));
@@ -786,6 +923,10 @@ cmd_marker(struct ctl *c)
 			fprintf(stderr, "lbagentctl: note: %s: in shadow mode "
 			    "(%s): replies say only what automation would "
 			    "reply\n", ctl_service_label(targets[i].name), by);
+	}
+	if (o->wait) {
+		fflush(stdout);
+		rc = wait_drained(c, deadline);
 	}
 out:
 	free(targets);

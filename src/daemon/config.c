@@ -135,7 +135,9 @@ static const struct config_key peers_keys[] = {
 	  "(http://10.0.0.12:9506); their public /status says whether they "
 	  "serve. The same list may be used on every node: a node skips "
 	  "the answer that carries its own node_id. Each node once: the "
-	  "same address twice, credentials aside, is an error." },
+	  "same address twice, credentials aside, is an error. A line holds "
+	  "198 characters: give agents again on more lines, each adds to "
+	  "the list (64 at most)." },
 	{ "peers", "interval", KEY_DURATION, "1s", 100, 60 * 1000,
 	  OFF(peers.interval_ms),
 	  "How often the peers and load balancers are asked (also at once "
@@ -170,7 +172,8 @@ static const struct config_key haproxy_keys[] = {
 	  "one); with agents, a peer serves only if it says so and every "
 	  "load balancer that answered shows its server UP with a weight "
 	  "above 0. Needs backend. Each load balancer once: the same "
-	  "address twice, credentials aside, is an error." },
+	  "address twice, credentials aside, is an error. May be given "
+	  "again on more lines, each adding to the list." },
 };
 
 /*
@@ -780,7 +783,7 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
     const char **why)
 {
 	struct fetch_source	 src;
-	char			**items;
+	char			**items, **grown;
 	size_t			 n, i;
 
 	if (split_list(value, &items, &n) == -1) {
@@ -790,7 +793,7 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
 	for (i = 0; i < n; i++) {
 		if (items[i][0] == '\0')
 			*why = "an empty item in the list";
-		else if (n > CONFIG_PEERS_MAX)
+		else if (l->count + n > CONFIG_PEERS_MAX)
 			*why = "too many (at most 64)";
 		else if (http_only && strncmp(items[i], "http://", 7) != 0 &&
 		    strncmp(items[i], "https://", 8) != 0)
@@ -802,9 +805,17 @@ parse_sources(struct config_list *l, const char *value, bool http_only,
 		free_list(items, n);
 		return -1;
 	}
-	free_list(l->items, l->count);
-	l->items = items;
-	l->count = n;
+	/* The key given again adds to the list (see table_apply). */
+	if ((grown = realloc(l->items, (l->count + n) * sizeof(*grown))) ==
+	    NULL) {
+		free_list(items, n);
+		*why = "out of memory";
+		return -1;
+	}
+	memcpy(grown + l->count, items, n * sizeof(*items));
+	free(items);
+	l->items = grown;
+	l->count += n;
 	return 0;
 }
 
@@ -1116,6 +1127,25 @@ first_line_of(const struct parse *p, size_t section, const char *key,
 	return 0;
 }
 
+/*
+ * Whether e gives again a key given before in its section, said as an
+ * error. A line holds LINE_MAX_LEN - 1 characters, seven or eight peer
+ * URLs: a list of sources may go on over several lines of its key, each
+ * adding to it.
+ */
+static bool
+given_twice(struct parse *p, const struct entry *e, const struct config_key *k)
+{
+	unsigned	first;
+
+	if (k->type == KEY_AGENTS || k->type == KEY_SOURCES ||
+	    (first = first_line_of(p, e->section, e->key, e)) == 0)
+		return false;
+	add_error(p->errs, p->path, e->line,
+	    "%s: given twice (first on line %u)", e->key, first);
+	return true;
+}
+
 /* Sets e through k; a listen key keeps its line for the bind's errors. */
 static void
 apply_value(struct parse *p, const struct entry *e, const struct config_key *k,
@@ -1161,7 +1191,6 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
     void *arg)
 {
 	const struct config_key	*k;
-	unsigned		 first;
 	size_t			 i;
 
 	for (i = 0; i < p->nentries; i++) {
@@ -1178,12 +1207,8 @@ table_apply(struct parse *p, size_t section, const struct config_key *table,
 				    p->sections[section].name);
 			continue;
 		}
-		if ((first = first_line_of(p, section, e->key, e)) != 0) {
-			add_error(p->errs, p->path, e->line,
-			    "%s: given twice (first on line %u)", e->key, first);
-			continue;
-		}
-		apply_value(p, e, k, base);
+		if (!given_twice(p, e, k))
+			apply_value(p, e, k, base);
 	}
 	table_defaults(p, table, n, base, section);
 }
@@ -1263,40 +1288,24 @@ probe_other_key(struct parse *p, struct entry *e, void *arg)
 	return table_key(p, e, window_keys, NKEYS_OF(window_keys), pc);
 }
 
+/* Sets e through k (once per section); false when there is no k. */
+static bool
+entry_key(struct parse *p, struct entry *e, const struct config_key *k,
+    void *arg)
+{
+	if (k == NULL)
+		return false;
+	if (!given_twice(p, e, k))
+		apply_value(p, e, k, arg);
+	return true;
+}
+
 /* Sets e through table if the table knows it; false when it does not. */
 static bool
 table_key(struct parse *p, struct entry *e, const struct config_key *table,
     size_t n, void *arg)
 {
-	const struct config_key	*k;
-	unsigned		 first;
-
-	if ((k = find_key(table, n, e->key)) == NULL)
-		return false;
-	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
-		add_error(p->errs, p->path, e->line,
-		    "%s: given twice (first on line %u)", e->key, first);
-	else
-		apply_value(p, e, k, arg);
-	return true;
-}
-
-/* As table_key, for the key name of table that e stands for. */
-static bool
-table_key_as(struct parse *p, struct entry *e, const struct config_key *table,
-    const char *name, void *arg)
-{
-	const struct config_key	*k = find_key(table, 1, name);
-	unsigned		 first;
-
-	if (k == NULL)
-		return false;
-	if ((first = first_line_of(p, e->section, e->key, e)) != 0)
-		add_error(p->errs, p->path, e->line,
-		    "%s: given twice (first on line %u)", e->key, first);
-	else
-		apply_value(p, e, k, arg);
-	return true;
+	return entry_key(p, e, find_key(table, n, e->key), arg);
 }
 
 /*
@@ -1351,7 +1360,8 @@ guard_key(struct parse *p, struct entry *e, void *arg)
 	add_warning(p->errs, p->path, e->line, "[peers] %s is deprecated: "
 	    "write it as %s in [haproxy]", e->key, now);
 	if (strcmp(e->key, "haproxy") == 0)
-		return table_key_as(p, e, haproxy_keys, "sources", p->cfg);
+		return entry_key(p, e, find_key(haproxy_keys,
+		    NKEYS_OF(haproxy_keys), "sources"), p->cfg);
 	return table_key(p, e, lb_keys, NKEYS_OF(lb_keys), arg);
 }
 

@@ -839,6 +839,38 @@ head(struct buf *b, const char *name, const char *type, const char *help)
 	b->fam_body = b->len;
 }
 
+/* What each load balancer counts for this node: sessions, or the queue. */
+static void
+lb_counts(struct buf *b, const struct agent *a, const struct agent_info *info,
+    const char *name, const char *help, bool sessions)
+{
+	struct agent_service_view	 v;
+	struct lb_view			 lv;
+	char				 sv[160], src[PEERS_TEXT_MAX * 2 + 1];
+	size_t				 i, j;
+	long				 n;
+
+	head(b, name, "gauge", help);
+	for (j = 0; info->peers != NULL && j < peers_nlbs(info->peers); j++) {
+		const struct lb_source *lb = peers_lb(info->peers, j);
+
+		for (i = 0; i < agent_nservices(a); i++) {
+			const struct transition_conf *tc;
+
+			agent_service_view(a, i, &v);
+			tc = transition_conf(v.tr);
+			peer_view_lb(lb, tc->backend, config_server(info->cfg,
+			    tc), v.decision, &lv);
+			n = sessions ? lv.row.scur : lv.row.qcur;
+			if (lv.found && n >= 0)
+				put(b, "%s{service=\"%s\",source=\"%s\"} %ld\n",
+				    name, svc_label(v.name, sv, sizeof(sv)),
+				    label(peer_view_lb_text(lb), src, sizeof(src)),
+				    n);
+		}
+	}
+}
+
 /*
  * The factor to a value in unit to base units: seconds, a ratio for
  * percentages, bytes (the monitoring plugins' KB and MB are 1024 and
@@ -1073,6 +1105,12 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			    svc_label(v.name, sv, sizeof(sv)),
 			    v.peers.other_serving);
 	}
+	lb_counts(&b, a, &info, "lbagent_lb_sessions", "This node's current "
+	    "sessions (scur) on each load balancer of [haproxy] sources, per "
+	    "service (absent when the load balancer did not answer).", true);
+	lb_counts(&b, a, &info, "lbagent_lb_queued", "Requests queued for this "
+	    "node (qcur) on each load balancer of [haproxy] sources, per "
+	    "service (absent when the load balancer did not answer).", false);
 	/*
 	 * Per probe, one series for each service that lists it: every
 	 * per-probe family has the same labels, so any of them joins on

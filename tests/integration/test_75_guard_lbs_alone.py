@@ -8,7 +8,9 @@ above 0 on every load balancer that answered. Same windows as test_45/46
 
 1. one node fails: it goes out in both; the detail says the guard judges by
    the load balancers, names the servers serving, lists no peers, and shows
-   this node's sessions, queue and the other servers serving on each;
+   this node's sessions, queue and the other servers serving on each (and
+   /metrics its sessions and queue per load balancer, which promtool
+   check metrics passes);
 2. all fail one after the other: the last is held in (UP in both, the hold
    reply, one warning), the two out stay out;
 3. a server MAINT on one load balancer only is not serving there: with n3
@@ -21,6 +23,8 @@ above 0 on every load balancer that answered. Same windows as test_45/46
 PEERTEST_NO_PEERS=1 leaves [peers] and [haproxy] out (scaffolding check:
 only scenario 1 is meaningful then)."""
 
+import shutil
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -56,6 +60,20 @@ def one_fails():
             h.expect(t.get("status") == "UP" and t.get("sessions") == 0 and
                      t.get("queued") == 0 and t.get("server") == "n1",
                      f"n1 on {r.get('source')}: UP, no session, no queue: {t}")
+        _, _, body = h.http_request(n1.http_port, "/metrics")
+        text = body.decode()
+        for src in c.haproxy_sources():
+            for fam in ("lbagent_lb_sessions", "lbagent_lb_queued"):
+                want = f'{fam}{{service="default",source="{src}"}} 0'
+                h.expect(want in text.splitlines(),
+                         f"/metrics has {want!r}:\n" +
+                         "\n".join(ln for ln in text.splitlines() if "_lb_" in ln))
+        promtool = shutil.which("promtool")
+        h.expect(promtool is not None, "promtool (scripts/deps test installs prometheus)")
+        r = subprocess.run([promtool, "check", "metrics"], input=body,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+        h.expect(r.returncode == 0 and r.stdout.strip() == b"",
+                 f"promtool check metrics (exit {r.returncode}):\n{r.stdout.decode()}")
 
     h.section("n1 fails: out in both; n2, n3 stay UP in both")
     mark = n1.lb.log_mark()

@@ -611,6 +611,53 @@ START_TEST(peers_section)
 END_TEST
 
 /*
+ * A line holds 198 characters, seven or eight peer URLs: [peers] agents (and
+ * [haproxy] sources) may be given again, each line adding to the list, up to 64; a
+ * node twice across lines is still an error, and so is any other key twice.
+ */
+START_TEST(peer_lists_over_lines)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+	char			 text[8192], *at = text, *end = text + sizeof(text);
+	int			 i;
+
+	at += snprintf(at, end - at, "[peers]\n");
+	for (i = 0; i < 50; i++)
+		at += snprintf(at, end - at, "%shttp://127.0.0.1:%d%s",
+		    i % 7 == 0 ? "agents = " : ", ", 20000 + i,
+		    i % 7 == 6 || i == 49 ? "\n" : "");
+	snprintf(at, end - at, "[haproxy]\nbackend = be\nsources = unix:/lb1\n"
+	    "sources = http://lb2:8404/stats;csv\n");
+	cfg = load(text, &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert_uint_eq(cfg->peers.agents.count, 50);
+	ck_assert_str_eq(cfg->peers.agents.items[0], "http://127.0.0.1:20000");
+	ck_assert_str_eq(cfg->peers.agents.items[49], "http://127.0.0.1:20049");
+	ck_assert_uint_eq(cfg->peers.haproxy.count, 2);
+	ck_assert_str_eq(cfg->peers.haproxy.items[1], "http://lb2:8404/stats;csv");
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	expect_error("[peers]\nagents = http://a:1, http://b:1\n"
+	    "agents = http://a:1\n", 2, "agents: http://a:1 given twice "
+	    "(items 1 and 3: the same address, credentials aside)");
+	at = text;
+	at += snprintf(at, end - at, "[peers]\n");
+	for (i = 0; i < 65; i++)
+		at += snprintf(at, end - at, "agents = http://127.0.0.1:%d\n",
+		    20000 + i);
+	expect_error(text, 66, "agents: too many (at most 64): "
+	    "'http://127.0.0.1:20064'");
+	expect_error("[haproxy]\nsources = unix:/x\nsources = unix:/x\n"
+	    "backend = be\n", 2, "sources: unix:/x given twice (items 1 and "
+	    "2: the same address, credentials aside)");
+	expect_error("[haproxy]\nsources = unix:/x\nbackend = be\n"
+	    "backend = be2\n", 4, "backend: given twice (first on line 3)");
+}
+END_TEST
+
+/*
  * One source twice in [peers], credentials aside: refused, named with its
  * credentials redacted; sources that are only alike are not.
  */
@@ -884,6 +931,7 @@ main(void)
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, peers_section);
 	tcase_add_test(tc, peer_sources_twice);
+	tcase_add_test(tc, peer_lists_over_lines);
 	tcase_add_test(tc, api_unreachable_by_peers);
 	tcase_add_test(tc, service_names_the_state_dir_uses);
 	tcase_add_test(tc, shipped_config_documents_every_key);

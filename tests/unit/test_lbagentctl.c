@@ -24,6 +24,7 @@
 #include "lbagent/ctl/fleet.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
+#include "lbagent/ctl/wait.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/markers.h"
 #include "testhttpd.h"
@@ -258,6 +259,59 @@ START_TEST(args_marker_end)
 	ck_assert_int_eq(parse(&o, why, "drain", "on", "--until",
 	    "2999-01-01T00:00", NULL), CTL_EXIT_USAGE);
 	ck_assert_ptr_nonnull(strstr(why, "zone"));
+}
+END_TEST
+
+/* --wait with on only; its timeout takes durations and defaults to 5m. */
+START_TEST(args_wait)
+{
+	struct ctl_opts	o;
+	char		why[256];
+
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--wait", NULL), 0);
+	ck_assert(o.wait && o.on);
+	ck_assert(o.timeout_s == CTL_WAIT_TIMEOUT_DEFAULT_S);
+	ck_assert_int_eq(parse(&o, why, "maint", "on", "--wait", "--timeout",
+	    "60s", "--service", "web", NULL), 0);
+	ck_assert(o.wait);
+	ck_assert_int_eq(o.cmd, CTL_MAINT);
+	ck_assert(o.timeout_s == 60);
+	ck_assert_int_eq(parse(&o, why, "--timeout", "5m", "drain", "on",
+	    "--wait", NULL), 0);
+	ck_assert(o.timeout_s == 300);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--wait", "-t", "2.5",
+	    NULL), 0);
+	ck_assert(o.timeout_s == 2.5);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--wait",
+	    "--timeout=1500ms", NULL), 0);
+	ck_assert(o.timeout_s == 1.5);
+	/* Without --wait, the usual 10s, or a duration too. */
+	ck_assert_int_eq(parse(&o, why, "drain", "on", NULL), 0);
+	ck_assert(!o.wait);
+	ck_assert(o.timeout_s == CTL_TIMEOUT_DEFAULT_S);
+	ck_assert_int_eq(parse(&o, why, "-t", "90s", "drain", "on", NULL), 0);
+	ck_assert(o.timeout_s == 90);
+
+	ck_assert_int_eq(parse(&o, why, "drain", "off", "--wait", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_str_eq(why, "drain off: --wait goes with 'on'");
+	ck_assert_int_eq(parse(&o, why, "maint", "off", "--wait", "--timeout",
+	    "1m", NULL), CTL_EXIT_USAGE);
+	ck_assert_str_eq(why, "maint off: --wait goes with 'on'");
+	ck_assert_int_eq(parse(&o, why, "mode", "off", "--wait", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_str_eq(why, "mode: --wait does not go with it");
+	ck_assert_int_eq(parse(&o, why, "status", "--wait", NULL),
+	    CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--wait", "--timeout",
+	    "0s", NULL), CTL_EXIT_USAGE);
+	ck_assert_ptr_nonnull(strstr(why, "--timeout '0s'"));
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--wait", "--timeout",
+	    "25h", NULL), CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--wait", "--timeout",
+	    "soon", NULL), CTL_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, why, "drain", "on", "--wait", "--timeout",
+	    NULL), CTL_EXIT_USAGE);
 }
 END_TEST
 
@@ -1155,6 +1209,146 @@ START_TEST(format_peer_guard)
 }
 END_TEST
 
+/* A load balancer's row with what it has on the node: sessions, queue. */
+START_TEST(format_lb_load)
+{
+	json_t	*root = fixture("status_peers.json"), *row;
+	char	*text;
+
+	row = json_array_get(json_object_get(json_array_get(json_object_get(
+	    root, "haproxy"), 0), "this_node"), 0);
+	json_object_set_new(row, "sessions", json_integer(3));
+	json_object_set_new(row, "queued", json_integer(0));
+	json_object_set_new(row, "others_serving", json_integer(2));
+	row = json_array_get(json_object_get(json_array_get(json_object_get(
+	    root, "haproxy"), 1), "this_node"), 0);
+	json_object_set_new(row, "sessions", json_null());
+	json_object_set_new(row, "queued", json_integer(1));
+	json_object_set_new(row, "others_serving", json_null());
+	text = format(root, NULL);
+	check_text(text);
+	ck_assert_msg(strstr(text, "    unix:/tmp/hx/admin.sock: be/n1 MAINT, "
+	    "weight 5 (initial 5), agent L7OK\n      sessions 3, queued 0; "
+	    "other servers serving: 2\n      WARNING: initial weight 5") !=
+	    NULL, "%s", text);
+	ck_assert_msg(strstr(text, "be/n1 MAINT, weight 5 (initial unknown),\n"
+	    "      agent L7OK\n      sessions unknown, queued 1; other servers "
+	    "serving: unknown\n") != NULL, "%s", text);
+	free(text);
+	json_decref(root);
+}
+END_TEST
+
+/* One load balancer of the "haproxy" array, with one row. */
+static json_t *
+lb_json(const char *source, bool ok, double seen, const char *status,
+    int weight, int sessions, int queued)
+{
+	json_t	*row = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:n, s:n}",
+	    "service", "", "backend", "be", "server", "n1", "found", 1,
+	    "status", status, "weight", weight, "error", "warnings");
+
+	json_object_set_new(row, "sessions", sessions < 0 ? json_null() :
+	    json_integer(sessions));
+	json_object_set_new(row, "queued", json_integer(queued));
+	return json_pack("{s:s, s:b, s:o, s:o, s:[o]}", "source", source, "ok",
+	    ok, "error", ok ? json_null() : json_string("connect: refused"),
+	    "last_seen_s", seen < 0 ? json_null() : json_real(seen),
+	    "this_node", row);
+}
+
+static enum ctl_drain
+verdict(json_t *lb, double since_s, char *words, size_t size)
+{
+	json_t			*root = json_pack("{s:b, s:[o]}", "detail", 1,
+				    "haproxy", lb);
+	struct ctl_drain_lb	 v[2];
+
+	ck_assert_uint_eq(ctl_drain_nlbs(root), 1);
+	ck_assert_uint_eq(ctl_drain_check(root, NULL, since_s, v, 2), 1);
+	ctl_drain_describe(&v[0], words, size);
+	json_decref(root);
+	return v[0].verdict;
+}
+
+START_TEST(drain_verdicts)
+{
+	struct ctl_drain_lb	 v[4];
+	json_t			*root;
+	char			 w[512];
+
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "DRAIN (agent)", 0,
+	    0, 0), 5, w, sizeof(w)), CTL_DRAIN_DONE);
+	ck_assert_str_eq(w, "drained");
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "MAINT", 10, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_DONE);
+	/* A weight of 0 is out of the traffic, whatever the status. */
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "UP", 0, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_DONE);
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "DOWN", 10, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_DONE);
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "DRAIN", 0, 1, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_BUSY);
+	ck_assert_str_eq(w, "1 session, 0 queued");
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "DRAIN", 0, 0, 2),
+	    5, w, sizeof(w)), CTL_DRAIN_BUSY);
+	ck_assert_str_eq(w, "0 sessions, 2 queued");
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "UP 1/3", 100, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_SERVING);
+	ck_assert_str_eq(w, "still in the traffic (be/n1 UP 1/3, weight 100), "
+	    "0 sessions, 0 queued");
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "no check", 1, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_SERVING);
+	/* Sessions unknown: never counted as none. */
+	ck_assert_int_eq(verdict(lb_json("lb", true, 0.2, "DRAIN", 0, -1, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_UNKNOWN);
+	ck_assert_str_eq(w, "be/n1: its sessions and queue are not known");
+	/* An answer from before the wait began does not count. */
+	ck_assert_int_eq(verdict(lb_json("lb", true, 5.5, "DRAIN", 0, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_OLD);
+	ck_assert_str_eq(w, "no answer since the wait began (the last one "
+	    "5.5s ago)");
+	ck_assert_int_eq(verdict(lb_json("lb", true, -1, "DRAIN", 0, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_OLD);
+	/* One that stopped answering is reported, never drained. */
+	ck_assert_int_eq(verdict(lb_json("lb", false, 0.2, "DRAIN", 0, 0, 0),
+	    5, w, sizeof(w)), CTL_DRAIN_SILENT);
+	ck_assert_str_eq(w, "not answering: connect: refused");
+
+	/* Several load balancers: done only when each is. */
+	root = json_pack("{s:[o, o]}", "haproxy", lb_json("a", true, 0.1,
+	    "DRAIN", 0, 0, 0), lb_json("b", true, 0.1, "DRAIN", 0, 2, 0));
+	ck_assert_uint_eq(ctl_drain_check(root, NULL, 1, v, 4), 2);
+	ck_assert_str_eq(v[0].source, "a");
+	ck_assert(!ctl_drain_done(v, 2));
+	ck_assert(ctl_drain_done(v, 1));
+	ck_assert(!ctl_drain_done(v, 0));
+	/* Only the service waited for counts; none there is unknown. */
+	ck_assert_uint_eq(ctl_drain_check(root, "web", 1, v, 4), 2);
+	ck_assert_int_eq(v[0].verdict, CTL_DRAIN_UNKNOWN);
+	ck_assert_uint_eq(ctl_drain_check(root, "", 1, v, 4), 2);
+	ck_assert_int_eq(v[0].verdict, CTL_DRAIN_DONE);
+	ck_assert_int_eq(v[1].verdict, CTL_DRAIN_BUSY);
+	json_decref(root);
+
+	/* A server the load balancer does not have. */
+	root = json_pack("{s:[{s:s, s:b, s:n, s:f, s:[{s:s, s:s, s:s, s:b, "
+	    "s:s}]}]}", "haproxy", "source", "lb", "ok", 1, "error",
+	    "last_seen_s", 0.1, "this_node", "service", "", "backend", "be",
+	    "server", "n9", "found", 0, "error", "no server be/n9");
+	ck_assert_uint_eq(ctl_drain_check(root, NULL, 1, v, 4), 1);
+	ck_assert_int_eq(v[0].verdict, CTL_DRAIN_UNKNOWN);
+	ctl_drain_describe(&v[0], w, sizeof(w));
+	ck_assert_str_eq(w, "be/n9: no server be/n9");
+	json_decref(root);
+	/* No load balancer at all: never done. */
+	root = json_pack("{s:[]}", "haproxy");
+	ck_assert_uint_eq(ctl_drain_nlbs(root), 0);
+	ck_assert_uint_eq(ctl_drain_check(root, NULL, 1, v, 4), 0);
+	json_decref(root);
+}
+END_TEST
+
 /* A service object for the formatters: name, state, and the detail. */
 static json_t *
 svc_detail(const char *name, const char *state, int weight, bool serving,
@@ -1656,6 +1850,7 @@ suite(void)
 	tcase_add_test(tc, args_usage_errors);
 	tcase_add_test(tc, args_service_names_as_the_config);
 	tcase_add_test(tc, args_marker_end);
+	tcase_add_test(tc, args_wait);
 	tcase_add_test(tc, until_local_time);
 	tcase_add_test(tc, marker_content);
 	tcase_add_test(tc, usage_fits);
@@ -1698,6 +1893,8 @@ suite(void)
 	tcase_add_test(tc, format_window);
 	tcase_add_test(tc, format_why_garbage);
 	tcase_add_test(tc, format_fleet);
+	tcase_add_test(tc, format_lb_load);
+	tcase_add_test(tc, drain_verdicts);
 	suite_add_tcase(s, tc);
 	return s;
 }

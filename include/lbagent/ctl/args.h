@@ -13,10 +13,15 @@
 #define CTL_EXIT_FAIL	1	/* daemon missing, timeout, bad config */
 #define CTL_EXIT_USAGE	2
 #define CTL_EXIT_NOT_SERVING 3	/* status, why: a service shown does not serve */
+#define CTL_EXIT_NOT_DRAINED 4	/* --wait: sessions or queue left at the
+				   timeout, or a load balancer not answering */
 
 #define CTL_TIMEOUT_DEFAULT_S	10
 #define CTL_REQUEST_TIMEOUT_MS	2000
 #define CTL_POLL_MS		100
+/* --wait: a deploy's drain takes minutes, not the seconds of a marker. */
+#define CTL_WAIT_TIMEOUT_DEFAULT_S	300
+#define CTL_WAIT_POLL_MS	250
 
 enum ctl_cmd {
 	CTL_STATUS,
@@ -35,7 +40,8 @@ struct ctl_opts {
 	enum ctl_cmd	 cmd;
 	const char	*config;	/* -f; NULL: CONFIG_DEFAULT_PATH */
 	const char	*address;	/* -s; NULL: the config's [http] listen */
-	double		 timeout_s;	/* -t */
+	double		 timeout_s;	/* -t, --timeout */
+	bool		 timeout_given;
 	bool		 json;		/* status --json */
 	bool		 brief;		/* status --short */
 	const char	*service;	/* status/why SERVICE, --service; NULL:
@@ -44,6 +50,7 @@ struct ctl_opts {
 	const char	*reason;	/* --reason; NULL: an empty marker */
 	const char	*until;		/* --until, as given; NULL: none */
 	uint64_t	 for_ms;	/* --for; 0: none */
+	bool		 wait;		/* --wait: until the LBs have drained */
 };
 
 /*

@@ -1,0 +1,111 @@
+"""The qualification run: each scenario on a fresh deployment of real
+HAProxy and real lbagents, faults injected, a client workload the whole
+time, the promises checked throughout; build/qualify/report.md and
+results.json at the end. Run it through scripts/qualify.
+
+usage: qualify.py --build DIR [--full] [--only NAME,...] [--out DIR] [--list]
+                   [--selftest]"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, HERE)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="lbagent's qualification under faults")
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--full", action="store_true", help="longer timings, every scenario")
+    ap.add_argument("--only", default="", help="comma-separated scenario names")
+    ap.add_argument("--out", default=None, help="output directory (BUILD/qualify)")
+    ap.add_argument("--list", action="store_true", help="list the scenarios")
+    ap.add_argument("--summary", action="store_true",
+                    help="print the last results.json's summary as Markdown")
+    ap.add_argument("--selftest", action="store_true",
+                    help="only check the harness's own parts (fault proxies, checks)")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    os.environ["LBAGENT"] = os.path.join(build, "lbagent")
+    os.environ["LBAGENTCTL"] = os.path.join(build, "lbagentctl")
+    import harness as h
+    import report
+    import scenarios
+    from deploy import Timings
+
+    names = [n for n, _ in scenarios.SCENARIOS]
+    if args.list:
+        print("\n".join(names))
+        return 0
+    only = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        print(f"qualify: no scenario {', '.join(unknown)}; there are: {', '.join(names)}",
+              file=sys.stderr)
+        return 2
+    outdir = os.path.abspath(args.out or os.path.join(build, "qualify"))
+    if args.summary:
+        with open(os.path.join(outdir, "results.json")) as f:
+            sys.stdout.write(report.summary_md(json.load(f)))
+        return 0
+    # The harness's own parts first: a fault proxy that does not do what
+    # it says would make every verdict after it meaningless.
+    import selftest
+    if selftest.main(verbose=args.selftest) != 0:
+        print("qualify: the harness's self-test failed; no scenario run", file=sys.stderr)
+        return 1
+    if args.selftest:
+        return 0
+    try:
+        h.require_haproxy()
+        h.require_source("127.0.0.2")
+    except h.Skip as e:
+        print(f"qualify: cannot run here: {e}", file=sys.stderr)
+        return 2
+    os.makedirs(outdir, exist_ok=True)
+    t = Timings(full=args.full)
+    tier = "full" if args.full else "bounded"
+    started = time.time()
+    t_start = time.monotonic()
+    results = []
+    for name, fn in scenarios.SCENARIOS:
+        if only and name not in only:
+            continue
+        if not args.full and not only and name in scenarios.FULL_ONLY:
+            continue
+        h.section(f"scenario {name}")
+        t1 = time.monotonic()
+        run = scenarios.run_one(name, fn, t, full=args.full)
+        run.fn = fn
+        summary = report.summarize(run, time.monotonic() - t1)
+        report.write_scenario(outdir, run, summary)
+        run.close()
+        results.append(summary)
+        print(f"{'PASS' if summary['passed'] else 'FAIL'} {name} "
+              f"({summary['elapsed_s']} s; {summary['failed']}/{summary['requests']} "
+              f"requests failed; {len(summary['violations'])} violations)", flush=True)
+        for c in summary["checks"]:
+            if not c["ok"]:
+                print(f"   failed: {c['what']}", flush=True)
+        for v in summary["violations"]:
+            print(f"   violation +{v['t_s']}s {v['invariant']}: {v['what']}", flush=True)
+    elapsed = time.monotonic() - t_start
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                   "tier": tier, "elapsed_s": round(elapsed, 1),
+                   "machine": f"{platform.node()}, {os.cpu_count()} CPUs",
+                   "timings": t.as_dict(), "scenarios": results}, f, indent=2)
+    head = report.write_report(outdir, results, t, tier, started, elapsed)
+    print("\n" + head)
+    print(f"\nreport: {os.path.join(outdir, 'report.md')}")
+    return 0 if results and all(r["passed"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
