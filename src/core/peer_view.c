@@ -482,9 +482,11 @@ lbs_alone(const struct lb_source *lbs, size_t nlbs,
 		return;
 	}
 	for (j = 0; j < sets[0].n; j++) {
+		/* An empty set has no array at all: bsearch may not see it. */
 		for (k = 1; k < nsets; k++)
-			if (bsearch(sets[0].names[j], sets[k].names, sets[k].n,
-			    sizeof(sets[k].names[0]), name_cmp) == NULL)
+			if (sets[k].n == 0 || bsearch(sets[0].names[j],
+			    sets[k].names, sets[k].n, sizeof(sets[k].names[0]),
+			    name_cmp) == NULL)
 				break;
 		/* A name twice in one CSV is one server. */
 		if (k < nsets || (j > 0 && strcmp(sets[0].names[j],

@@ -653,6 +653,13 @@ START_TEST(load_balancers_alone)
 	ck_assert_str_eq(view.who, "");
 	ck_assert_str_eq(view.why, "no other server of be UP with a weight "
 	    "above 0 on every load balancer that answered");
+	/* Another one serving on the first, nobody but this node on the next. */
+	set_lb(0, "be,n1,0,UP,100,100,L7OK,,\nbe,n2,0,UP,100,100,L7OK,,\n");
+	set_lb(1, "be,n1,0,UP,100,100,L7OK,,\nbe,n2,0,DOWN,100,100,L7OK,,\n");
+	do_round();
+	ck_assert(!view.other_serving);
+	set_lb(1, "be,n1,0,UP,100,100,L7OK,,\nbe,n2,0,UP,50,100,L7OK,,\n"
+	    "be,n3,0,UP,100,100,,,\n");
 	/* One that does not answer is left out... */
 	lbs[0].answered = false;
 	snprintf(lbs[0].error, sizeof(lbs[0].error), "connection refused");
