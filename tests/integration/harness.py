@@ -40,6 +40,7 @@ import io
 import http.client
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -252,6 +253,8 @@ class _Env:
         self.name = os.path.splitext(os.path.basename(sys.argv[0] or "test"))[0]
         self.dir = tempfile.mkdtemp(prefix=f"lbagent-{self.name}-")
         self._ports = set()
+        # Seeded apart: runs side by side pick apart.
+        self._rng = random.Random(os.getpid() ^ time.monotonic_ns())
         self._next_source = 2
         self._sources = set()
         self._names = {}
@@ -268,14 +271,23 @@ class _Env:
         return base if n == 1 else f"{base}{n}"
 
     def free_port(self):
-        """A TCP port free on 127.0.0.1 now, never handed out twice here."""
-        for _ in range(100):
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-            if port not in self._ports:
-                self._ports.add(port)
-                return port
+        """A TCP port free on 127.0.0.1 now, never handed out twice here,
+        and outside the kernel's ephemeral range: a port bind(0) gives is
+        one the next outgoing connection (a probe's, a peer's, HAProxy's
+        check) may take as its own before the process it was meant for
+        binds it, and that process then fails with EADDRINUSE."""
+        lo, hi = _ephemeral_range()
+        spans = [(a, b) for a, b in ((10000, lo - 1), (hi + 1, 65535)) if b - a >= 1000]
+        if not spans:
+            raise RuntimeError(f"no port range outside the ephemeral {lo}-{hi} "
+                               f"(net.ipv4.ip_local_port_range)")
+        for _ in range(1000):
+            a, b = self._rng.choice(spans)
+            port = self._rng.randint(a, b)
+            if port in self._ports or not _bindable(port):
+                continue
+            self._ports.add(port)
+            return port
         raise RuntimeError("could not find a free loopback port")
 
     def source(self, addr=None):
@@ -332,6 +344,27 @@ def env():
 
 def tmpdir():
     return env().dir
+
+
+def _ephemeral_range():
+    """net.ipv4.ip_local_port_range: where outgoing connections' ports are."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _bindable(port):
+    """Nothing bound to port on any IPv4 address (no SO_REUSEADDR: a
+    socket in TIME_WAIT there counts as taken too)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
 
 
 def free_port():
