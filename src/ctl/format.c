@@ -26,12 +26,18 @@ struct out {
 
 /* ------------------------------------------------------------- helpers */
 
-static const char *
-str(const json_t *obj, const char *key)
+const char *
+ctl_json_str(const json_t *obj, const char *key)
 {
 	const char	*s = json_string_value(json_object_get(obj, key));
 
 	return s != NULL ? s : "";
+}
+
+static const char *
+str(const json_t *obj, const char *key)
+{
+	return ctl_json_str(obj, key);
 }
 
 static bool
@@ -45,15 +51,21 @@ num(const json_t *obj, const char *key, double *v)
 	return isfinite(*v);
 }
 
+void
+ctl_printable(char *dst, size_t size, const char *src)
+{
+	size_t	i;
+
+	for (i = 0; src[i] != '\0' && i + 1 < size; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+}
+
 /* Untrusted text made printable, at most TEXT_MAX bytes. */
 static void
 clean(char *dst, size_t size, const char *src)
 {
-	size_t	i;
-
-	for (i = 0; src[i] != '\0' && i + 1 < size && i < TEXT_MAX; i++)
-		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
-	dst[i] = '\0';
+	ctl_printable(dst, size < TEXT_MAX + 1 ? size : TEXT_MAX + 1, src);
 }
 
 /* Seconds from the status, in the house format of elapsed times. */

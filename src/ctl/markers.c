@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
 #include "lbagent/daemon/atomic_file.h"
 
@@ -264,20 +265,12 @@ ctl_expect_from(const struct markers *node, const struct markers *own,
 	}
 }
 
-static const char *
-str(const json_t *obj, const char *key)
-{
-	const char	*s = json_string_value(json_object_get(obj, key));
-
-	return s != NULL ? s : "";
-}
-
 bool
 ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
     bool check_automation)
 {
-	const char	*state = str(svc, "state");
-	const char	*automation = str(svc, "automation");
+	const char	*state = ctl_json_str(svc, "state");
+	const char	*automation = ctl_json_str(svc, "automation");
 
 	if (!json_is_object(svc))
 		return false;
@@ -287,7 +280,7 @@ ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
 		/* Only the detail has the reason; the public part, the word. */
 		if (e->state != NULL && e->reason != NULL &&
 		    json_is_string(json_object_get(svc, "reason")) &&
-		    strcmp(str(svc, "reason"), e->reason) != 0)
+		    strcmp(ctl_json_str(svc, "reason"), e->reason) != 0)
 			return false;
 		if (e->state == NULL && (strcmp(state, "maint") == 0 ||
 		    strcmp(state, "drain") == 0 || state[0] == '\0'))
@@ -306,7 +299,7 @@ ctl_shadow_by(const json_t *svc)
 {
 	const char	*by;
 
-	if (strcmp(str(svc, "automation"), "shadow") != 0)
+	if (strcmp(ctl_json_str(svc, "automation"), "shadow") != 0)
 		return NULL;
 	by = json_string_value(json_object_get(svc, "shadow_by"));
 	return by != NULL && by[0] != '\0' ? by : "a shadow marker or setting";
@@ -320,10 +313,11 @@ ctl_off_not_by_marker(const json_t *svc)
 	const char	*by;
 	size_t		 i;
 
-	if (!json_is_array(markers) || strcmp(str(svc, "automation"), "off") != 0)
+	if (!json_is_array(markers) ||
+	    strcmp(ctl_json_str(svc, "automation"), "off") != 0)
 		return NULL;
 	json_array_foreach(markers, i, m)
-		if (strcmp(str(m, "kind"), "off") == 0)
+		if (strcmp(ctl_json_str(m, "kind"), "off") == 0)
 			return NULL;
 	by = json_string_value(json_object_get(svc, "automation_off_by"));
 	return by != NULL && by[0] != '\0' ? by : "a setting of lbagent's";

@@ -9,26 +9,8 @@
 #include <string.h>
 
 #include "lbagent/core/hastats.h"
+#include "lbagent/ctl/format.h"
 #include "lbagent/ctl/wait.h"
-
-static const char *
-str(const json_t *obj, const char *key)
-{
-	const char	*s = json_string_value(json_object_get(obj, key));
-
-	return s != NULL ? s : "";
-}
-
-/* Untrusted text made printable. */
-static void
-clean(char *dst, size_t size, const char *src)
-{
-	size_t	i;
-
-	for (i = 0; src[i] != '\0' && i + 1 < size; i++)
-		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
-	dst[i] = '\0';
-}
 
 /* A count of the row, -1 when null, missing (an older lbagent) or odd. */
 static long
@@ -55,7 +37,7 @@ serving(const json_t *row)
 	const json_t		*w = json_object_get(row, "weight");
 
 	memset(&r, 0, sizeof(r));
-	snprintf(r.status, sizeof(r.status), "%s", str(row, "status"));
+	snprintf(r.status, sizeof(r.status), "%s", ctl_json_str(row, "status"));
 	/* No weight shown: UP counts as serving, to be safe. */
 	r.weight = json_is_integer(w) ? (long)json_integer_value(w) : 1;
 	return hastats_serving(&r);
@@ -80,10 +62,11 @@ check_one(const json_t *lbj, const char *service, double since_s,
 	size_t		 i, rows = 0;
 
 	memset(lb, 0, sizeof(*lb));
-	clean(lb->source, sizeof(lb->source), str(lbj, "source"));
+	ctl_printable(lb->source, sizeof(lb->source),
+	    ctl_json_str(lbj, "source"));
 	lb->verdict = CTL_DRAIN_DONE;
 	if (!json_is_true(json_object_get(lbj, "ok"))) {
-		clean(err, sizeof(err), str(lbj, "error"));
+		ctl_printable(err, sizeof(err), ctl_json_str(lbj, "error"));
 		worse(lb, CTL_DRAIN_SILENT, err[0] ? err : "no answer");
 		lb->sessions = lb->queued = -1;
 		return;
@@ -99,13 +82,15 @@ check_one(const json_t *lbj, const char *service, double since_s,
 		worse(lb, CTL_DRAIN_OLD, why);
 	}
 	json_array_foreach(json_object_get(lbj, "this_node"), i, row) {
-		if (service != NULL && strcmp(str(row, "service"), service) != 0)
+		if (service != NULL &&
+		    strcmp(ctl_json_str(row, "service"), service) != 0)
 			continue;
 		rows++;
-		clean(be, sizeof(be), str(row, "backend"));
-		clean(srv, sizeof(srv), str(row, "server"));
+		ctl_printable(be, sizeof(be), ctl_json_str(row, "backend"));
+		ctl_printable(srv, sizeof(srv), ctl_json_str(row, "server"));
 		if (!json_is_true(json_object_get(row, "found"))) {
-			clean(err, sizeof(err), str(row, "error"));
+			ctl_printable(err, sizeof(err),
+			    ctl_json_str(row, "error"));
 			snprintf(why, sizeof(why), "%s/%s: %s", be, srv,
 			    err[0] ? err : "not found");
 			worse(lb, CTL_DRAIN_UNKNOWN, why);
@@ -123,7 +108,8 @@ check_one(const json_t *lbj, const char *service, double since_s,
 		    lb->sessions + s;
 		lb->queued = q == -1 || lb->queued == -1 ? -1 : lb->queued + q;
 		if (serving(row)) {
-			clean(st, sizeof(st), str(row, "status"));
+			ctl_printable(st, sizeof(st),
+			    ctl_json_str(row, "status"));
 			if (json_is_integer(json_object_get(row, "weight")))
 				snprintf(why, sizeof(why), "%s/%s %s, weight "
 				    "%lld", be, srv, st, (long long)
