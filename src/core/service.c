@@ -335,6 +335,24 @@ switched_off(const struct service *s, const char *why,
 }
 
 /*
+ * Whether the guard's rounds must go on every interval (see keep_peers):
+ * its state, the engine's decision (the would-be one in shadow mode) and
+ * the markers' d.
+ */
+static bool
+rounds_wanted(const struct service *s, const struct decision *d)
+{
+	struct guard_view	g;
+	struct decision		cur;
+
+	guard_view(s->tr, &g);
+	transition_current(s->tr, &cur);
+	return g.state == GUARD_ASKING || g.state == GUARD_HOLDING ||
+	    g.state == GUARD_BACK_ALONE || cur.state != NODE_UP ||
+	    cur.weight == 0 || d->state == NODE_DRAIN || d->state == NODE_MAINT;
+}
+
+/*
  * A marker takes the node out whatever the peers say; the peer guard
  * only warns, once per marker, when no other node serves (asked after
  * the marker took effect).
@@ -504,8 +522,10 @@ service_step(struct service *s, const struct service_input *in,
 		auto_d = real;
 	}
 	decision_make(in->node, in->own, &auto_d, &d);
-	if (in->peers != NULL)
+	if (in->peers != NULL) {
 		marker_guard(s, &d, in->peers, in->now_ms, fx);
+		fx->keep_peers = rounds_wanted(s, &d);
+	}
 	if (!set_decision(s, &d, in, fx) && would_changed) {
 		compose(s, &s->decision);
 		fx->line_changed = true;

@@ -99,6 +99,18 @@ apply(struct agent *a, const struct service_effects *fx)
 		agent_schedule_save(a);
 }
 
+/* Rounds every interval while any service wants them. */
+static void
+keep_peers(struct agent *a)
+{
+	bool	any = false;
+	size_t	i;
+
+	for (i = 0; i < a->nsvcs; i++)
+		any = any || a->svcs[i].keep_peers;
+	peers_need(a->peers, any);
+}
+
 /* Service i looks again at its probes, markers, switch and peers. */
 static void
 evaluate(struct agent *a, size_t i, bool at_start)
@@ -143,6 +155,8 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	in.wall_ms = clock_wall_ms();
 	service_step(&w->s, &in, &fx);
 	apply(a, &fx);
+	w->keep_peers = fx.keep_peers;
+	keep_peers(a);
 }
 
 /* A round of the peer guard ended: every service looks again. */
@@ -154,6 +168,21 @@ agent_peers_changed(void *arg)
 
 	for (i = 0; i < a->nsvcs; i++)
 		evaluate(a, i, false);
+	if (a->round_cb != NULL)
+		a->round_cb(a->round_arg);
+}
+
+bool
+agent_peers_watch(struct agent *a)
+{
+	return peers_watch(a->peers);
+}
+
+void
+agent_on_round(struct agent *a, void (*cb)(void *), void *arg)
+{
+	a->round_cb = cb;
+	a->round_arg = arg;
 }
 
 /* " (set by alice@web1 at ..., until ...)", or "" for a plain marker. */

@@ -25,6 +25,7 @@ struct svc {
 	struct rules_input	*in;		/* the probes, for each step */
 	bool			*settled;
 	struct markers		 own;		/* its directory's, last read */
+	bool			 keep_peers;	/* its last step wanted rounds */
 };
 
 struct agent {
@@ -43,6 +44,8 @@ struct agent {
 	int64_t			 started_wall_ms;
 	struct event		*marker_ev, *expire_ev, *save_ev, *retry_ev;
 	struct event		*soon_ev;
+	void			(*round_cb)(void *);	/* agent_on_round */
+	void			*round_arg;
 	bool			 save_failed;
 	struct agent_persistence persist;	/* agent_state.c's */
 	int64_t			 persist_log_ms; /* its last error line */

@@ -46,6 +46,7 @@
 
 enum conn_state {
 	CONN_REQUEST,	/* reading the request line and headers */
+	CONN_FRESH,	/* the detail waits for the peers' round in flight */
 	CONN_REPLY,	/* writing the reply */
 	CONN_DRAIN,	/* reply written, write side shut: reading to EOF */
 };
@@ -68,6 +69,7 @@ struct http_conn {
 	struct event		 ev;
 	enum conn_state		 state;
 	bool			 trusted;
+	bool			 head;		/* CONN_FRESH: a HEAD request */
 	int64_t			 deadline_ms;
 	size_t			 inlen, scanned, drained;
 	struct evbuffer		*out;
@@ -76,7 +78,7 @@ struct http_conn {
 
 struct http_api {
 	struct event_base		*base;
-	const struct agent		*agent;
+	struct agent			*agent;
 	const struct status_daemon	*dm;
 	char				 token[HTTP_TOKEN_MAX + 1];
 	size_t				 token_len;	/* 0: no token */
@@ -197,8 +199,29 @@ get_status(struct http_req *r)
 		    "wrong token" : "no token is configured ([http] token_file)");
 		return;
 	}
+	/*
+	 * The detail shows the peers and load balancers as a round begun
+	 * within an interval found them: without one (rounds stop while the
+	 * node is in and healthy), one starts and the reply waits for it.
+	 */
+	if (who == 1 && !agent_peers_watch(api->agent)) {
+		r->c->state = CONN_FRESH;
+		r->c->head = r->head;
+		return;
+	}
 	send_json(r, 200, "OK", status_json(api->agent, api->dm, who == 1, &c),
 	    NULL);
+}
+
+/* The detail a CONN_FRESH connection waited for, as it is now. */
+static void
+send_fresh(struct http_conn *c)
+{
+	struct http_req		 r = { c, c->head, NULL, NULL, NULL };
+	struct status_clock	 clk = { clock_now_ms(), clock_wall_ms() };
+
+	send_json(&r, 200, "OK", status_json(c->api->agent, c->api->dm, true,
+	    &clk), NULL);
 }
 
 static void
@@ -543,6 +566,24 @@ conn_flush(struct http_conn *c)
 	conn_drain(c);
 }
 
+static void	conn_send(struct http_conn *);
+
+/*
+ * Until the round ends (http_api_round) or HTTP_FRESH_MS pass: then the
+ * detail as known, its rounds' age in it.
+ */
+static void
+conn_wait_fresh(struct http_conn *c)
+{
+	struct timeval	tv = { HTTP_FRESH_MS / 1000,
+			    (HTTP_FRESH_MS % 1000) * 1000 };
+
+	c->deadline_ms = clock_now_ms() + HTTP_FRESH_MS;
+	event_del(&c->ev);
+	evtimer_assign(&c->ev, c->api->base, conn_cb, c);
+	evtimer_add(&c->ev, &tv);
+}
+
 /* The request is in (or is refused): the reply has its own deadline. */
 static void
 conn_reply(struct http_conn *c, size_t headlen)
@@ -555,6 +596,17 @@ conn_reply(struct http_conn *c, size_t headlen)
 		send_error(&r, 431, "Request Header Fields Too Large",
 		    "at most " HTTP_MAX_HEADERS_TEXT " bytes of headers");
 	}
+	if (c->state == CONN_FRESH) {
+		conn_wait_fresh(c);
+		return;
+	}
+	conn_send(c);
+}
+
+/* The reply is queued (none: out of memory): write it. */
+static void
+conn_send(struct http_conn *c)
+{
 	if (evbuffer_get_length(c->out) == 0) {
 		conn_close(c);		/* no memory for a reply */
 		return;
@@ -613,6 +665,12 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	struct http_conn	*c = arg;
 
 	(void)fd;
+	if (c->state == CONN_FRESH) {
+		/* The round did not end in time: what is known. */
+		send_fresh(c);
+		conn_send(c);
+		return;
+	}
 	if ((what & EV_TIMEOUT) && clock_now_ms() >= c->deadline_ms) {
 		/* Too slow to send its request, or to read the reply. */
 		conn_close(c);
@@ -622,6 +680,8 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	case CONN_REQUEST:
 		conn_read(c);
 		return;
+	case CONN_FRESH:
+		return;		/* handled above */
 	case CONN_REPLY:
 		conn_flush(c);
 		return;
@@ -1024,9 +1084,25 @@ api_settings(struct http_api *api, const struct config *cfg)
 	read_token(api, cfg->http.token_file);
 }
 
+/* The peers' round ended: every detail waiting for it is answered. */
+static void
+round_cb(void *arg)
+{
+	struct http_api	*api = arg;
+	struct http_conn *c, *next;
+
+	for (c = api->conns; c != NULL; c = next) {
+		next = c->next;		/* conn_send may free c */
+		if (c->state != CONN_FRESH)
+			continue;
+		send_fresh(c);
+		conn_send(c);
+	}
+}
+
 struct http_api *
 http_api_new(struct event_base *base, const struct config *cfg,
-    const struct agent *agent, const struct status_daemon *dm,
+    struct agent *agent, const struct status_daemon *dm,
     const int *fds, size_t nfds)
 {
 	struct http_api		*api;
@@ -1040,6 +1116,7 @@ http_api_new(struct event_base *base, const struct config *cfg,
 	api->base = base;
 	api->agent = agent;
 	api->dm = dm;
+	agent_on_round(agent, round_cb, api);
 	api->accept_limit.interval_ms = LOG_LIMIT_MS;
 	if ((api->resume_ev = evtimer_new(base, resume_cb, api)) == NULL ||
 	    (api->reload_ev = event_new(base, -1, 0, reload_fire, api)) ==
@@ -1114,6 +1191,7 @@ http_api_free(struct http_api *api)
 
 	if (api == NULL)
 		return;
+	agent_on_round(api->agent, NULL, NULL);
 	for (i = 0; i < api->nsocks; i++)
 		sock_free(api->socks[i]);
 	free(api->socks);

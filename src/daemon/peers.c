@@ -51,6 +51,10 @@ struct peers {
 	size_t			 nsvcs;
 	uint64_t		 timeout_ms;	/* the longest any service allows */
 	bool			 in_flight, again;
+	bool			 kick;		/* the timer's round is due anyway */
+	bool			 needed;	/* a service wants rounds */
+	int64_t			 watched_ms;	/* the detail was last read */
+	uint64_t		 rounds;	/* begun, since start */
 	size_t			 waiting;	/* answers the round waits for */
 	int64_t			 round_ms;	/* the round in flight's start */
 	int64_t			 done_ms;	/* the last answered round's start */
@@ -59,12 +63,27 @@ struct peers {
 
 static void	round_start(struct peers *);
 
+/*
+ * Whether rounds go on every interval: a service wants them (a node about
+ * to go out, out, or held out by a marker), or someone reads the detail.
+ * A node in and healthy asks nobody.
+ */
+static bool
+wanted(const struct peers *ps)
+{
+	return ps->needed || (ps->watched_ms != NO_TIME &&
+	    clock_now_ms() - ps->watched_ms < PEERS_WATCH_MS);
+}
+
 static void
 timer_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct peers	*ps = arg;
+
 	(void)fd;
 	(void)what;
-	round_start(arg);
+	if (ps->kick || wanted(ps))
+		round_start(ps);
 }
 
 /* The next round at the interval from the last one's start. */
@@ -88,6 +107,7 @@ soon(struct peers *ps)
 {
 	struct timeval	tv = { 0, 0 };
 
+	ps->kick = true;
 	evtimer_add(ps->timer, &tv);
 }
 
@@ -133,7 +153,7 @@ round_done(struct peers *ps)
 	if (ps->again) {
 		ps->again = false;
 		round_start(ps);
-	} else
+	} else if (wanted(ps))
 		schedule(ps);
 	ps->changed(ps->arg);
 }
@@ -208,7 +228,9 @@ round_start(struct peers *ps)
 	size_t	i;
 
 	evtimer_del(ps->timer);
+	ps->kick = false;
 	ps->in_flight = true;
+	ps->rounds++;
 	ps->round_ms = clock_now_ms();
 	ps->waiting = 1;	/* until every fetch is started */
 	for (i = 0; i < ps->npeers; i++) {
@@ -252,6 +274,36 @@ peers_ask(struct peers *ps)
 		ps->again = true;
 	else
 		round_start(ps);
+}
+
+/* Rounds wanted again, none in flight or due: the next at its time. */
+static void
+resume(struct peers *ps)
+{
+	if (!ps->in_flight && !evtimer_pending(ps->timer, NULL) && wanted(ps))
+		schedule(ps);
+}
+
+void
+peers_need(struct peers *ps, bool needed)
+{
+	if (ps == NULL)
+		return;
+	ps->needed = needed;
+	resume(ps);
+}
+
+bool
+peers_watch(struct peers *ps)
+{
+	int64_t	now = clock_now_ms();
+
+	if (ps == NULL)
+		return true;
+	ps->watched_ms = now;
+	resume(ps);
+	return ps->done_ms != NO_TIME && now - ps->done_ms <=
+	    (int64_t)ps->cfg->peers.interval_ms;
 }
 
 void
@@ -393,6 +445,7 @@ peers_new(struct event_base *base, struct curl_loop *curl,
 	ps->changed = changed;
 	ps->arg = arg;
 	ps->done_ms = NO_TIME;
+	ps->watched_ms = NO_TIME;
 	if ((ps->timer = evtimer_new(base, timer_cb, ps)) == NULL ||
 	    build(ps, cfg) == -1) {
 		peers_free(ps);
@@ -444,6 +497,9 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 	ps->arg = old->arg;
 	ps->done_ms = old->done_ms;
 	ps->round_ms = old->done_ms;
+	ps->needed = old->needed;
+	ps->watched_ms = old->watched_ms;
+	ps->rounds = old->rounds;
 	/*
 	 * What a source at the same address learned stays learned: the full
 	 * address, credentials included (the shown text has them redacted,
@@ -530,6 +586,18 @@ int64_t
 peers_round_ms(const struct peers *ps)
 {
 	return ps->done_ms;
+}
+
+bool
+peers_needed(const struct peers *ps)
+{
+	return ps->needed;
+}
+
+uint64_t
+peers_rounds(const struct peers *ps)
+{
+	return ps->rounds;
 }
 
 size_t

@@ -15,6 +15,7 @@
 #include "lbagent/core/name.h"
 #include "lbagent/core/text.h"
 #include "lbagent/core/transition.h"
+#include "lbagent/daemon/clock.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/peers.h"
 #include "lbagent/daemon/scheduler.h"
@@ -519,9 +520,11 @@ peer_rounds_json(const struct agent *a, const struct status_clock *c)
 	agent_info(a, &info);
 	if (info.peers == NULL)
 		return json_null();
-	return json_pack("{s:o, s:I, s:I, s:I}", "last_round_s",
+	return json_pack("{s:o, s:I, s:I, s:b, s:I, s:I}", "last_round_s",
 	    age_json(peers_round_ms(info.peers), c), "interval_ms",
-	    (json_int_t)info.cfg->peers.interval_ms, "suspect_after",
+	    (json_int_t)info.cfg->peers.interval_ms, "rounds",
+	    (json_int_t)peers_rounds(info.peers), "needed",
+	    peers_needed(info.peers), "suspect_after",
 	    (json_int_t)info.cfg->peers.suspect_after, "dead_after",
 	    (json_int_t)info.cfg->peers.dead_after);
 }
@@ -1105,12 +1108,31 @@ status_metrics(const struct agent *a, const struct status_daemon *dm,
 			    svc_label(v.name, sv, sizeof(sv)),
 			    v.peers.other_serving);
 	}
-	lb_counts(&b, a, &info, "lbagent_lb_sessions", "This node's current "
+	if (info.peers != NULL) {
+		head(&b, "lbagent_peer_rounds_total", "counter", "Rounds of the "
+		    "peer guard begun (every source asked once): at once when a "
+		    "decision needs one, and every [peers] interval only while a "
+		    "node is about to go out, is out, is held out by a marker, or "
+		    "its /status detail was read in the last 10 s.");
+		put(&b, "lbagent_peer_rounds_total %llu\n",
+		    (unsigned long long)peers_rounds(info.peers));
+	}
+	if (info.peers != NULL && peers_round_ms(info.peers) != INT64_MIN) {
+		head(&b, "lbagent_peer_round_age_seconds", "gauge", "Seconds "
+		    "since the last answered round of the peer guard began: what "
+		    "the peer and load-balancer figures here are as of.");
+		put(&b, "lbagent_peer_round_age_seconds %.3f\n",
+		    (double)(clock_now_ms() - peers_round_ms(info.peers)) /
+		    1000.0);
+	}
+	lb_counts(&b, a, &info, "lbagent_lb_sessions", "This node's "
 	    "sessions (scur) on each load balancer of [haproxy] sources, per "
-	    "service (absent when the load balancer did not answer).", true);
+	    "service, as of the last round (absent when the load balancer did "
+	    "not answer).", true);
 	lb_counts(&b, a, &info, "lbagent_lb_queued", "Requests queued for this "
 	    "node (qcur) on each load balancer of [haproxy] sources, per "
-	    "service (absent when the load balancer did not answer).", false);
+	    "service, as of the last round (absent when the load balancer did "
+	    "not answer).", false);
 	/*
 	 * Per probe, one series for each service that lists it: every
 	 * per-probe family has the same labels, so any of them joins on

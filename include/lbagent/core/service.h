@@ -136,6 +136,12 @@ struct service_effects {
 	bool			 save;
 	bool			 save_soon;
 	bool			 ask_peers;	/* a fresh round of the guard */
+	/*
+	 * Rounds every [peers] interval wanted: the node is about to go out
+	 * (the guard asks or holds it in), in by the guard alone, out by the
+	 * rules, or held out by a marker. In and healthy: none.
+	 */
+	bool			 keep_peers;
 	struct service_note	 notes[SERVICE_NOTES_MAX];
 	size_t			 nnotes;
 };

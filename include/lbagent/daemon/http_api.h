@@ -27,6 +27,8 @@
 #define HTTP_REQUEST_MS		5000
 /* From the end of the request to the reply's last byte written. */
 #define HTTP_REPLY_MS		5000
+/* The detail waits this long at most for a fresh round of the peers. */
+#define HTTP_FRESH_MS		3000
 /*
  * Descriptors lbagent keeps for itself beyond both ports' connections:
  * probes (an exec run holds up to six pipe ends for a moment), the state
@@ -47,7 +49,7 @@ struct http_api;
  * address cannot be bound (logged).
  */
 struct http_api	*http_api_new(struct event_base *, const struct config *,
-		    const struct agent *, const struct status_daemon *dm,
+		    struct agent *, const struct status_daemon *dm,
 		    const int *fds, size_t nfds);
 /*
  * A reload: settings (max_connections, the token file) are taken anew;

@@ -1,8 +1,11 @@
 /*
  * The peer guard's sources: the other nodes' lbagent (their public
  * /status) and the load balancers' stats (HAProxy's `show stat` CSV),
- * asked together in rounds, every [peers] interval and at once when a
- * decision needs a fresh answer; never on the reply path. A round ends
+ * asked together in rounds, never on the reply path: at once when a
+ * decision needs a fresh answer, and every [peers] interval only while
+ * they are wanted (a node about to go out, out, held out by a marker, or
+ * the detail read within PEERS_WATCH_MS). A node in and healthy, with
+ * nobody watching, asks nobody. A round ends
  * when every source answered or timed out; its verdicts, per service,
  * go to the transition engine as a struct peer_view.
  *
@@ -23,6 +26,7 @@
 #include "lbagent/daemon/config.h"
 
 #define PEERS_CSV_MAX		(8 * 1024 * 1024)	/* a load balancer's stats */
+#define PEERS_WATCH_MS		10000	/* rounds go on after a detail read */
 
 struct curl_loop;
 struct peers;
@@ -47,6 +51,18 @@ struct peers	*peers_reload(struct peers *, const struct config *,
 		    bool *failed);
 /* A round now, or right after the one in flight. */
 void		 peers_ask(struct peers *);
+/* Whether the services want rounds every interval (their OR, each step). */
+void		 peers_need(struct peers *, bool);
+/*
+ * The detail is being read: rounds go on for PEERS_WATCH_MS. Whether the
+ * last round answered is fresh (begun within an interval);
+ * when not, one is due or in flight, and peers_round_ms moves at its end.
+ */
+bool		 peers_watch(struct peers *);
+/* Whether a service wants rounds every interval (peers_need). */
+bool		 peers_needed(const struct peers *);
+/* Rounds begun since lbagent started (reloads included). */
+uint64_t	 peers_rounds(const struct peers *);
 /* Service i (0 the default, i + 1 cfg->services[i]) as of the last round. */
 void		 peers_view(const struct peers *, size_t i, struct peer_view *);
 
