@@ -26,6 +26,7 @@ HAProxy instances, on loopback, light enough for a 2-core machine.
   asks each agent port every 2 s instead of 200 ms (sample_s, ask_s): 25
   asks a second instead of 250."""
 
+import json
 import os
 import time
 import urllib.parse
@@ -39,6 +40,19 @@ PEER_INTERVAL_MS = 1000     # [peers] interval: lbagent's default (see below)
 PEER_TIMEOUT_MS = 1000
 CHECK_INTER_MS = 2000       # HAProxy's TCP check of the application
 AGENT_LINE_URLS = 7         # URLs per `agents =` line (a line holds 198 characters)
+
+
+def buildtype():
+    """The meson buildtype of the lbagent the fleet runs ($LBAGENT's build
+    directory), or "unknown": the figures are a release build's only when
+    it says release."""
+    path = os.path.join(os.path.dirname(h.lbagent_exe()), "meson-info",
+                        "intro-buildoptions.json")
+    try:
+        with open(path) as f:
+            return next(o["value"] for o in json.load(f) if o["name"] == "buildtype")
+    except (OSError, ValueError, StopIteration, KeyError):
+        return "unknown"
 
 
 class FleetApp(App):

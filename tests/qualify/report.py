@@ -155,7 +155,9 @@ def write_report(outdir, results, t, tier, started, elapsed_s):
         "server and its lbagent, which reaches its dependency, its peers and "
         "both load balancers' stats through fault proxies), and a client "
         "workload through both frontends (per load balancer two threads of "
-        f"{t.short_ms} ms requests and one of {t.long_ms} ms requests).",
+        f"{t.short_ms} ms requests and one of {t.long_ms} ms requests). "
+        "`fleet` has a deployment of its own: 50 nodes, file probes as their "
+        "dependencies, one client thread per load balancer (see its section).",
         "",
         "## Summary",
         "",

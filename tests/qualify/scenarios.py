@@ -875,7 +875,8 @@ def fleet(run):
         "nodes": n, "failing": len(failing), "peer_interval_ms": d.peer_interval_ms,
         "peer_timeout_ms": fleetdep.PEER_TIMEOUT_MS, "ask_every_interval_qps": full_qps,
         "healthy_bound_qps": bound_qps, "agent_port_asked_every_ms": int(d.ask_s * 1000),
-        "dependency": "file probe, its file removed to fail it"}
+        "dependency": "file probe, its file removed to fail it",
+        "buildtype": fleetdep.buildtype()}
     run.metrics["phases"] = phases
 
     def window(phase, a, b, **extra):
