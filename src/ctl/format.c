@@ -88,8 +88,8 @@ format_time(char *buf, size_t size, const char *iso)
 	clean(c, sizeof(c), iso);
 	if (strlen(c) >= 19 && c[10] == 'T' && c[strlen(c) - 1] == 'Z')
 		snprintf(buf, size, "%.10s %.8s UTC", c, c + 11);
-	else
-		snprintf(buf, size, "%s", c);
+	else if (size > 0)
+		snprintf(buf, size, "%.*s", (int)(size - 1), c);
 }
 
 /* A measured value: whole numbers as such, others with two decimals. */

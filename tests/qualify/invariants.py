@@ -3,7 +3,11 @@
 A Timeline holds every event of a scenario (faults, actions, what HAProxy
 showed when it changed, what lbagent replied when it changed, violations),
 each with its time. The Sampler polls both HAProxy's `show stat` every
-100 ms and asks each lbagent's agent port every 200 ms, and checks:
+100 ms and asks each lbagent's agent port every 200 ms (a deployment may
+set slower rates: `sample_s`, `ask_s`), from a loopback source address of
+its own (ASK_SOURCE, one no load balancer of the deployment uses: to
+lbagent it is one more asker, as any monitoring of the agent port would
+be), and checks:
 
   zero-serving   never zero serving servers (UP with a weight above 0) on a
                  load balancer (automated decisions only: the scenarios
@@ -22,6 +26,10 @@ import harness as h
 
 SAMPLE_S = 0.1
 ASK_S = 0.2
+# The load balancers take 127.0.0.2, .3, ... (deploy.py, h.env().source());
+# the sampler's asks come from an address of its own, reserved here so that
+# no load balancer gets it.
+ASK_SOURCE = "127.0.0.9"
 
 
 class Timeline:
@@ -83,6 +91,9 @@ class Sampler:
     def __init__(self, dep, timeline):
         self.dep = dep
         self.t = dep.t
+        self.sample_s = getattr(dep, "sample_s", SAMPLE_S)
+        self.ask_s = getattr(dep, "ask_s", ASK_S)
+        self.source = h.env().source(ASK_SOURCE)
         self.tl = timeline
         self.samples = []           # (t, lb, {node: (status, weight, scur)})
         self.replies = []           # (t, node, ms, reply or error)
@@ -125,7 +136,7 @@ class Sampler:
 
     # -- HAProxy's view
     def _sample_loop(self):
-        while not self._stop.wait(SAMPLE_S):
+        while not self._stop.wait(self.sample_s):
             for hp in self.dep.haps:
                 t = time.monotonic()
                 try:
@@ -191,13 +202,14 @@ class Sampler:
     # -- lbagent's agent port
     def _ask_loop(self):
         deadline_s = self.t.reply_deadline_ms / 1000.0
-        while not self._stop.wait(ASK_S):
+        while not self._stop.wait(self.ask_s):
             for n in self.dep.nodes:
                 if n.name in self.paused or n.lb is None:
                     continue
                 t = time.monotonic()
                 try:
-                    reply = h.ask(n.agent_port, timeout_s=max(3.0, deadline_s * 3))
+                    reply = h.ask(n.agent_port, source=self.source,
+                                  timeout_s=max(3.0, deadline_s * 3))
                     text = reply.decode(errors="replace").strip()
                 except OSError as e:
                     text = f"<{type(e).__name__}: {e}>"

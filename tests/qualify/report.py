@@ -122,6 +122,24 @@ def _transitions_text(tr):
     return out
 
 
+def _phases_text(phases):
+    """A scenario's figures per phase (fleet): what the fleet asked and
+    spent a second over each measured window, and the settle times."""
+    if not phases:
+        return []
+    out = ["- per phase (queries a second across the fleet; lbagent CPU ms a second, "
+           "mean and max over the nodes):", "",
+           "  | phase | window | peer /status q/s | stats q/s | CPU ms/s mean | "
+           "CPU ms/s max | settle |",
+           "  |---|---|---|---|---|---|---|"]
+    for p in phases:
+        times = p.get("settle_ms") or p.get("back_ms") or {}
+        out.append(f"  | {p['phase']} | {p['window_s']} s | {p['peer_qps']} | "
+                   f"{p['stats_qps']} | {p['cpu_ms_per_s_mean']} | {p['cpu_ms_per_s_max']} | "
+                   + (", ".join(f"{k} {v} ms" for k, v in times.items()) or "-") + " |")
+    return out + [""]
+
+
 def write_report(outdir, results, t, tier, started, elapsed_s):
     passed = sum(1 for r in results if r["passed"])
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
@@ -137,7 +155,9 @@ def write_report(outdir, results, t, tier, started, elapsed_s):
         "server and its lbagent, which reaches its dependency, its peers and "
         "both load balancers' stats through fault proxies), and a client "
         "workload through both frontends (per load balancer two threads of "
-        f"{t.short_ms} ms requests and one of {t.long_ms} ms requests).",
+        f"{t.short_ms} ms requests and one of {t.long_ms} ms requests). "
+        "`fleet` has a deployment of its own: 50 nodes, file probes as their "
+        "dependencies, one client thread per load balancer (see its section).",
         "",
         "## Summary",
         "",
@@ -178,9 +198,10 @@ def write_report(outdir, results, t, tier, started, elapsed_s):
         for m in r["markers"]:
             body.append(f"- marker {m['node']} {m['what']}: shown on both after "
                         f"{_ms(m['obeyed_ms'])}" + (" (**late**)" if m["violated"] else ""))
-        extra = {k: v for k, v in r["metrics"].items() if k != "detection_ms"}
+        extra = {k: v for k, v in r["metrics"].items() if k not in ("detection_ms", "phases")}
         if extra:
             body.append("- measured: " + ", ".join(f"{k} = {v}" for k, v in extra.items()))
+        body += _phases_text(r["metrics"].get("phases"))
         body.append("- checks:")
         body += [f"  - {'ok' if c['ok'] else '**FAILED**'}: {c['what']}" for c in r["checks"]]
         body.append("- invariant violations:" + (" none" if not r["violations"] else ""))

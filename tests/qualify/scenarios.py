@@ -8,6 +8,7 @@ deadline: the sampler's invariants)."""
 import time
 
 import harness as h
+import fleet as fleetdep
 from deploy import Deployment
 from invariants import Sampler, Timeline, check_planned, serving
 from workload import Workload
@@ -26,11 +27,14 @@ def _drained(status, weight):
 
 
 class Run:
-    def __init__(self, name, t, agent_over=None, deploy=None):
+    def __init__(self, name, t, agent_over=None, deploy=None, deployment=None):
+        """deployment: the deployment's class (Deployment, three nodes,
+        unless the scenario names another, as fleet does)."""
         self.name = name
         self.t = t
         self.tl = Timeline()
-        self.dep = Deployment(t, self.tl.log, agent_over=agent_over, **(deploy or {}))
+        self.dep = (deployment or Deployment)(t, self.tl.log, agent_over=agent_over,
+                                              **(deploy or {}))
         self.sampler = Sampler(self.dep, self.tl)
         self.workload = None
         self.checks = []            # (ok, text)
@@ -47,7 +51,8 @@ class Run:
         self.dep.start()
         self.tl.log({"kind": "phase", "what": "deployment up: every server UP/100 on both"})
         self.sampler.start()
-        self.workload = Workload(self.dep.fe_ports, self.t)
+        self.workload = Workload(self.dep.fe_ports, self.t,
+                                 **getattr(self.dep, "workload", {}))
         self.workload.start()
         self.settle(1.5, "warm-up")
 
@@ -832,6 +837,120 @@ def peer_partition(run):
         run.metrics["back_ms"] = int((back - run.t_heal) * 1000)
 
 
+FLEET_SETTLE_S = 10.0       # after start-up, before the first healthy window
+FLEET_HEALTHY_S = 20.0      # each healthy window
+FLEET_OUT_S = 10.0          # the failed nodes out, steady
+FLEET_HEALTHY_SHARE = 0.05  # healthy: under 5% of asking every interval
+
+
+def _first_view(s, lb, since, ok):
+    """When lb's samples first showed ok(view) at or after since, or None."""
+    for t, l, v in list(s.samples):
+        if l == lb and t >= since and ok(v):
+            return t
+    return None
+
+
+def fleet(run):
+    """50 nodes (each an lbagent with the same 50-entry peer list and both
+    load balancers as sources) behind two HAProxy instances; the
+    dependencies of 17 nodes (n1, n4, ..., n49) fail at once, then
+    recover. Both load balancers take those 17 out and only them, each
+    settling with the 33 others UP; never zero serving; after recovery all
+    50 are UP at full weight on both. While healthy the fleet's peer and
+    stats queries stay below 5% of what asking every [peers] interval
+    would cost (N x (N + 2) a interval). Reported per phase (healthy,
+    failing, out, recovered, healthy again): peer /status and stats
+    queries a second across the fleet, lbagent CPU ms a second (mean and
+    max over the 50), and each load balancer's settle times."""
+    d, s = run.dep, run.sampler
+    n = len(d.nodes)
+    failing = d.nodes[::3][:fleetdep.N_FAIL]
+    names = {x.name for x in failing}
+    others = [x.name for x in d.nodes if x.name not in names]
+    full_qps = n * (n + len(d.haps)) * 1000.0 / d.peer_interval_ms
+    bound_qps = FLEET_HEALTHY_SHARE * full_qps
+    phases = []
+    run.metrics["fleet"] = {
+        "nodes": n, "failing": len(failing), "peer_interval_ms": d.peer_interval_ms,
+        "peer_timeout_ms": fleetdep.PEER_TIMEOUT_MS, "ask_every_interval_qps": full_qps,
+        "healthy_bound_qps": bound_qps, "agent_port_asked_every_ms": int(d.ask_s * 1000),
+        "dependency": "file probe, its file removed to fail it",
+        "buildtype": fleetdep.buildtype()}
+    run.metrics["phases"] = phases
+
+    def window(phase, a, b, **extra):
+        r = {"phase": phase, **fleetdep.rates(a, b), **extra}
+        phases.append(r)
+        run.tl.log({"kind": "measured", **r})
+        return r
+
+    def healthy(phase):
+        c0 = fleetdep.Counters(d)
+        run.settle(FLEET_HEALTHY_S, f"{phase}: measured")
+        r = window(phase, c0, fleetdep.Counters(d))
+        run.check(r["peer_qps"] + r["stats_qps"] < bound_qps,
+                  f"{phase}: the fleet's peer + stats queries, {r['peer_qps']} + "
+                  f"{r['stats_qps']} a second, below {FLEET_HEALTHY_SHARE:.0%} of asking "
+                  f"every interval ({full_qps:.0f} a second): {bound_qps:.0f}")
+
+    run.settle(FLEET_SETTLE_S, "start-up settles")
+    healthy("healthy")
+
+    def settled(v):
+        return (all(not serving(*v[x][:2]) for x in names) and
+                all(serving(*v[x][:2]) for x in others))
+
+    c0 = fleetdep.Counters(d)
+    run.fault(f"{len(failing)} dependencies fail at once")
+    for x in failing:
+        x.fail()
+    got = run.wait(lambda: all(_first_view(s, hp.qname, run.t_fault, settled)
+                               for hp in d.haps), 90.0,
+                   f"both load balancers show the {len(failing)} out and the "
+                   f"{len(others)} others UP")
+    if got is None:
+        return
+    settle = {hp.qname: int((_first_view(s, hp.qname, run.t_fault, settled) - run.t_fault)
+                            * 1000) for hp in d.haps}
+    run.metrics["settle_ms"] = settle
+    run.metrics["detection_ms"] = max(settle.values())
+    window("failing", c0, fleetdep.Counters(d), settle_ms=settle)
+    c0 = fleetdep.Counters(d)
+    run.settle(FLEET_OUT_S, f"the {len(failing)} out")
+    window("out", c0, fleetdep.Counters(d))
+    run.check(all(serving(st, w) for x in others for _, _, st, w, _ in s.seen(x)),
+              f"only the {len(failing)} went out: the {len(others)} others stayed UP with "
+              f"a weight above 0 on both load balancers throughout")
+    run.check(all(_first_view(s, hp.qname, run.t_fault, settled) for hp in d.haps) and
+              all(not serving(*s.seen(x.name, lb=hp.qname)[-1][2:4])
+                  for x in failing for hp in d.haps),
+              f"the {len(failing)} are still out on both at the end of the out phase")
+
+    c0 = fleetdep.Counters(d)
+    run.heal(f"the {len(failing)} dependencies recover")
+    for x in failing:
+        x.heal()
+
+    def all_full(v):
+        return all(st == "UP" and w == 100 for st, w, _ in v.values())
+
+    got = run.wait(lambda: all(_first_view(s, hp.qname, run.t_heal, all_full)
+                               for hp in d.haps), 120.0,
+                   f"all {n} back UP at full weight on both load balancers")
+    if got is None:
+        return
+    back = {hp.qname: int((_first_view(s, hp.qname, run.t_heal, all_full) - run.t_heal)
+                          * 1000) for hp in d.haps}
+    run.metrics["back_ms"] = back
+    window("recovered", c0, fleetdep.Counters(d), back_ms=back)
+    run.settle(FLEET_SETTLE_S, "the fleet healthy again settles")
+    healthy("healthy again")
+
+
+fleet.deployment = fleetdep.FleetDeployment
+
+
 SCENARIOS = [
     ("dependency-fails", dependency_fails),
     ("all-fail", all_fail),
@@ -850,14 +969,16 @@ SCENARIOS = [
     ("haproxy-reload-state", haproxy_reload_state),
     ("lb-restart-during-release", lb_restart_during_release),
     ("reload-under-traffic", reload_under_traffic),
+    ("fleet", fleet),
 ]
 
-FULL_ONLY = set()
+FULL_ONLY = {"fleet"}
 
 
 def run_one(name, fn, t, full=False):
     run = Run(name, t, agent_over=getattr(fn, "agent_over", None),
-              deploy=getattr(fn, "deploy", None))
+              deploy=getattr(fn, "deploy", None),
+              deployment=getattr(fn, "deployment", None))
     run.full = full
     try:
         run.start()
