@@ -1,9 +1,10 @@
 /*
  * lbagentctl fleet: the local lbagent's view of its peers as one table.
- * The daemon asks the peers every [peers] interval (and sooner when the
- * guard needs it); its detail carries what each answered, the age of
- * that answer and each peer's liveness, so one request gives a
- * consistent view, as old as its last round, which the table says.
+ * The daemon's detail carries what each peer answered in its last round
+ * (a detail read gets one begun within an [peers] interval: it waits for
+ * it when the rounds had stopped), the age of that answer and each
+ * peer's liveness, so one request gives a consistent view, as old as its
+ * last round, which the table says.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -306,7 +307,7 @@ format(FILE *fp, const json_t *f, int width)
 			    "yet");
 		else if (json_number_value(json_object_get(f,
 		    "last_round_s")) * 1000 > 3.0 * (double)iv + 60000)
-			/* Rounds come every interval, each within a minute. */
+			/* A detail read gets a round begun within an interval. */
 			snprintf(asked, sizeof(asked), "peers asked %s ago, "
 			    "STALE", round);
 		else

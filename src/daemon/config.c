@@ -140,8 +140,11 @@ static const struct config_key peers_keys[] = {
 	  "the list (64 at most)." },
 	{ "peers", "interval", KEY_DURATION, "1s", 100, 60 * 1000,
 	  OFF(peers.interval_ms),
-	  "How often the peers and load balancers are asked (also at once "
-	  "when a decision needs a fresh answer)." },
+	  "How often the peers and load balancers are asked while rounds "
+	  "are wanted: a node about to go out, out, or held out by a "
+	  "marker, or its /status detail read in the last 10 s. A decision "
+	  "that needs a fresh answer asks at once; a node in and healthy "
+	  "asks nobody." },
 	{ "peers", "suspect_after", KEY_UINT, "3", 1, 100000,
 	  OFF(peers.suspect_after),
 	  "A peer without a good answer for this many rounds in a row is "
@@ -162,7 +165,7 @@ static const struct config_key haproxy_keys[] = {
 	{ "haproxy", "sources", KEY_SOURCES, NULL, 0, 0, OFF(peers.haproxy),
 	  "One per load balancer: HAProxy's stats as CSV over HTTP "
 	  "(http://lb1:8404/stats;csv) or its Runtime API (unix:/PATH or "
-	  "tcp:ADDR:PORT, command 'show stat'), asked every [peers] interval "
+	  "tcp:ADDR:PORT, command 'show stat'), asked in the guard's rounds "
 	  "(one query per load balancer, whatever the fleet). What each "
 	  "shows for this node's server (status, weight, sessions, queue) "
 	  "is in the /status detail, and lbagentctl drain on --wait waits "
