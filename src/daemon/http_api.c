@@ -569,8 +569,8 @@ conn_flush(struct http_conn *c)
 static void	conn_send(struct http_conn *);
 
 /*
- * Until the round ends (http_api_round) or HTTP_FRESH_MS pass: then the
- * detail as known, its rounds' age in it.
+ * Until the round ends (round_cb) or HTTP_FRESH_MS pass: then the detail
+ * as known, its rounds' age in it.
  */
 static void
 conn_wait_fresh(struct http_conn *c)
@@ -1088,8 +1088,8 @@ api_settings(struct http_api *api, const struct config *cfg)
 static void
 round_cb(void *arg)
 {
-	struct http_api	*api = arg;
-	struct http_conn *c, *next;
+	struct http_api		*api = arg;
+	struct http_conn	*c, *next;
 
 	for (c = api->conns; c != NULL; c = next) {
 		next = c->next;		/* conn_send may free c */
