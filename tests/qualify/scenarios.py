@@ -651,6 +651,54 @@ def shadow_mode(run):
 shadow_mode.agent_over = {"mode": "shadow"}
 
 
+def _agent_no_word(d, node):
+    """Every load balancer's last agent check of node carried no word of
+    lbagent's (a reply that is only a `# comment`): HAProxy says CHECKED,
+    "No status change"."""
+    return all(hp.stat("be", node).get("agent_status") == "CHECKED" for hp in d.haps)
+
+
+def kill_switch(run):
+    """The kill switch (`lbagentctl mode off`): HAProxy keeps whatever it
+    has. n1 fails and goes out; both n1's and n2's switches go off. n1
+    heals and n2 fails: n1 stays DOWN and n2 UP at full weight on both
+    load balancers, lbagent saying nothing of its own, until `mode auto`,
+    after which n2 goes out and n1 comes back, as the rules say."""
+    d, t = run.dep, run.t
+    off_bound_s = t.marker_bound_ms() / 1000.0
+    run.fault("n1's dependency fails")
+    d["n1"].fail()
+    if run.wait_out("n1", run.t_fault) is None:
+        return
+    for n in ("n1", "n2"):
+        if _ctl(run, n, "mode", "off") != 0:
+            return
+    if run.wait(lambda: _agent_no_word(d, "n1") and _agent_no_word(d, "n2"),
+                off_bound_s, "both load balancers get no word of lbagent's from n1 "
+                "and n2 (`# lbagent automation off`)") is None:
+        return
+    t_off = time.monotonic()
+    run.note("switched off: n1 heals, n2 fails")
+    d["n1"].heal()
+    d["n2"].fail()
+    run.settle((t.probe_interval_ms + t.down_after_ms + t.up_after_ms + t.ramp_ms) /
+               1000.0 + 2.0, "both switched off, their dependencies flipped")
+    run.check(_stayed(run, "n1", lambda st, w: st.startswith("DOWN"), t_off),
+              "n1 stayed DOWN on both while switched off, although healed")
+    run.check(_stayed(run, "n2", _full, t_off),
+              "n2 stayed UP at full weight on both while switched off, although failing")
+    run.heal("the switches back to auto")
+    for n in ("n1", "n2"):
+        if _ctl(run, n, "mode", "auto") != 0:
+            return
+    if run.wait_out("n2", run.t_heal, "n2, failing, out on both once automated") is None:
+        return
+    if run.wait_back("n1", run.t_heal) is None:
+        return
+    d["n2"].heal()
+    run.wait_back("n2", time.monotonic())
+
+
 def _reload_while_held(run, with_state):
     d, s, t = run.dep, run.sampler, run.t
     if _ctl(run, "n1", "drain", "on", "--reason", "qualify held across reload") != 0:
@@ -965,6 +1013,7 @@ SCENARIOS = [
     ("peer-partition", peer_partition),
     ("degraded", degraded),
     ("shadow-mode", shadow_mode),
+    ("kill-switch", kill_switch),
     ("haproxy-reload", haproxy_reload),
     ("haproxy-reload-state", haproxy_reload_state),
     ("lb-restart-during-release", lb_restart_during_release),
