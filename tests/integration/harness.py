@@ -258,6 +258,7 @@ class _Env:
         self._next_source = 2
         self._sources = set()
         self._names = {}
+        self._used = set()
         self._objects = []      # started things, stopped in reverse order
         self._cleaned = False
         atexit.register(self.cleanup)
@@ -266,9 +267,18 @@ class _Env:
         return os.path.join(self.dir, *parts)
 
     def unique_name(self, base):
-        n = self._names.get(base, 0) + 1
+        """base the first time, then base.2, base.3...: never a name given
+        before, whatever the base (lbagent-n1's second would otherwise be
+        lbagent-n12, the first of lbagent-n12)."""
+        n = self._names.get(base, 0)
+        while True:
+            n += 1
+            name = base if n == 1 else f"{base}.{n}"
+            if name not in self._used:
+                break
         self._names[base] = n
-        return base if n == 1 else f"{base}{n}"
+        self._used.add(name)
+        return name
 
     def free_port(self):
         """A TCP port free on 127.0.0.1 now, never handed out twice here,
