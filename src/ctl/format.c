@@ -399,7 +399,7 @@ transition(struct out *o, const json_t *tr)
 static void
 marker_trail(struct out *o, const json_t *m)
 {
-	char	owner[TEXT_MAX], host[TEXT_MAX], since[40], until[40];
+	char	owner[TEXT_MAX], host[TEXT_MAX], since[64], until[64];
 	char	note[TEXT_MAX];
 
 	clean(owner, sizeof(owner), str(m, "owner"));

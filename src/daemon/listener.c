@@ -70,7 +70,9 @@ struct conn {
 	int			 port;		/* the port's service */
 	int			 service;	/* chosen when replying */
 	evutil_socket_t		 fd;
-	struct event		 ev;
+	struct event		 ev;		/* I/O, persistent: see conn_wait */
+	struct event		 timer;		/* the current wait's end */
+	short			 waiting;	/* what ev is added for, or 0 */
 	enum conn_state		 state;
 	int64_t			 deadline_ms;
 	int64_t			 request_until_ms;
@@ -186,6 +188,7 @@ conn_close(struct conn *c)
 	struct listener	*l = c->l;
 
 	event_del(&c->ev);
+	event_del(&c->timer);
 	evutil_closesocket(c->fd);
 	if (c->src != NULL && --c->src->nconns == 0)
 		source_drop(l, c->src);
@@ -209,7 +212,16 @@ conn_close(struct conn *c)
 		listener_resume(l);
 }
 
-/* (Re)arms the connection's event for `what`, until `until_ms` at most. */
+/*
+ * (Re)arms the connection's wait for `what`, until `until_ms` at most.
+ * The I/O event has no timeout of its own and persists, so it stays in
+ * the epoll set until the connection closes; the wait's end is a timer
+ * beside it. A timeout on the I/O event itself would cost two epoll_ctl
+ * each time it fires (libevent takes the descriptor out of the set, then
+ * puts it back), as every connection's wait for agent-send text does;
+ * a timer moves without a system call. Every callback ends here or in
+ * conn_close.
+ */
 static void
 conn_wait(struct conn *c, short what, int64_t until_ms)
 {
@@ -220,9 +232,14 @@ conn_wait(struct conn *c, short what, int64_t until_ms)
 		left = 0;
 	tv.tv_sec = (time_t)(left / 1000);
 	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
-	event_del(&c->ev);
-	event_assign(&c->ev, c->l->base, c->fd, what, conn_cb, c);
-	event_add(&c->ev, &tv);
+	if (c->waiting != what) {
+		event_del(&c->ev);
+		event_assign(&c->ev, c->l->base, c->fd, what | EV_PERSIST,
+		    conn_cb, c);
+		event_add(&c->ev, NULL);
+		c->waiting = what;
+	}
+	event_add(&c->timer, &tv);
 }
 
 /* Reads request bytes until a newline, the limit, EOF or EAGAIN. */
@@ -571,7 +588,9 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	    LISTENER_DEADLINE_MS);
 	c->state = CONN_REQUEST;
 	memcpy(c->addr, addr, sizeof(c->addr));
-	event_assign(&c->ev, l->base, fd, EV_READ, conn_cb, c);
+	/* Assigned, not added: conn_wait adds them (and conn_close deletes). */
+	event_assign(&c->ev, l->base, fd, EV_READ | EV_PERSIST, conn_cb, c);
+	evtimer_assign(&c->timer, l->base, conn_cb, c);
 	c->next = l->conns;
 	if (l->conns != NULL)
 		l->conns->prev = c;
