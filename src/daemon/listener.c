@@ -33,6 +33,7 @@
 #define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
 #define SOURCE_BUCKETS		1024	/* hash of the addresses with connections */
+#define COMMON_TIMEOUTS		8	/* the holds' and waits' fixed lengths */
 
 enum conn_state {
 	CONN_REQUEST,	/* waiting for the request line */
@@ -71,9 +72,12 @@ struct conn {
 	int			 service;	/* chosen when replying */
 	evutil_socket_t		 fd;
 	struct event		 ev;		/* I/O, persistent: see conn_wait */
-	struct event		 timer;		/* the current wait's end */
+	struct event		 timer;		/* the request wait's end */
+	struct event		 cap;		/* the deadline: closes */
 	short			 waiting;	/* what ev is added for, or 0 */
+	bool			 capped;	/* cap added */
 	enum conn_state		 state;
+	int			 hold_ms;	/* the deadline, from the accept */
 	int64_t			 deadline_ms;
 	int64_t			 request_until_ms;
 	char			 addr[LBKEY_ADDR_MAX];
@@ -106,6 +110,12 @@ struct listener {
 	struct log_limit	 refused_log;	/* addresses over their share */
 	struct source		*sources[SOURCE_BUCKETS];
 	struct source		*spare_source;	/* no malloc per lone check */
+	/* libevent's common timeouts for the fixed lengths: see fixed_tv. */
+	struct {
+		int			 ms;
+		const struct timeval	*tv;
+	}			 common[COMMON_TIMEOUTS];
+	size_t			 ncommon;
 };
 
 enum io_result { IO_DONE, IO_AGAIN, IO_CLOSED };
@@ -189,6 +199,7 @@ conn_close(struct conn *c)
 
 	event_del(&c->ev);
 	event_del(&c->timer);
+	event_del(&c->cap);
 	evutil_closesocket(c->fd);
 	if (c->src != NULL && --c->src->nconns == 0)
 		source_drop(l, c->src);
@@ -212,26 +223,56 @@ conn_close(struct conn *c)
 		listener_resume(l);
 }
 
+static void
+ms_tv(int64_t ms, struct timeval *tv)
+{
+	if (ms < 0)
+		ms = 0;
+	tv->tv_sec = (time_t)(ms / 1000);
+	tv->tv_usec = (suseconds_t)(ms % 1000) * 1000;
+}
+
 /*
- * (Re)arms the connection's wait for `what`, until `until_ms` at most.
- * The I/O event has no timeout of its own and persists, so it stays in
- * the epoll set until the connection closes; the wait's end is a timer
- * beside it. A timeout on the I/O event itself would cost two epoll_ctl
- * each time it fires (libevent takes the descriptor out of the set, then
- * puts it back), as every connection's wait for agent-send text does;
- * a timer moves without a system call. Every callback ends here or in
- * conn_close.
+ * The timeval to add a timer of one of the fixed lengths with (a hold, a
+ * request wait): libevent's common timeout for it, which queues the
+ * timers of one length in the order they were added, O(1) each, instead
+ * of in the heap every other timer shares; with thousands of connections
+ * waiting, sifting through that heap was the loop's own largest cost
+ * (docs/benchmarks.md). Lengths beyond the table use tv, in the heap.
+ */
+static const struct timeval *
+fixed_tv(struct listener *l, int ms, struct timeval *tv)
+{
+	const struct timeval	*common;
+	size_t			 i;
+
+	for (i = 0; i < l->ncommon; i++)
+		if (l->common[i].ms == ms)
+			return l->common[i].tv;
+	ms_tv(ms, tv);
+	if (l->ncommon == COMMON_TIMEOUTS ||
+	    (common = event_base_init_common_timeout(l->base, tv)) == NULL)
+		return tv;
+	l->common[l->ncommon].ms = ms;
+	l->common[l->ncommon++].tv = common;
+	return common;
+}
+
+/*
+ * Waits for `what` on the connection, until its deadline at most. The
+ * I/O event has no timeout of its own and persists, so it stays in the
+ * epoll set until the connection closes; the deadline is a timer beside
+ * it (cap), added once, at the first wait, for the hold the connection
+ * got when accepted, and a request wait a second one (timer). A timeout
+ * on the I/O event itself would cost two epoll_ctl each time it fires
+ * (libevent takes the descriptor out of the set, then puts it back); a
+ * timer costs no system call. Every callback ends here or in conn_close.
  */
 static void
-conn_wait(struct conn *c, short what, int64_t until_ms)
+conn_wait(struct conn *c, short what)
 {
-	int64_t		left = until_ms - clock_now_ms();
 	struct timeval	tv;
 
-	if (left < 0)
-		left = 0;
-	tv.tv_sec = (time_t)(left / 1000);
-	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
 	if (c->waiting != what) {
 		event_del(&c->ev);
 		event_assign(&c->ev, c->l->base, c->fd, what | EV_PERSIST,
@@ -239,7 +280,20 @@ conn_wait(struct conn *c, short what, int64_t until_ms)
 		event_add(&c->ev, NULL);
 		c->waiting = what;
 	}
-	event_add(&c->timer, &tv);
+	if (!c->capped) {
+		event_add(&c->cap, fixed_tv(c->l, c->hold_ms, &tv));
+		c->capped = true;
+	}
+}
+
+/* Waits for request text for wait_ms, a fixed length (fixed_tv). */
+static void
+conn_wait_request(struct conn *c, int wait_ms)
+{
+	struct timeval	tv;
+
+	conn_wait(c, EV_READ);
+	event_add(&c->timer, fixed_tv(c->l, wait_ms, &tv));
 }
 
 /* Reads request bytes until a newline, the limit, EOF or EAGAIN. */
@@ -288,7 +342,7 @@ conn_enter_drain(struct conn *c)
 	/* Our FIN tells a reader the line is complete. */
 	shutdown(c->fd, SHUT_WR);
 	c->state = CONN_DRAIN;
-	conn_wait(c, EV_READ, c->deadline_ms);
+	conn_wait(c, EV_READ);
 }
 
 /*
@@ -325,7 +379,7 @@ conn_write(struct conn *c)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			c->state = CONN_REPLY;
-			conn_wait(c, EV_WRITE, c->deadline_ms);
+			conn_wait(c, EV_WRITE);
 			return;
 		}
 		conn_close(c);		/* reset or gone: nothing to finish */
@@ -343,6 +397,7 @@ conn_reply(struct conn *c)
 {
 	size_t	len = request_text_len(c->req, c->reqlen);
 
+	event_del(&c->timer);		/* the request wait is over */
 	c->replied_early = c->reqlen == 0;
 	c->service = agent_select(c->l->agent, c->port, c->req, len);
 	c->outlen = agent_reply(c->l->agent, c->service, c->addr, c->req, len,
@@ -377,7 +432,7 @@ conn_drain(struct conn *c)
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
-			conn_wait(c, EV_READ, c->deadline_ms);
+			conn_wait(c, EV_READ);
 			return;
 		}
 		if (c->replied_early && !c->late_done) {
@@ -406,25 +461,20 @@ static void
 conn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
-	int64_t		 now = clock_now_ms();
 
 	(void)fd;
-	if ((what & EV_TIMEOUT) && now >= c->deadline_ms) {
-		conn_close(c);
-		return;
-	}
 	switch (c->state) {
 	case CONN_REQUEST:
+		/* A timeout here is the request wait's end: answer. */
 		if (what & EV_READ) {
 			switch (conn_read_request(c)) {
 			case IO_CLOSED:
 				conn_close(c);
 				return;
 			case IO_AGAIN:
-				if (now < c->request_until_ms) {
-					conn_wait(c, EV_READ, c->request_until_ms);
+				/* Its timer still runs. */
+				if (clock_now_ms() < c->request_until_ms)
 					return;
-				}
 				break;
 			case IO_DONE:
 				break;
@@ -439,6 +489,15 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 		conn_drain(c);
 		return;
 	}
+}
+
+/* The deadline: closed, answered or not. */
+static void
+cap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conn_close(arg);
 }
 
 /* Dotted quad without printf: this runs for every check. */
@@ -489,27 +548,24 @@ press(struct listener *l, int64_t now)
 {
 	int64_t		 until = now + LISTENER_PRESSED_DEADLINE_MS;
 	struct conn	*c;
+	struct timeval	 tv;
 
 	l->pressed = true;
 	for (c = l->conns; c != NULL; c = c->next) {
 		if (c->deadline_ms <= until)
 			continue;
 		c->deadline_ms = until;
-		switch (c->state) {
-		case CONN_REQUEST:
-			/* Answered when the wait ends, before the deadline. */
-			if (c->request_until_ms > now +
-			    LISTENER_PRESSED_REQUEST_WAIT_MS)
-				c->request_until_ms = now +
-				    LISTENER_PRESSED_REQUEST_WAIT_MS;
-			conn_wait(c, EV_READ, c->request_until_ms);
-			break;
-		case CONN_REPLY:
-			conn_wait(c, EV_WRITE, until);
-			break;
-		case CONN_DRAIN:
-			conn_wait(c, EV_READ, until);
-			break;
+		/* Lengths of their own, in the heap: this is rare. */
+		ms_tv(until - now, &tv);
+		event_add(&c->cap, &tv);
+		c->capped = true;
+		/* Answered when the wait ends, before the deadline. */
+		if (c->state == CONN_REQUEST && c->request_until_ms > now +
+		    LISTENER_PRESSED_REQUEST_WAIT_MS) {
+			c->request_until_ms = now +
+			    LISTENER_PRESSED_REQUEST_WAIT_MS;
+			ms_tv(LISTENER_PRESSED_REQUEST_WAIT_MS, &tv);
+			event_add(&c->timer, &tv);
 		}
 	}
 }
@@ -540,6 +596,7 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	struct source	*src;
 	char		 addr[LBKEY_ADDR_MAX];
 	int64_t		 now = clock_now_ms();
+	int		 wait_ms;
 	bool		 pressed;
 
 	(void)ev;
@@ -584,13 +641,15 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	    l->cfg->max_connections * LISTENER_PRESSED_NUM;
 	if (pressed && !l->pressed)
 		press(l, now);
-	c->deadline_ms = now + (pressed ? LISTENER_PRESSED_DEADLINE_MS :
-	    LISTENER_DEADLINE_MS);
+	c->hold_ms = pressed ? LISTENER_PRESSED_DEADLINE_MS :
+	    LISTENER_DEADLINE_MS;
+	c->deadline_ms = now + c->hold_ms;
 	c->state = CONN_REQUEST;
 	memcpy(c->addr, addr, sizeof(c->addr));
 	/* Assigned, not added: conn_wait adds them (and conn_close deletes). */
 	event_assign(&c->ev, l->base, fd, EV_READ | EV_PERSIST, conn_cb, c);
 	evtimer_assign(&c->timer, l->base, conn_cb, c);
+	evtimer_assign(&c->cap, l->base, cap_cb, c);
 	c->next = l->conns;
 	if (l->conns != NULL)
 		l->conns->prev = c;
@@ -616,18 +675,20 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	 * after the reply.
 	 */
 	if (agent_wants_name(l->agent, c->port)) {
-		c->request_until_ms = now + (int64_t)l->cfg->request_timeout_ms;
-		if (pressed && l->cfg->request_timeout_ms >
-		    LISTENER_PRESSED_REQUEST_WAIT_MS)
-			c->request_until_ms = now +
-			    LISTENER_PRESSED_REQUEST_WAIT_MS;
-		conn_wait(c, EV_READ, c->request_until_ms);
+		/* Beyond the deadline the cap closes it first anyway. */
+		wait_ms = l->cfg->request_timeout_ms > LISTENER_DEADLINE_MS ?
+		    LISTENER_DEADLINE_MS + 1 : (int)l->cfg->request_timeout_ms;
+		if (pressed && wait_ms > LISTENER_PRESSED_REQUEST_WAIT_MS)
+			wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
+		c->request_until_ms = now + wait_ms;
+		conn_wait_request(c, wait_ms);
 		return;
 	}
 	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
-		c->request_until_ms = now + (pressed ?
-		    LISTENER_PRESSED_REQUEST_WAIT_MS : LISTENER_REQUEST_WAIT_MS);
-		conn_wait(c, EV_READ, c->request_until_ms);
+		wait_ms = pressed ? LISTENER_PRESSED_REQUEST_WAIT_MS :
+		    LISTENER_REQUEST_WAIT_MS;
+		c->request_until_ms = now + wait_ms;
+		conn_wait_request(c, wait_ms);
 		return;
 	}
 	c->quiet_addr = true;
