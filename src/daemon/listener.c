@@ -555,17 +555,17 @@ press(struct listener *l, int64_t now)
 		if (c->deadline_ms <= until)
 			continue;
 		c->deadline_ms = until;
-		/* Lengths of their own, in the heap: this is rare. */
-		ms_tv(until - now, &tv);
-		event_add(&c->cap, &tv);
+		/* The pressed lengths from now: common timeouts too. */
+		event_add(&c->cap, fixed_tv(l, LISTENER_PRESSED_DEADLINE_MS,
+		    &tv));
 		c->capped = true;
 		/* Answered when the wait ends, before the deadline. */
 		if (c->state == CONN_REQUEST && c->request_until_ms > now +
 		    LISTENER_PRESSED_REQUEST_WAIT_MS) {
 			c->request_until_ms = now +
 			    LISTENER_PRESSED_REQUEST_WAIT_MS;
-			ms_tv(LISTENER_PRESSED_REQUEST_WAIT_MS, &tv);
-			event_add(&c->timer, &tv);
+			event_add(&c->timer, fixed_tv(l,
+			    LISTENER_PRESSED_REQUEST_WAIT_MS, &tv));
 		}
 	}
 }
@@ -675,9 +675,8 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	 * after the reply.
 	 */
 	if (agent_wants_name(l->agent, c->port)) {
-		/* Beyond the deadline the cap closes it first anyway. */
-		wait_ms = l->cfg->request_timeout_ms > LISTENER_DEADLINE_MS ?
-		    LISTENER_DEADLINE_MS + 1 : (int)l->cfg->request_timeout_ms;
+		/* 10 ms to 2 s (config.c); at 2 s the cap closes it first. */
+		wait_ms = (int)l->cfg->request_timeout_ms;
 		if (pressed && wait_ms > LISTENER_PRESSED_REQUEST_WAIT_MS)
 			wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
 		c->request_until_ms = now + wait_ms;
