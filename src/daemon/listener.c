@@ -4,7 +4,7 @@
  * and our FIN (in one segment), then read until the peer closes, so that
  * we never close with unread input (the kernel would answer it with a
  * reset that can cost HAProxy the reply). Everything is bounded: bytes,
- * time, connections.
+ * time, connections, and the accepts of one turn of the loop.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,8 +20,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <event2/event_struct.h>
-#include <event2/listener.h>
 
 #include "lbagent/core/lbkeys.h"
 #include "lbagent/daemon/clock.h"
@@ -35,6 +35,7 @@
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
 #define SOURCE_BUCKETS		1024	/* hash of the addresses with connections */
 #define COMMON_TIMEOUTS		8	/* the holds' and waits' fixed lengths */
+#define ACCEPT_BATCH		16	/* connections accepted per port a turn */
 
 enum conn_state {
 	CONN_REQUEST,	/* waiting for the request line */
@@ -45,7 +46,8 @@ enum conn_state {
 /* One listening socket and the service it is for. */
 struct port {
 	struct listener		*l;
-	struct evconnlistener	*ev;
+	evutil_socket_t		 fd;
+	struct event		*ev;		/* readable: port_accept_cb */
 	int			 service;	/* or AGENT_SHARED_PORT */
 	/* What a reload matches it by: service name and address as written. */
 	char			 key[NAME_KEY_MAX];
@@ -177,7 +179,7 @@ listener_pause(struct listener *l)
 	if (l->paused)
 		return;
 	for (i = 0; i < l->nports; i++)
-		evconnlistener_disable(l->ports[i]->ev);
+		event_del(l->ports[i]->ev);
 	l->paused = true;
 }
 
@@ -189,7 +191,7 @@ listener_resume(struct listener *l)
 	if (!l->paused || l->nconns >= l->cfg->max_connections)
 		return;
 	for (i = 0; i < l->nports; i++)
-		evconnlistener_enable(l->ports[i]->ev);
+		event_add(l->ports[i]->ev, NULL);
 	l->paused = false;
 }
 
@@ -350,7 +352,7 @@ conn_enter_drain(struct conn *c)
  * Whether the reply can be followed by close() at once instead of reading
  * until the peer closes. Only when nothing can still arrive and nothing
  * hangs on where the reply went: nothing was sent, the address is known
- * and has never sent agent-send text (quiet_addr, decided in accept_cb
+ * and has never sent agent-send text (quiet_addr, decided in accept_conn
  * where that was looked up already), and the reply neither claims nor
  * restores anything (a late request text would otherwise have to move
  * that bookkeeping to its own key). This is HAProxy without agent-send
@@ -599,11 +601,10 @@ source_over_share(const struct listener *l, const struct source *s)
 	return s != NULL && s->nconns >= per_source_max(l);
 }
 
+/* One accepted connection: answered at once, or waited on. */
 static void
-accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
-    int socklen, void *arg)
+accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 {
-	struct port	*port = arg;
 	struct listener	*l = port->l;
 	struct conn	*c;
 	struct source	*src;
@@ -612,8 +613,6 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	int		 wait_ms;
 	bool		 pressed;
 
-	(void)ev;
-	(void)socklen;
 	if (l->starved) {
 		log_notice("accepting again (%zu connections open)", l->nconns);
 		l->starved = false;
@@ -716,13 +715,10 @@ resume_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-accept_error_cb(struct evconnlistener *ev, void *arg)
+accept_error(struct listener *l, int err)
 {
-	struct listener	*l = ((struct port *)arg)->l;
 	struct timeval	 tv = { 0, RESUME_AFTER_MS * 1000 };
-	int		 err = EVUTIL_SOCKET_ERROR();
 
-	(void)ev;
 	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
 		/* Pause instead of spinning on a listener we cannot serve. */
 		if (!l->starved)
@@ -738,15 +734,56 @@ accept_error_cb(struct evconnlistener *ev, void *arg)
 }
 
 /*
- * Accepts on fd, a listening socket, for service; backlog as for
- * evconnlistener_new. The port owns fd from now on, failure included.
+ * A listening socket is readable: accept what is queued, ACCEPT_BATCH at
+ * most, and leave the rest to the next turn of the loop (the event is
+ * level-triggered), as HAProxy's tune.maxaccept does. Under a steady
+ * stream of checks the queue never empties: accepting until it did held
+ * back every open connection's timers and closes for tens of ms, until
+ * they came due all at once (scripts/bench --full, with idle connections).
+ */
+static void
+port_accept_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct port		*port = arg;
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	int			 i, cfd;
+
+	(void)what;
+	for (i = 0; i < ACCEPT_BATCH && !port->l->paused; i++) {
+		len = sizeof(ss);
+		cfd = accept4(fd, (struct sockaddr *)&ss, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd >= 0) {
+			accept_conn(port, cfd, (struct sockaddr *)&ss);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			accept_error(port->l, errno);
+		return;
+	}
+}
+
+static void
+port_free(struct port *port)
+{
+	event_free(port->ev);
+	close(port->fd);
+	free(port);
+}
+
+/*
+ * Accepts on fd, a bound socket (non-blocking, close-on-exec), for
+ * service; listen(2) with backlog unless it is 0 (a socket systemd passed
+ * listens already). The port owns fd from now on, failure included.
  */
 static int
 port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
     const char *what, const char *key)
 {
 	struct port		*port, **grown;
-	struct evconnlistener	*ev;
 
 	/* Each port has its own allocation: its address is the callback's. */
 	grown = realloc(l->ports, (l->nports + 1) * sizeof(*grown));
@@ -763,16 +800,18 @@ port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
 	port->passed = key == NULL;
 	port->wanted = true;
 	snprintf(port->key, sizeof(port->key), "%s", key ? key : "");
-	ev = evconnlistener_new(l->base, accept_cb, port,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, backlog, fd);
-	if (ev == NULL) {
+	port->fd = fd;
+	if ((backlog != 0 && listen(fd, backlog) == -1) ||
+	    (port->ev = event_new(l->base, fd, EV_READ | EV_PERSIST,
+	    port_accept_cb, port)) == NULL) {
 		log_err("listen %s", what);
 		free(port);
 		close(fd);
 		return -1;
 	}
-	evconnlistener_set_error_cb(ev, accept_error_cb);
-	port->ev = ev;
+	/* A port bound by a reload while paused waits for the resume. */
+	if (!l->paused)
+		event_add(port->ev, NULL);
 	l->ports[l->nports++] = port;
 	return 0;
 }
@@ -998,8 +1037,7 @@ listener_reload(struct listener *l, const struct config *cfg)
 			}
 			log_notice("reload: no longer listening on %s",
 			    strchr(p->key, '\n') + 1);
-			evconnlistener_free(p->ev);
-			free(p);
+			port_free(p);
 		}
 		l->nports = k;
 	}
@@ -1013,10 +1051,8 @@ listener_free(struct listener *l)
 
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->nports; i++) {
-		evconnlistener_free(l->ports[i]->ev);
-		free(l->ports[i]);
-	}
+	for (i = 0; i < l->nports; i++)
+		port_free(l->ports[i]);
 	free(l->ports);
 	l->ports = NULL;
 	l->nports = 0;
