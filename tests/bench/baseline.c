@@ -11,6 +11,13 @@
  * and then kept open until its peer closes it, as lbagent keeps the
  * connections of an address that sends agent-send text: the idle
  * connections of bench-idle stay open here too.
+ *
+ * With "wait" it holds them the same, but answers each one WAIT_MS after
+ * its accept instead of at once, as lbagent answers a connection from an
+ * address that sends agent-send text when the text has not come within its
+ * wait: the floor of a server that waits, to tell what the wait costs from
+ * what lbagent adds to it. The waits end from a queue in the order they
+ * began, with one timerfd set for the first.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -19,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,10 +41,28 @@
 #define BACKLOG 4096
 /* Events taken per epoll_wait: thousands of held connections may close at once. */
 #define MAX_EVENTS 256
+/* Wait mode: as lbagent's wait for agent-send text (LISTENER_REQUEST_WAIT_MS). */
+#define WAIT_MS 250
+/* Waits under way at most: bench-idle's 10,000 begin at about 5,300 a second. */
+#define WAIT_QUEUE 65536
+/* Descriptors whose generation is tracked, so a wait never answers a reused one. */
+#define MAX_FD 65536
 
 /* Hold mode: keep the connections of other addresses than 127.0.0.1. */
 static bool hold;
+/* Wait mode (hold too): answer those WAIT_MS after their accept. */
+static bool wait_mode;
 static int epfd = -1;
+static int tfd = -1;
+
+/* The waits under way, oldest first: a ring. */
+static struct {
+    int fd;
+    unsigned gen;       /* gens[fd] when it began: stale once fd closed */
+    uint64_t due_ns;
+} waits[WAIT_QUEUE];
+static size_t wait_head, wait_count;
+static unsigned gens[MAX_FD];
 
 /* Print what failed with errno and exit, so callers only check. */
 static void die(const char *what)
@@ -114,6 +141,75 @@ static void reply_and_close(int fd)
 
 static void watch(int ep, int fd);
 
+/* Monotonic nanoseconds, the clock of the waits. */
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        die("clock_gettime");
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Set the timerfd for the first wait's end, or disarm it when none is left. */
+static void arm_first_wait(void)
+{
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    if (wait_count > 0) {
+        uint64_t due = waits[wait_head].due_ns;
+        its.it_value.tv_sec = (time_t)(due / 1000000000u);
+        its.it_value.tv_nsec = (long)(due % 1000000000u);
+    }
+    if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+        die("timerfd_settime");
+}
+
+/* Close a held connection; a wait still queued for it is then stale. */
+static void close_held(int fd)
+{
+    if (fd < MAX_FD)
+        gens[fd]++;
+    if (close(fd) != 0)   /* also takes it out of the epoll set */
+        perror("close");
+}
+
+static void reply_and_hold(int fd);
+
+/* Wait mode: hold the connection now, answer it WAIT_MS later. */
+static void hold_and_wait(int fd)
+{
+    if (wait_count == WAIT_QUEUE || fd >= MAX_FD) {
+        reply_and_hold(fd);   /* more than the bench makes: answer now */
+        return;
+    }
+    watch(epfd, fd);
+    size_t i = (wait_head + wait_count++) % WAIT_QUEUE;
+    waits[i].fd = fd;
+    waits[i].gen = gens[fd];
+    waits[i].due_ns = now_ns() + (uint64_t)WAIT_MS * 1000000u;
+    if (wait_count == 1)
+        arm_first_wait();
+}
+
+/* The timerfd fired: answer every wait that has ended, keep holding them. */
+static void end_waits(void)
+{
+    uint64_t expirations, now = now_ns();
+    if (read(tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        die("read timerfd");
+    while (wait_count > 0 && waits[wait_head].due_ns <= now) {
+        int fd = waits[wait_head].fd;
+        bool live = waits[wait_head].gen == gens[fd];
+        wait_head = (wait_head + 1) % WAIT_QUEUE;
+        wait_count--;
+        static const char reply[] = "up\n";
+        if (live && send(fd, reply, sizeof reply - 1, MSG_NOSIGNAL) < 0 &&
+            errno != EPIPE && errno != ECONNRESET && errno != EAGAIN)
+            perror("send");
+    }
+    arm_first_wait();
+}
+
 /* Hold mode: answer as usual, then keep the connection until the peer closes. */
 static void reply_and_hold(int fd)
 {
@@ -121,8 +217,7 @@ static void reply_and_hold(int fd)
     if (send(fd, reply, sizeof reply - 1, MSG_NOSIGNAL) < 0 &&
         errno != EPIPE && errno != ECONNRESET && errno != EAGAIN) {
         perror("send");
-        if (close(fd) != 0)
-            perror("close");
+        close_held(fd);
         return;
     }
     watch(epfd, fd);
@@ -140,8 +235,7 @@ static void held_event(int fd)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        if (close(fd) != 0)   /* also takes it out of the epoll set */
-            perror("close");
+        close_held(fd);
         return;
     }
 }
@@ -161,7 +255,9 @@ static void accept_all(int lfd)
         int fd = accept4(lfd, hold ? (struct sockaddr *)&sa : NULL, hold ? &salen : NULL,
                          SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            if (hold && !is_checker(&sa))
+            if (wait_mode && !is_checker(&sa))
+                hold_and_wait(fd);
+            else if (hold && !is_checker(&sa))
                 reply_and_hold(fd);
             else
                 reply_and_close(fd);
@@ -216,8 +312,10 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[2], "hold") == 0)
         hold = true;
+    else if (argc == 3 && strcmp(argv[2], "wait") == 0)
+        hold = wait_mode = true;
     else if (argc != 2) {
-        fprintf(stderr, "usage: %s PORT [hold]\n", argv[0]);
+        fprintf(stderr, "usage: %s PORT [hold|wait]\n", argv[0]);
         return 2;
     }
     unsigned short port = parse_port(argv[1]);
@@ -230,6 +328,12 @@ int main(int argc, char **argv)
         die("epoll_create1");
     watch(epfd, lfd);
     watch(epfd, sfd);
+    if (wait_mode) {
+        tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (tfd < 0)
+            die("timerfd_create");
+        watch(epfd, tfd);
+    }
 
     for (;;) {
         struct epoll_event evs[MAX_EVENTS];
@@ -244,6 +348,8 @@ int main(int argc, char **argv)
                 return 0;
             if (evs[i].data.fd == lfd)
                 accept_all(lfd);
+            else if (evs[i].data.fd == tfd)
+                end_waits();
             else
                 held_event(evs[i].data.fd);
         }
