@@ -85,7 +85,9 @@ raise_nofile(uint64_t agent, uint64_t http)
  * HZ=250), so that timers came due in batches: with thousands of agent
  * connections waiting for their request text, twenty replies at once
  * every 4 ms, a check queued behind them. With this flag libevent reads
- * CLOCK_MONOTONIC and sleeps on a timerfd, so each timer fires on time.
+ * CLOCK_MONOTONIC and sleeps on a timerfd, so each timer fires on time;
+ * it sets the timerfd at every turn of the loop (docs/benchmarks.md
+ * weighs that against a timerfd of the agent port's own).
  */
 static struct event_base *
 event_loop_new(void)
