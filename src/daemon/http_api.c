@@ -187,11 +187,21 @@ standing(const struct http_req *r)
 	    api->token_len) ? 1 : -1;
 }
 
+/* The status as it is now: with the detail, or the public part. */
+static void
+send_status(struct http_req *r, bool detail)
+{
+	struct http_api		*api = r->c->api;
+	struct status_clock	 c = { clock_now_ms(), clock_wall_ms() };
+
+	send_json(r, 200, "OK", status_json(api->agent, api->dm, detail, &c),
+	    NULL);
+}
+
 static void
 get_status(struct http_req *r)
 {
 	struct http_api		*api = r->c->api;
-	struct status_clock	 c = { clock_now_ms(), clock_wall_ms() };
 	int			 who = standing(r);
 
 	if (who == -1) {
@@ -209,8 +219,7 @@ get_status(struct http_req *r)
 		r->c->head = r->head;
 		return;
 	}
-	send_json(r, 200, "OK", status_json(api->agent, api->dm, who == 1, &c),
-	    NULL);
+	send_status(r, who == 1);
 }
 
 /* The detail a CONN_FRESH connection waited for, as it is now. */
@@ -218,10 +227,8 @@ static void
 send_fresh(struct http_conn *c)
 {
 	struct http_req		 r = { c, c->head, NULL, NULL, NULL };
-	struct status_clock	 clk = { clock_now_ms(), clock_wall_ms() };
 
-	send_json(&r, 200, "OK", status_json(c->api->agent, c->api->dm, true,
-	    &clk), NULL);
+	send_status(&r, true);
 }
 
 static void
