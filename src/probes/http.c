@@ -112,14 +112,6 @@ http_conf_new(void)
 }
 
 /* Frees a secret after wiping it, so it does not linger in the heap. */
-static void
-free_secret(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
 
 static void
 http_conf_free(void *conf)
@@ -129,8 +121,8 @@ http_conf_free(void *conf)
 	if (c == NULL)
 		return;
 	free(c->url);
-	free_secret(c->user);
-	free_secret(c->password);
+	probe_free_secret(c->user);
+	probe_free_secret(c->password);
 	free(c->auth_file);
 	free(c->expect_body);
 	curl_slist_free_all(c->headers);
@@ -174,8 +166,8 @@ set_url(struct http_conf *c, const char *value, const char **why)
 	    curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK)
 		goto fail;
 	free(c->url);
-	free_secret(c->user);
-	free_secret(c->password);
+	probe_free_secret(c->user);
+	probe_free_secret(c->password);
 	c->user = c->password = NULL;
 	if ((c->url = strdup(url)) == NULL ||
 	    (user != NULL && (c->user = strdup(user)) == NULL) ||
@@ -311,8 +303,8 @@ set_header(struct http_conf *c, const char *value, const char **why)
 
 /*
  * Reads path's one line "user:password" into *user and *pass (free them
- * with free_secret). -1 with *why (static text or strerror's) on error; the
- * file's content is never part of it.
+ * with probe_free_secret). -1 with *why (static text or strerror's) on
+ * error; the file's content is never part of it.
  */
 static int
 auth_read(const char *path, char **user, char **pass, const char **why)
@@ -366,7 +358,7 @@ auth_read(const char *path, char **user, char **pass, const char **why)
 	*why = "out of memory";
 	if ((*user = strdup(buf)) == NULL || (*pass = strdup(colon + 1)) ==
 	    NULL) {
-		free_secret(*user);
+		probe_free_secret(*user);
 		*user = NULL;
 		goto out;
 	}
@@ -400,32 +392,7 @@ set_auth_file(struct http_conf *c, const char *value, const char **why)
 	return 0;
 }
 
-static int
-set_string(char **dst, const char *value, bool empty_ok, const char **why)
-{
-	char	*s;
 
-	if (!empty_ok && *value == '\0') {
-		*why = "expected some text";
-		return -1;
-	}
-	if ((s = strdup(value)) == NULL) {
-		*why = "out of memory";
-		return -1;
-	}
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
-/* Marks an optional setting given once its parser accepted it. */
-static int
-set_flagged(int rv, bool *given)
-{
-	if (rv == 0)
-		*given = true;
-	return rv;
-}
 
 static int
 http_conf_set(void *conf, const char *key, const char *value,
@@ -440,31 +407,31 @@ http_conf_set(void *conf, const char *key, const char *value,
 	if (strcmp(key, "expect_status") == 0)
 		return set_status(c, value, why);
 	if (strcmp(key, "expect_body") == 0)
-		return set_string(&c->expect_body, value, false, why);
+		return probe_set_string(&c->expect_body, value, false, why);
 	if (strcmp(key, "header") == 0)
 		return set_header(c, value, why);
 	if (strcmp(key, "tls_verify") == 0)
 		return units_bool(value, &c->tls_verify, why);
 	if (strcmp(key, "warn_latency") == 0)
-		return set_flagged(units_duration_ms(value,
+		return probe_set_flagged(units_duration_ms(value,
 		    &c->latency.warn_ms, why), &c->latency.has_warn);
 	if (strcmp(key, "crit_latency") == 0)
-		return set_flagged(units_duration_ms(value,
+		return probe_set_flagged(units_duration_ms(value,
 		    &c->latency.crit_ms, why), &c->latency.has_crit);
 	if (strcmp(key, "auth_file") == 0)
 		return set_auth_file(c, value, why);
 	if (strcmp(key, "json_field") == 0)
 		return json_path_parse(&c->json, value, why);
 	if (strcmp(key, "json_aggregate") == 0)
-		return set_flagged(json_agg_parse(value, &c->agg, why),
+		return probe_set_flagged(json_agg_parse(value, &c->agg, why),
 		    &c->has_agg);
 	if (strcmp(key, "expect_value") == 0)
-		return set_string(&c->expect_value, value, true, why);
+		return probe_set_string(&c->expect_value, value, true, why);
 	if (strcmp(key, "warn") == 0)
-		return set_flagged(units_double(value, &c->num.warn, why),
+		return probe_set_flagged(units_double(value, &c->num.warn, why),
 		    &c->num.has_warn);
 	if (strcmp(key, "crit") == 0)
-		return set_flagged(units_double(value, &c->num.crit, why),
+		return probe_set_flagged(units_double(value, &c->num.crit, why),
 		    &c->num.has_crit);
 	*why = "unknown key";
 	return -1;
@@ -771,8 +738,8 @@ http_start(struct probe_run *run)
 		curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(e, CURLOPT_USERNAME, user);
 		curl_easy_setopt(e, CURLOPT_PASSWORD, pass);
-		free_secret(user);
-		free_secret(pass);
+		probe_free_secret(user);
+		probe_free_secret(pass);
 	} else if (c->user != NULL) {
 		curl_easy_setopt(e, CURLOPT_USERNAME, c->user);
 		curl_easy_setopt(e, CURLOPT_PASSWORD,
@@ -818,8 +785,8 @@ http_conf_warning(const void *conf, const char **key)
 	if (c->auth_file == NULL)
 		return NULL;
 	if (auth_read(c->auth_file, &user, &pass, &why) == 0) {
-		free_secret(user);
-		free_secret(pass);
+		probe_free_secret(user);
+		probe_free_secret(pass);
 		return NULL;
 	}
 	snprintf(msg, sizeof(msg), "auth_file %s: %s; each run would be crit "

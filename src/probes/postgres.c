@@ -114,14 +114,6 @@ pg_conf_new(void)
 	return calloc(1, sizeof(struct pg_conf));
 }
 
-static void
-free_secret(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
 
 static void
 pg_conf_free(void *p)
@@ -130,7 +122,7 @@ pg_conf_free(void *p)
 
 	if (c == NULL)
 		return;
-	free_secret(c->conninfo);
+	probe_free_secret(c->conninfo);
 	free(c->passfile);
 	free(c->query);
 	free(c->expect_value);
@@ -138,27 +130,7 @@ pg_conf_free(void *p)
 	free(c);
 }
 
-static int
-set_string(char **dst, const char *value, const char **why)
-{
-	char	*s;
 
-	if ((s = strdup(value)) == NULL) {
-		*why = "out of memory";
-		return -1;
-	}
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
-static int
-set_flagged(int rv, bool *given)
-{
-	if (rv == 0)
-		*given = true;
-	return rv;
-}
 
 /*
  * libpq's complaint about a conninfo, made safe to show: one line, and
@@ -272,9 +244,9 @@ set_conninfo(struct pg_conf *c, const char *value, const char **why)
 	PQconninfoFree(opts);
 	if (rv == -1)
 		return -1;
-	free_secret(c->conninfo);
+	probe_free_secret(c->conninfo);
 	c->conninfo = NULL;
-	return set_string(&c->conninfo, value, why);
+	return probe_set_string(&c->conninfo, value, true, why);
 }
 
 static int
@@ -285,22 +257,22 @@ pg_conf_set(void *p, const char *key, const char *value, const char **why)
 	if (strcmp(key, "conninfo") == 0)
 		return set_conninfo(c, value, why);
 	if (strcmp(key, "passfile") == 0)
-		return set_string(&c->passfile, value, why);
+		return probe_set_string(&c->passfile, value, true, why);
 	if (strcmp(key, "query") == 0)
-		return set_string(&c->query, value, why);
+		return probe_set_string(&c->query, value, true, why);
 	if (strcmp(key, "expect_value") == 0)
-		return set_string(&c->expect_value, value, why);
+		return probe_set_string(&c->expect_value, value, true, why);
 	if (strcmp(key, "warn") == 0)
-		return set_flagged(units_double(value, &c->num.warn, why),
+		return probe_set_flagged(units_double(value, &c->num.warn, why),
 		    &c->num.has_warn);
 	if (strcmp(key, "crit") == 0)
-		return set_flagged(units_double(value, &c->num.crit, why),
+		return probe_set_flagged(units_double(value, &c->num.crit, why),
 		    &c->num.has_crit);
 	if (strcmp(key, "warn_latency") == 0)
-		return set_flagged(units_duration_ms(value,
+		return probe_set_flagged(units_duration_ms(value,
 		    &c->latency.warn_ms, why), &c->latency.has_warn);
 	if (strcmp(key, "crit_latency") == 0)
-		return set_flagged(units_duration_ms(value,
+		return probe_set_flagged(units_duration_ms(value,
 		    &c->latency.crit_ms, why), &c->latency.has_crit);
 	if (strcmp(key, "expect_role") == 0) {
 		if (strcmp(value, "primary") == 0)

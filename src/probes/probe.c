@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lbagent/core/text.h"
@@ -26,6 +27,42 @@ probe_errno_local(int err)
 		return "lbagent out of processes or threads";
 	default:
 		return NULL;
+	}
+}
+
+int
+probe_set_string(char **dst, const char *value, bool empty_ok,
+    const char **why)
+{
+	char	*s;
+
+	if (!empty_ok && *value == '\0') {
+		*why = "expected some text";
+		return -1;
+	}
+	if ((s = strdup(value)) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+int
+probe_set_flagged(int rv, bool *given)
+{
+	if (rv == 0)
+		*given = true;
+	return rv;
+}
+
+void
+probe_free_secret(char *s)
+{
+	if (s != NULL) {
+		explicit_bzero(s, strlen(s));
+		free(s);
 	}
 }
 

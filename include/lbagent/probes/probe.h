@@ -28,6 +28,17 @@
  */
 const char	*probe_errno_local(int err);
 
+/*
+ * For the kinds' conf_set. probe_set_string copies value into *dst, the
+ * old value freed; empty text is refused unless empty_ok. probe_set_flagged
+ * marks an optional key given once its parser (rv) accepted it.
+ * probe_free_secret zeroes a string that may hold a secret, then frees it.
+ */
+int	probe_set_string(char **dst, const char *value, bool empty_ok,
+	    const char **why);
+int	probe_set_flagged(int rv, bool *given);
+void	probe_free_secret(char *s);
+
 struct curl_loop;
 
 /* What every kind may use; owned by the daemon, shared by all probes. */
