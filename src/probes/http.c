@@ -111,8 +111,6 @@ http_conf_new(void)
 	return c;
 }
 
-/* Frees a secret after wiping it, so it does not linger in the heap. */
-
 static void
 http_conf_free(void *conf)
 {
@@ -391,8 +389,6 @@ set_auth_file(struct http_conf *c, const char *value, const char **why)
 	c->auth_file = path;
 	return 0;
 }
-
-
 
 static int
 http_conf_set(void *conf, const char *key, const char *value,

@@ -114,7 +114,6 @@ pg_conf_new(void)
 	return calloc(1, sizeof(struct pg_conf));
 }
 
-
 static void
 pg_conf_free(void *p)
 {
@@ -129,8 +128,6 @@ pg_conf_free(void *p)
 	free(c->host_warning);
 	free(c);
 }
-
-
 
 /*
  * libpq's complaint about a conninfo, made safe to show: one line, and
