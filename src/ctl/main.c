@@ -340,27 +340,49 @@ list_services(const json_t *root, char *buf, size_t size)
 
 /* ---------------------------------------------------------- commands */
 
+/*
+ * The status that status, why and fleet show: asked once, with --service
+ * checked against it. cmd and detail_for say, when the command needs the
+ * detail, what it reads there. NULL, said why, on failure.
+ */
+static json_t *
+status_for(struct ctl *c, const char *cmd, const char *detail_for)
+{
+	json_t	*root;
+	char	 names[ERR_MAX];
+
+	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
+	    setup_addresses(c) == -1)
+		return NULL;
+	if ((root = status_once(c)) == NULL)
+		return NULL;
+	if (c->o->service != NULL && ctl_service(root, c->o->service) == NULL) {
+		list_services(root, names, sizeof(names));
+		errx_("lbagent has no service '%s' (it has %s)",
+		    c->o->service, names);
+		json_decref(root);
+		return NULL;
+	}
+	if (cmd != NULL && !has_detail(root)) {
+		errx_("%s needs lbagent's detailed status (%s): use its unix "
+		    "socket, or set [http] token_file", cmd, detail_for);
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
 static int
 cmd_status(struct ctl *c)
 {
 	json_t		*root;
 	const json_t	*svc = NULL;
-	char		 names[ERR_MAX];
 	int		 rc = CTL_EXIT_OK;
 
-	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
-	    setup_addresses(c) == -1)
+	if ((root = status_for(c, NULL, NULL)) == NULL)
 		return CTL_EXIT_FAIL;
-	if ((root = status_once(c)) == NULL)
-		return CTL_EXIT_FAIL;
-	if (c->o->service != NULL &&
-	    (svc = ctl_service(root, c->o->service)) == NULL) {
-		list_services(root, names, sizeof(names));
-		errx_("lbagent has no service '%s' (it has %s)",
-		    c->o->service, names);
-		json_decref(root);
-		return CTL_EXIT_FAIL;
-	}
+	if (c->o->service != NULL)
+		svc = ctl_service(root, c->o->service);
 	if (c->o->json) {
 		char *text = json_dumps(svc != NULL ? svc : root,
 		    JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -391,27 +413,10 @@ static int
 cmd_why(struct ctl *c)
 {
 	json_t		*root;
-	char		 names[ERR_MAX];
 	int		 rc;
 
-	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
-	    setup_addresses(c) == -1)
+	if ((root = status_for(c, "why", "the reasons")) == NULL)
 		return CTL_EXIT_FAIL;
-	if ((root = status_once(c)) == NULL)
-		return CTL_EXIT_FAIL;
-	if (c->o->service != NULL && ctl_service(root, c->o->service) == NULL) {
-		list_services(root, names, sizeof(names));
-		errx_("lbagent has no service '%s' (it has %s)",
-		    c->o->service, names);
-		json_decref(root);
-		return CTL_EXIT_FAIL;
-	}
-	if (!has_detail(root)) {
-		errx_("why needs lbagent's detailed status (the reasons): use "
-		    "its unix socket, or set [http] token_file");
-		json_decref(root);
-		return CTL_EXIT_FAIL;
-	}
 	ctl_format_why(stdout, root, c->o->service, WIDTH, time(NULL));
 	rc = ctl_status_exit(root, c->o->service);
 	json_decref(root);
@@ -431,27 +436,11 @@ static int
 cmd_fleet(struct ctl *c)
 {
 	json_t		*root, *fleet;
-	char		 names[ERR_MAX], *text;
+	char		*text;
 	int		 rc = CTL_EXIT_OK;
 
-	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
-	    setup_addresses(c) == -1)
+	if ((root = status_for(c, "fleet", "its peers")) == NULL)
 		return CTL_EXIT_FAIL;
-	if ((root = status_once(c)) == NULL)
-		return CTL_EXIT_FAIL;
-	if (c->o->service != NULL && ctl_service(root, c->o->service) == NULL) {
-		list_services(root, names, sizeof(names));
-		errx_("lbagent has no service '%s' (it has %s)",
-		    c->o->service, names);
-		json_decref(root);
-		return CTL_EXIT_FAIL;
-	}
-	if (!has_detail(root)) {
-		errx_("fleet needs lbagent's detailed status (its peers): use "
-		    "its unix socket, or set [http] token_file");
-		json_decref(root);
-		return CTL_EXIT_FAIL;
-	}
 	if ((fleet = ctl_fleet_json(root, c->o->service)) == NULL) {
 		errx_("out of memory");
 		json_decref(root);
