@@ -327,6 +327,9 @@ def main():
     h.expect("needs lbagent's detailed status" in err, f"reload without detail: {err!r}")
     _, err, _ = ctl.fails(1, "-s", f"127.0.0.1:{port}", "why", config=wrong)
     h.expect("why needs lbagent's detailed status" in err, f"why without detail: {err!r}")
+    _, err, _ = ctl.fails(1, "-s", f"127.0.0.1:{port}", "fleet", config=wrong)
+    h.expect("fleet needs lbagent's detailed status (its peers)" in err,
+             f"fleet without detail: {err!r}")
     # The public part still says whether it serves: --short, and the exit status.
     out, _ = ctl.ok("-s", f"127.0.0.1:{port}", "status", "--short", config=wrong)
     h.expect(re.search(r"^web +up +- +-$", out, re.M), f"status --short, public: {out!r}")
