@@ -164,6 +164,15 @@ service_resume(struct service *s, const struct decision *d)
 	compose(s, d);
 }
 
+void
+service_resume_held(struct service *s, const struct decision *d,
+    int64_t since_ms)
+{
+	s->has_held = true;
+	s->held = *d;
+	s->held_since_ms = since_ms;
+}
+
 /* Says who a claim's end is owed to, or that nobody saw it. */
 static void
 release_note(const struct service *s, struct service_effects *fx,
@@ -460,7 +469,10 @@ service_step(struct service *s, const struct service_input *in,
 	fx->nnotes = 0;
 	rules_evaluate(in->probes, in->nprobes, &target);
 	s->target = target;
-	/* At the first step, what HAProxy holds is the engine as loaded. */
+	/*
+	 * At the first step, what HAProxy holds is the engine as loaded,
+	 * unless the state file said (service_resume_held).
+	 */
 	if (!s->has_held) {
 		transition_current(s->tr, &d);
 		set_held(s, &d, transition_since_ms(s->tr));
@@ -483,8 +495,11 @@ service_step(struct service *s, const struct service_input *in,
 				transition_restart_counts(s->tr);
 				fx->save_soon = true;
 			}
-			if (!s->shadow)
+			if (!s->shadow) {
 				switched_shadow(s, wb, fx);
+				/* What HAProxy holds, kept across a restart. */
+				fx->save_soon = true;
+			}
 		} else if (s->off || s->shadow)
 			take_over(s, in, fx);
 		if (s->shadow && mode != SERVICE_MODE_SHADOW)

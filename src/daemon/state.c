@@ -56,6 +56,15 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 	return 0;
 }
 
+static json_t *
+decision_to_json(const struct decision *d)
+{
+	return json_pack("{s:s, s:i, s:s, s:b, s:b, s:b, s:b}", "state",
+	    decision_state_name(d->state), "weight", (int)d->weight, "reason",
+	    d->reason, "failing", d->failing, "ramping", d->ramping,
+	    "automation_off", d->automation_off, "shadow", d->shadow);
+}
+
 void
 state_boot_id(char buf[BOOT_ID_MAX])
 {
@@ -95,6 +104,28 @@ state_gap(int64_t saved_wall_ms, int64_t saved_boot_ms,
 	return r;
 }
 
+/*
+ * What HAProxy holds, with since (wall time) as the monotonic clock now
+ * reads it: a since in the future (the wall clock went back) is now.
+ */
+static int
+held_from_json(const json_t *o, struct state_service *svc, int64_t now_ms,
+    int64_t wall_ms, const char **why)
+{
+	json_int_t	since;
+
+	if (json_unpack((json_t *)o, "{s:I}", "since", &since) != 0) {
+		*why = "held lacks since";
+		return -1;
+	}
+	if (decision_from_json(o, &svc->held, why) == -1)
+		return -1;
+	svc->has_held = true;
+	svc->held_since_ms = since >= wall_ms ? now_ms :
+	    now_ms - (wall_ms - since);
+	return 0;
+}
+
 /* One service's decision, keys, transitions and history from its object. */
 static int
 parse_service(const json_t *o, struct state_service *svc,
@@ -102,16 +133,19 @@ parse_service(const json_t *o, struct state_service *svc,
     const char **why)
 {
 	json_t		*decision = NULL, *lbs, *tr = NULL, *hist = NULL;
-	json_t		*claims = NULL;
+	json_t		*claims = NULL, *held = NULL;
 	int64_t		 now_ms = c->now_ms, wall_ms = c->wall_ms;
 	unsigned	 bits;
 
-	if (json_unpack((json_t *)o, "{s?o, s:o, s?o, s?o, s?o}", "decision",
-	    &decision, "load_balancers", &lbs, "transition", &tr, "history",
-	    &hist, "claims", &claims) != 0) {
+	if (json_unpack((json_t *)o, "{s?o, s:o, s?o, s?o, s?o, s?o}",
+	    "decision", &decision, "load_balancers", &lbs, "transition", &tr,
+	    "history", &hist, "claims", &claims, "held", &held) != 0) {
 		*why = "a service lacks load_balancers";
 		return -1;
 	}
+	if (held != NULL && !json_is_null(held) &&
+	    held_from_json(held, svc, now_ms, wall_ms, why) == -1)
+		return -1;
 	if (tr != NULL && svc->tr != NULL && transition_from_json(svc->tr, tr,
 	    now_ms, r->gap_ms, r->same_boot, why) == -1)
 		return -1;
@@ -210,6 +244,8 @@ reset(struct state_service *svcs, size_t n, int64_t now_ms)
 	for (i = 0; i < n; i++) {
 		svcs[i].has_decision = false;
 		memset(&svcs[i].decision, 0, sizeof(svcs[i].decision));
+		svcs[i].has_held = false;
+		memset(&svcs[i].held, 0, sizeof(svcs[i].held));
 		lbkeys_reset(svcs[i].keys);
 		lbkeys_claim(svcs[i].keys, 0);
 		if (svcs[i].tr != NULL)
@@ -295,32 +331,44 @@ state_load(const char *dir, uint64_t *incarnation, struct state_service *svcs,
 	return STATE_LOADED;
 }
 
-/* Adds a service's decision, load balancers, transitions, history to o. */
+/* What HAProxy holds, with since as wall time; json null without it. */
+static json_t *
+held_to_json(const struct state_service *svc, int64_t now_ms, int64_t wall_ms)
+{
+	json_t	*held;
+
+	if (!svc->has_held)
+		return json_null();
+	if ((held = decision_to_json(&svc->held)) != NULL &&
+	    json_object_set_new(held, "since", json_integer(wall_ms -
+	    (now_ms - svc->held_since_ms))) == -1) {
+		json_decref(held);
+		return NULL;
+	}
+	return held;
+}
+
+/*
+ * Adds a service's decision, what HAProxy holds, load balancers,
+ * transitions and history to o. A value set is o's even when setting it
+ * fails (jansson's _new), so nothing is left to free on the way out.
+ */
 static int
 service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
     int64_t wall_ms)
 {
-	json_t	*decision = json_null();
-
 	if (svc->tr != NULL && json_object_set_new(o, "transition",
 	    transition_to_json(svc->tr, now_ms)) == -1)
 		return -1;
 	if (svc->history != NULL && json_object_set_new(o, "history",
 	    history_to_json(svc->history)) == -1)
 		return -1;
-
-	if (svc->has_decision)
-		decision = json_pack("{s:s, s:i, s:s, s:b, s:b, s:b, s:b}",
-		    "state", decision_state_name(svc->decision.state), "weight",
-		    (int)svc->decision.weight, "reason", svc->decision.reason,
-		    "failing", svc->decision.failing, "ramping",
-		    svc->decision.ramping, "automation_off",
-		    svc->decision.automation_off, "shadow",
-		    svc->decision.shadow);
 	if (json_object_set_new(o, "claims",
-	    lbkeys_bits_to_json(lbkeys_claims(svc->keys))) == -1)
-		return -1;
-	if (json_object_set_new(o, "decision", decision) == -1 ||
+	    lbkeys_bits_to_json(lbkeys_claims(svc->keys))) == -1 ||
+	    json_object_set_new(o, "decision", svc->has_decision ?
+	    decision_to_json(&svc->decision) : json_null()) == -1 ||
+	    json_object_set_new(o, "held", held_to_json(svc, now_ms,
+	    wall_ms)) == -1 ||
 	    json_object_set_new(o, "load_balancers",
 	    lbkeys_to_json(svc->keys, now_ms, wall_ms)) == -1)
 		return -1;

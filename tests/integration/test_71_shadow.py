@@ -14,8 +14,11 @@ one file probe (`dep`, every 100 ms) whose file the test removes.
   `lbagentctl mode auto` (no off marker) says shadow mode stays, and why;
 - a drain marker still acts in shadow mode (HAProxy drains), and its
   `ready` still goes when it is removed;
-- removing the shadow marker switches to auto: HAProxy still holds UP,
-  so the node goes down only a full down_after after the switch."""
+- killed (SIGKILL) and started again, still in shadow mode, it remembers
+  that HAProxy holds UP, though its engine, loaded from the state file,
+  is down;
+- removing the shadow marker then switches to auto: HAProxy still holds
+  UP, so the node goes down only a full down_after after the switch."""
 
 import os
 import re
@@ -187,6 +190,19 @@ def main():
     lb.clear_marker("drain")
     hap.wait_status("be", "s1", "UP", h.marker_bound_s(), "s1 UP again after ready",
                     ok=lambda st: st["weight"] == "100")
+
+    h.section("killed and started again in shadow mode: what HAProxy holds is kept")
+    lb.kill()
+    lb.start()
+    h.wait_reply(lb, SHADOW + b"down #dep: does not exist\n",
+                 "the would-be down again after the restart", BOUND_S)
+    s = svc()
+    h.expect_equal((s["mode"], s["state"], s["weight"], s["reply"], s["shadow_state"]),
+                   ("shadow", "up", 100, "# lbagent shadow: would reply down #dep: does not exist",
+                    "down"), "/status after the restart: HAProxy holds up, the engine says down")
+    st = hap.stat("be", "s1")
+    h.expect(st["status"] == "UP" and st["weight"] == "100",
+             f"HAProxy still UP at weight 100: {h.describe_stat(st)}")
 
     h.section("shadow marker removed: down only a full down_after later")
     mark = lb.log_mark()

@@ -124,6 +124,54 @@ START_TEST(none_then_round_trip)
 }
 END_TEST
 
+/*
+ * What HAProxy holds (in shadow mode not the engine's state) survives a
+ * restart, its since moved onto the new monotonic clock by wall time; a
+ * file from before it was saved has none, and the engine stands for it.
+ */
+START_TEST(held_survives)
+{
+	struct state_service	 ss[2], back[2];
+	uint64_t		 inc;
+
+	two(ss);
+	ss[0].has_held = true;
+	ss[0].held.state = NODE_DOWN;
+	strcpy(ss[0].held.reason, "api: HTTP 503");
+	ss[0].held_since_ms = 400;
+	ck_assert_int_eq(state_save(dir, 1, ss, 2, clk(1000, 1700000000000, 0,
+	    "b")), 0);
+	two(back);
+	ck_assert_int_eq(state_load(dir, &inc, back, 2, clk(5, 1700000001000, 0,
+	    "b"), &res), STATE_LOADED);
+	ck_assert(back[0].has_held);
+	ck_assert_int_eq(back[0].held.state, NODE_DOWN);
+	ck_assert_uint_eq(back[0].held.weight, 0);
+	ck_assert_str_eq(back[0].held.reason, "api: HTTP 503");
+	/* 1.6 s before the load's wall time: 5 - 1,600 on the new clock. */
+	ck_assert_int_eq(back[0].held_since_ms, -1595);
+	ck_assert(!back[1].has_held);
+	two_free(back);
+
+	/* The wall clock went back past since: since is now. */
+	two(back);
+	ck_assert_int_eq(state_load(dir, &inc, back, 2, clk(5, 1699999990000, 0,
+	    "b"), &res), STATE_LOADED);
+	ck_assert(back[0].has_held);
+	ck_assert_int_eq(back[0].held_since_ms, 5);
+	two_free(back);
+
+	free(tu_write(dir, "state.json", "{\"version\":1,\"incarnation\":1,"
+	    "\"load_balancers\":[]}", -1));
+	two(back);
+	ck_assert_int_eq(state_load(dir, &inc, back, 2, clk(5, 1700000001000, 0,
+	    "b"), &res), STATE_LOADED);
+	ck_assert(!back[0].has_held);
+	two_free(back);
+	two_free(ss);
+}
+END_TEST
+
 START_TEST(service_no_longer_configured_is_dropped)
 {
 	struct state_service	 ss[2], only;
@@ -167,6 +215,8 @@ expect_corrupt(const char *content)
 	ck_assert_uint_eq(lbkeys_claims(ss[1].keys), 0);
 	ck_assert(!ss[0].has_decision);
 	ck_assert(!ss[1].has_decision);
+	ck_assert(!ss[0].has_held);
+	ck_assert(!ss[1].has_held);
 	two_free(ss);
 }
 
@@ -200,6 +250,17 @@ START_TEST(corrupt_moved_aside)
 	    "\"load_balancers\":[]}}}");
 	expect_corrupt("{\"version\":1,\"incarnation\":1,"
 	    "\"load_balancers\":[],\"services\":[]}");
+	/* What HAProxy holds: well formed, or the whole file is refused. */
+	expect_corrupt("{\"version\":1,\"incarnation\":1,\"held\":"
+	    "{\"state\":\"down\",\"weight\":0,\"reason\":\"\"},"
+	    "\"load_balancers\":[]}");
+	expect_corrupt("{\"version\":1,\"incarnation\":1,\"held\":"
+	    "{\"state\":\"sideways\",\"weight\":0,\"reason\":\"\","
+	    "\"since\":1},\"load_balancers\":[]}");
+	expect_corrupt("{\"version\":1,\"incarnation\":1,\"held\":"
+	    "{\"state\":\"down\",\"weight\":0,\"reason\":\"\","
+	    "\"since\":1},\"load_balancers\":[],\"services\":{\"web\":"
+	    "{\"held\":[],\"load_balancers\":[]}}}");
 	expect_corrupt("{\"version\":1,\"incarnation\":1,"
 	    "\"load_balancers\":[],\"services\":{\"\":{\"load_balancers\":[]}}}");
 }
@@ -519,6 +580,7 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, none_then_round_trip);
+	tcase_add_test(tc, held_survives);
 	tcase_add_test(tc, service_no_longer_configured_is_dropped);
 	tcase_add_test(tc, corrupt_moved_aside);
 	tcase_add_test(tc, unreadable_moved_aside);

@@ -168,6 +168,14 @@ void	service_step(struct service *, const struct service_input *,
 void	service_resume(struct service *, const struct decision *);
 
 /*
+ * What HAProxy held from lbagent's automation before a restart, and since
+ * when (monotonic ms), as the state file has it. Without it the first step
+ * takes the engine as loaded, which in shadow mode has moved on untold.
+ */
+void	service_resume_held(struct service *, const struct decision *,
+	    int64_t since_ms);
+
+/*
  * A reload: what from lived through (its load balancers' keys,
  * transitions, history, the kill switch, the marker's warning) moves into
  * to, which keeps its own settings and recomposes its lines with them.

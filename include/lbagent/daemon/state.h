@@ -22,6 +22,13 @@ struct state_service {
 	const char	*name;
 	bool		 has_decision;
 	struct decision	 decision;	/* the last one replied */
+	/*
+	 * What HAProxy holds from lbagent's automation: in shadow mode not
+	 * the engine's state, which moves on without being told.
+	 */
+	bool		 has_held;
+	struct decision	 held;
+	int64_t		 held_since_ms;	/* monotonic, as the service keeps it */
 	struct lbkeys	*keys;
 	struct transition *tr;		/* may be NULL: not persisted */
 	struct history	*history;	/* may be NULL */
