@@ -261,11 +261,14 @@ class Node:
 
 # ------------------------------------------------------------ load balancers
 
-def haproxy_config(t, source, fe_port, stats_port, nodes, state_file=None):
+def haproxy_head(fe_port, stats_port, maxconn=2000, state_file=None, backend=()):
+    """A load balancer's configuration up to its servers: global (the
+    Runtime API socket), defaults, the stats listener, frontend fe and
+    backend be (round robin, then the lines of `backend`)."""
     lines = [
         "global",
         "    stats socket {socket} level admin",
-        "    maxconn 2000",
+        f"    maxconn {maxconn}",
     ]
     if state_file:
         lines.append(f"    server-state-file {state_file}")
@@ -280,7 +283,7 @@ def haproxy_config(t, source, fe_port, stats_port, nodes, state_file=None):
     ]
     if state_file:
         lines.append("    load-server-state-from-file global")
-    lines += [
+    return lines + [
         "",
         "listen stats",
         f"    bind 127.0.0.1:{stats_port}",
@@ -293,14 +296,23 @@ def haproxy_config(t, source, fe_port, stats_port, nodes, state_file=None):
         "",
         "backend be",
         "    balance roundrobin",
-        "    option httpchk GET /alive",
-    ]
-    for n in nodes:
-        lines.append(
-            f"    server {n.name} 127.0.0.1:{n.app.port} weight 100 "
-            f"check inter {t.check_inter_ms} "
-            f"agent-check agent-addr 127.0.0.1 agent-port {n.agent_port} "
+    ] + [f"    {line}" for line in backend]
+
+
+def server_line(t, name, port, check_inter_ms, agent_port, source):
+    """A server at weight 100 with HAProxy's own check and lbagent's
+    agent check (every agent-inter), from the load balancer's source."""
+    return (f"    server {name} 127.0.0.1:{port} weight 100 "
+            f"check inter {check_inter_ms} "
+            f"agent-check agent-addr 127.0.0.1 agent-port {agent_port} "
             f"agent-inter {t.agent_inter_ms} source {source}")
+
+
+def haproxy_config(t, source, fe_port, stats_port, nodes, state_file=None):
+    lines = haproxy_head(fe_port, stats_port, state_file=state_file,
+                         backend=["option httpchk GET /alive"])
+    lines += [server_line(t, n.name, n.app.port, t.check_inter_ms, n.agent_port, source)
+              for n in nodes]
     return "\n".join(lines) + "\n"
 
 

@@ -32,7 +32,7 @@ import time
 import urllib.parse
 
 import harness as h
-from deploy import App
+from deploy import App, haproxy_head, server_line
 
 N_NODES = 50
 N_FAIL = 17                 # a third of the dependencies
@@ -158,37 +158,13 @@ class FleetNode:
 
 
 def lb_config(t, source, fe_port, stats_port, app_port, nodes):
-    lines = [
-        "global",
-        "    stats socket {socket} level admin",
-        "    maxconn 4000",
-        "",
-        "defaults",
-        "    mode http",
-        "    timeout connect 1s",
-        "    timeout client 30s",
-        "    timeout server 30s",
-        "    timeout check 1s",
-        "",
-        "listen stats",
-        f"    bind 127.0.0.1:{stats_port}",
-        "    stats enable",
-        "    stats uri /stats",
-        "",
-        "frontend fe",
-        f"    bind 127.0.0.1:{fe_port}",
-        "    default_backend be",
-        "",
-        "backend be",
-        "    balance roundrobin",
-        "    http-send-name-header X-Node",
-    ]
-    for n in nodes:
-        lines.append(
-            f"    server {n.name} 127.0.0.1:{app_port} weight 100 "
-            f"check inter {CHECK_INTER_MS} "
-            f"agent-check agent-addr 127.0.0.1 agent-port {n.agent_port} "
-            f"agent-inter {t.agent_inter_ms} source {source}")
+    """As the other scenarios' load balancers, but every server points at
+    the one application, which learns the node from X-Node; HAProxy's own
+    check is a TCP connect."""
+    lines = haproxy_head(fe_port, stats_port, maxconn=4000,
+                         backend=["http-send-name-header X-Node"])
+    lines += [server_line(t, n.name, app_port, CHECK_INTER_MS, n.agent_port, source)
+              for n in nodes]
     return "\n".join(lines) + "\n"
 
 
