@@ -215,6 +215,9 @@ restart(struct tsvc *t, const char *name, int64_t gap_ms)
 	ss.name = t->s.name;
 	ss.has_decision = t->s.has_decision;
 	ss.decision = t->s.decision;
+	ss.has_held = t->s.has_held;
+	ss.held = t->s.held;
+	ss.held_since_ms = t->s.held_since_ms;
 	ss.keys = t->s.keys;
 	ss.tr = t->s.tr;
 	ss.history = &t->s.history;
@@ -238,6 +241,8 @@ restart(struct tsvc *t, const char *name, int64_t gap_ms)
 	ck_assert_uint_eq(inc, 1);
 	if (ss.has_decision)
 		service_resume(&t->s, &ss.decision);
+	if (ss.has_held)
+		service_resume_held(&t->s, &ss.held, ss.held_since_ms);
 	step_at(t, true);
 }
 
@@ -1198,6 +1203,51 @@ START_TEST(shadow_to_auto_waits_down_after)
 END_TEST
 
 /*
+ * Restarted in shadow mode with the engine down: what HAProxy holds (up,
+ * since the start) comes back from the state file, not from the engine,
+ * so the switch to auto still waits a full down_after.
+ */
+START_TEST(shadow_restart_keeps_what_haproxy_holds)
+{
+	struct tsvc	t;
+	int64_t		since;
+
+	init(&t, "");
+	probe(&t, 0, "dep", PROBE_OK, "", REACT_DOWN, 0);
+	step_at(&t, true);
+	since = t.s.held_since_ms;
+	run(&t, TICK);
+	ck_assert(!fx.save_soon);
+	marker(&node, MARKER_SHADOW, "trial");
+	run(&t, TICK);
+	/* Into shadow mode: saved soon, what HAProxy holds with it. */
+	ck_assert(fx.save_soon);
+	probe(&t, 0, "dep", PROBE_CRIT, "gone", REACT_DOWN, 0);
+	run(&t, 10 * S);
+	ck_assert_str_eq(fx.line, SHADOW "down #dep: gone");
+
+	restart(&t, "", 200);
+	ck_assert_str_eq(fx.line, SHADOW "down #dep: gone");
+	ck_assert(t.s.has_held);
+	ck_assert_int_eq(t.s.held.state, NODE_UP);
+	ck_assert_uint_eq(t.s.held.weight, 100);
+	ck_assert_int_eq(t.s.held_since_ms, since);
+
+	marker(&node, MARKER_SHADOW, NULL);
+	run(&t, TICK);
+	expect_note(0, true, "shadow mode ended: automation on from what "
+	    "HAProxy holds (up); counting starts now (no going out within "
+	    "down_after 1s)");
+	ck_assert_str_eq(fx.line, "up");
+	run(&t, 1 * S - TICK);
+	ck_assert_str_eq(fx.line, "up");
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "down #dep: gone");
+	service_free(&t.s);
+}
+END_TEST
+
+/*
  * HAProxy holds down from before shadow; the shadow engine came back up:
  * back to auto, automation goes on from where the shadow engine stands.
  * And shadow to off says what HAProxy holds, not the would-be.
@@ -1298,6 +1348,7 @@ main(void)
 	tcase_add_test(tc, shadow_precedence);
 	tcase_add_test(tc, shadow_reply_text);
 	tcase_add_test(tc, shadow_to_auto_waits_down_after);
+	tcase_add_test(tc, shadow_restart_keeps_what_haproxy_holds);
 	tcase_add_test(tc, shadow_to_auto_from_where_the_engine_stands);
 	tcase_add_test(tc, shadow_carry_over);
 	suite_add_tcase(s, tc);
