@@ -161,6 +161,13 @@ service_resume(struct service *s, const struct decision *d)
 {
 	s->has_decision = true;
 	s->decision = *d;
+	/*
+	 * The mode it was in: a restart that ends off or shadow mode (a
+	 * marker removed meanwhile, LBAGENT_MODE no longer set) is a switch
+	 * back to automation like any other (take_over).
+	 */
+	s->off = d->automation_off && !d->shadow;
+	s->shadow = d->automation_off && d->shadow;
 	compose(s, d);
 }
 
@@ -480,7 +487,7 @@ service_step(struct service *s, const struct service_input *in,
 	mode = mode_of(s, in, wb, sizeof(wb));
 	if (mode == SERVICE_MODE_OFF) {
 		snprintf(s->off_by, sizeof(s->off_by), "%s", wb);
-		if (!s->off)
+		if (!s->off || in->at_start)
 			switched_off(s, wb, in, fx);
 		s->off = true;
 		if (s->shadow)
@@ -495,7 +502,7 @@ service_step(struct service *s, const struct service_input *in,
 				transition_restart_counts(s->tr);
 				fx->save_soon = true;
 			}
-			if (!s->shadow) {
+			if (!s->shadow || in->at_start) {
 				switched_shadow(s, wb, fx);
 				/* What HAProxy holds, kept across a restart. */
 				fx->save_soon = true;

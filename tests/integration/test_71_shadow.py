@@ -14,12 +14,17 @@ one file probe (`dep`, every 100 ms) whose file the test removes.
   `lbagentctl mode auto` (no off marker) says shadow mode stays, and why;
 - a drain marker still acts in shadow mode (HAProxy drains), and its
   `ready` still goes when it is removed;
-- killed (SIGKILL) and started again, still in shadow mode, it remembers
-  that HAProxy holds UP, though its engine, loaded from the state file,
-  is down;
-- removing the shadow marker then switches to auto: HAProxy still holds
-  UP, so the node goes down only a full down_after after the switch."""
+- removing the shadow marker switches to auto: HAProxy still holds UP,
+  so the node goes down only a full down_after after the switch;
+- healed and back in shadow mode while it fails again, killed (SIGKILL)
+  and started again still in shadow mode, it remembers that HAProxy holds
+  UP, though its engine, loaded from the state file, is down;
+- killed again and started without the shadow marker (removed while it
+  was stopped), the start is the same switch: `up` at once, down only a
+  full down_after later."""
 
+import datetime
+import json
 import os
 import re
 import shutil
@@ -33,6 +38,7 @@ import harness as h  # noqa: E402
 INTERVAL_MS = 100
 TIMEOUT_MS = 50
 DOWN_AFTER_S = 1.0
+UP_AFTER_S = 2.0
 BOUND_S = h.probe_bound_s(INTERVAL_MS, TIMEOUT_MS) + DOWN_AFTER_S
 SHADOW = b"# lbagent shadow: would reply "
 
@@ -45,6 +51,24 @@ def metric(text, name, **labels):
     if m is None:
         raise h.TestFailure(f"no sample {name}{{{want}}} in /metrics:\n{text}")
     return float(m.group(1))
+
+
+def saved(lb):
+    """state.json as lbagent last saved it (None while there is none)."""
+    try:
+        with open(os.path.join(lb.state_dir, "state.json")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def log_time(log, text):
+    """The time (s, from the log's own stamp) of the first line with text."""
+    for line in log.splitlines():
+        if text in line:
+            stamp = line.split(" ", 1)[0].rstrip("Z")
+            return datetime.datetime.fromisoformat(stamp).timestamp()
+    return None
 
 
 def main():
@@ -191,19 +215,6 @@ def main():
     hap.wait_status("be", "s1", "UP", h.marker_bound_s(), "s1 UP again after ready",
                     ok=lambda st: st["weight"] == "100")
 
-    h.section("killed and started again in shadow mode: what HAProxy holds is kept")
-    lb.kill()
-    lb.start()
-    h.wait_reply(lb, SHADOW + b"down #dep: does not exist\n",
-                 "the would-be down again after the restart", BOUND_S)
-    s = svc()
-    h.expect_equal((s["mode"], s["state"], s["weight"], s["reply"], s["shadow_state"]),
-                   ("shadow", "up", 100, "# lbagent shadow: would reply down #dep: does not exist",
-                    "down"), "/status after the restart: HAProxy holds up, the engine says down")
-    st = hap.stat("be", "s1")
-    h.expect(st["status"] == "UP" and st["weight"] == "100",
-             f"HAProxy still UP at weight 100: {h.describe_stat(st)}")
-
     h.section("shadow marker removed: down only a full down_after later")
     mark = lb.log_mark()
     t1 = time.monotonic()
@@ -224,5 +235,48 @@ def main():
     h.expect_equal((s["mode"], s["automation"], s["shadow_reply"], s["state"]),
                    ("auto", "auto", None, "down"), "/status back in auto")
 
+    h.section("healed, then shadow mode again while the probe fails")
+    h.write_atomic(dep, "ok\n")
+    hap.wait_status("be", "s1", "UP", BOUND_S + UP_AFTER_S, "s1 UP again after up_after",
+                    ok=lambda st: st["weight"] == "100")
+    lb.set_marker("shadow", "trial week, again\n")
+    h.wait_reply(lb, SHADOW + b"up\n", "the shadow reply again", h.marker_bound_s())
+    os.unlink(dep)
+    h.wait_until(svc, BOUND_S, "/status: would reply down again",
+                 ok=lambda s: s["shadow_state"] == "down")
+    # The engine's down on disk (saved within a second), so that the
+    # restart loads an engine worse than what HAProxy holds.
+    h.wait_until(lambda: saved(lb), 5.0, "the shadow engine's down in state.json",
+                 ok=lambda st: st is not None and st["transition"]["level"] == -1 and
+                 st["decision"]["shadow"])
+
+    h.section("killed and started again in shadow mode: what HAProxy holds is kept")
+    lb.kill()
+    lb.start()
+    h.wait_reply(lb, SHADOW + b"down #dep: does not exist\n",
+                 "the would-be down again after the restart", BOUND_S)
+    s = svc()
+    h.expect_equal((s["mode"], s["state"], s["weight"], s["reply"], s["shadow_state"]),
+                   ("shadow", "up", 100, "# lbagent shadow: would reply down #dep: does not exist",
+                    "down"), "/status after the restart: HAProxy holds up, the engine says down")
+    st = hap.stat("be", "s1")
+    h.expect(st["status"] == "UP" and st["weight"] == "100",
+             f"HAProxy still UP at weight 100: {h.describe_stat(st)}")
+
+    h.section("shadow marker removed while stopped: the same switch, at start")
+    lb.kill()
+    lb.clear_marker("shadow")
+    mark = lb.log_mark()
+    lb.start()
+    h.expect_equal(lb.ask(), b"up\n", "the first reply after the start (within down_after)")
+    hap.wait_status("be", "s1", "DOWN (agent)", BOUND_S, "s1 DOWN (agent) after down_after")
+    log = lb.log_since(mark)
+    switched = log_time(log, "shadow mode ended: automation on from what HAProxy holds (up)")
+    down = log_time(log, 'reply changed: "down #dep: does not exist"')
+    h.expect(switched is not None and down is not None,
+             f"the log says the switch at start, then down:\n{log}")
+    print(f"   down {down - switched:.3f} s after the switch at start", flush=True)
+    h.expect(down - switched >= DOWN_AFTER_S,
+             f"down {down - switched:.3f} s after the switch, before down_after:\n{log}")
 
 h.run(main)

@@ -1248,6 +1248,49 @@ START_TEST(shadow_restart_keeps_what_haproxy_holds)
 END_TEST
 
 /*
+ * Shadow mode ended by a restart (the marker removed while lbagent was
+ * stopped, or LBAGENT_MODE=shadow no longer set): the same switch as while
+ * running, from what HAProxy holds, a full down_after before going out.
+ * Off ended by a restart likewise counts from the start.
+ */
+START_TEST(mode_ended_by_a_restart_is_a_switch)
+{
+	struct tsvc	t;
+
+	init(&t, "");
+	probe(&t, 0, "dep", PROBE_OK, "", REACT_DOWN, 0);
+	step_at(&t, true);
+	marker(&node, MARKER_SHADOW, "trial");
+	probe(&t, 0, "dep", PROBE_CRIT, "gone", REACT_DOWN, 0);
+	run(&t, 10 * S);
+	ck_assert_str_eq(fx.line, SHADOW "down #dep: gone");
+
+	marker(&node, MARKER_SHADOW, NULL);
+	restart(&t, "", 200);
+	ck_assert_msg(logged("shadow mode ended: automation on from what "
+	    "HAProxy holds (up); counting starts now (no going out within "
+	    "down_after 1s)") == 1, "%s", logbuf);
+	ck_assert_str_eq(fx.line, "up");
+	run(&t, 1 * S - TICK);
+	ck_assert_str_eq(fx.line, "up");
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "down #dep: gone");
+
+	/* Off ended by a restart: automation on again, counting from it. */
+	sw.mode_env = 1;
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "# lbagent automation off");
+	sw.mode_env = -1;
+	logbuf[0] = '\0';
+	restart(&t, "", 200);
+	ck_assert_msg(logged("automation on again: counting starts now (no "
+	    "going out within down_after 1s)") == 1, "%s", logbuf);
+	ck_assert_str_eq(fx.line, "down #dep: gone");
+	service_free(&t.s);
+}
+END_TEST
+
+/*
  * HAProxy holds down from before shadow; the shadow engine came back up:
  * back to auto, automation goes on from where the shadow engine stands.
  * And shadow to off says what HAProxy holds, not the would-be.
@@ -1349,6 +1392,7 @@ main(void)
 	tcase_add_test(tc, shadow_reply_text);
 	tcase_add_test(tc, shadow_to_auto_waits_down_after);
 	tcase_add_test(tc, shadow_restart_keeps_what_haproxy_holds);
+	tcase_add_test(tc, mode_ended_by_a_restart_is_a_switch);
 	tcase_add_test(tc, shadow_to_auto_from_where_the_engine_stands);
 	tcase_add_test(tc, shadow_carry_over);
 	suite_add_tcase(s, tc);
