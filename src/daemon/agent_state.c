@@ -48,19 +48,8 @@ state_services(const struct agent *a)
 
 	if ((ss = calloc(a->nsvcs, sizeof(*ss))) == NULL)
 		return NULL;
-	for (i = 0; i < a->nsvcs; i++) {
-		struct service *s = &a->svcs[i].s;
-
-		ss[i].name = s->name;
-		ss[i].has_decision = s->has_decision;
-		ss[i].decision = s->decision;
-		ss[i].has_held = s->has_held;
-		ss[i].held = s->held;
-		ss[i].held_since_ms = s->held_since_ms;
-		ss[i].keys = s->keys;
-		ss[i].tr = s->tr;
-		ss[i].history = &s->history;
-	}
+	for (i = 0; i < a->nsvcs; i++)
+		state_service_of(&ss[i], &a->svcs[i].s);
 	return ss;
 }
 
@@ -204,12 +193,7 @@ agent_load_state(struct agent *a)
 	 * The old lines, so that the change at start-up is logged; and what
 	 * HAProxy holds, which in shadow mode is not the engine's state.
 	 */
-	for (i = 0; i < a->nsvcs; i++) {
-		if (ss[i].has_decision)
-			service_resume(&a->svcs[i].s, &ss[i].decision);
-		if (ss[i].has_held)
-			service_resume_held(&a->svcs[i].s, &ss[i].held,
-			    ss[i].held_since_ms);
-	}
+	for (i = 0; i < a->nsvcs; i++)
+		state_service_resume(&a->svcs[i].s, &ss[i]);
 	free(ss);
 }

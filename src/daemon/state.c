@@ -24,8 +24,19 @@ state_path(char *buf, size_t size, const char *dir, const char *suffix)
 	    (int)size ? 0 : -1;
 }
 
+/* Why a decision object is refused, by the key it is under. */
+static const char *const decision_why[] = {
+	"decision lacks state, weight or reason", "unknown state in decision",
+	"weight out of range in decision",
+};
+static const char *const held_why[] = {
+	"held lacks state, weight or reason", "unknown state in held",
+	"weight out of range in held",
+};
+
 static int
-decision_from_json(const json_t *o, struct decision *d, const char **why)
+decision_from_json(const json_t *o, struct decision *d,
+    const char *const whys[3], const char **why)
 {
 	const char	*state, *reason;
 	json_int_t	 weight;
@@ -35,7 +46,7 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 	    "state", &state, "weight", &weight, "reason", &reason, "failing",
 	    &failing, "ramping", &ramping, "automation_off", &off, "shadow",
 	    &shadow) != 0) {
-		*why = "decision lacks state, weight or reason";
+		*why = whys[0];
 		return -1;
 	}
 	memset(d, 0, sizeof(*d));
@@ -44,11 +55,11 @@ decision_from_json(const json_t *o, struct decision *d, const char **why)
 	d->automation_off = off;
 	d->shadow = off && shadow;
 	if (decision_state_parse(state, &d->state) == -1) {
-		*why = "unknown state in decision";
+		*why = whys[1];
 		return -1;
 	}
 	if (weight < 0 || weight > 100) {
-		*why = "weight out of range in decision";
+		*why = whys[2];
 		return -1;
 	}
 	d->weight = (unsigned)weight;
@@ -63,6 +74,30 @@ decision_to_json(const struct decision *d)
 	    decision_state_name(d->state), "weight", (int)d->weight, "reason",
 	    d->reason, "failing", d->failing, "ramping", d->ramping,
 	    "automation_off", d->automation_off, "shadow", d->shadow);
+}
+
+void
+state_service_of(struct state_service *ss, struct service *s)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->name = s->name;
+	ss->has_decision = s->has_decision;
+	ss->decision = s->decision;
+	ss->has_held = s->has_held;
+	ss->held = s->held;
+	ss->held_since_ms = s->held_since_ms;
+	ss->keys = s->keys;
+	ss->tr = s->tr;
+	ss->history = &s->history;
+}
+
+void
+state_service_resume(struct service *s, const struct state_service *ss)
+{
+	if (ss->has_decision)
+		service_resume(s, &ss->decision);
+	if (ss->has_held)
+		service_resume_held(s, &ss->held, ss->held_since_ms);
 }
 
 void
@@ -118,7 +153,7 @@ held_from_json(const json_t *o, struct state_service *svc, int64_t now_ms,
 		*why = "held lacks since";
 		return -1;
 	}
-	if (decision_from_json(o, &svc->held, why) == -1)
+	if (decision_from_json(o, &svc->held, held_why, why) == -1)
 		return -1;
 	svc->has_held = true;
 	svc->held_since_ms = since >= wall_ms ? now_ms :
@@ -153,7 +188,8 @@ parse_service(const json_t *o, struct state_service *svc,
 	    history_from_json(svc->history, hist, why) == -1)
 		return -1;
 	if (decision != NULL && !json_is_null(decision)) {
-		if (decision_from_json(decision, &svc->decision, why) == -1)
+		if (decision_from_json(decision, &svc->decision,
+		    decision_why, why) == -1)
 			return -1;
 		svc->has_decision = true;
 		/*

@@ -211,16 +211,7 @@ restart(struct tsvc *t, const char *name, int64_t gap_ms)
 	struct state_resume	r;
 	uint64_t		inc = 0;
 
-	memset(&ss, 0, sizeof(ss));
-	ss.name = t->s.name;
-	ss.has_decision = t->s.has_decision;
-	ss.decision = t->s.decision;
-	ss.has_held = t->s.has_held;
-	ss.held = t->s.held;
-	ss.held_since_ms = t->s.held_since_ms;
-	ss.keys = t->s.keys;
-	ss.tr = t->s.tr;
-	ss.history = &t->s.history;
+	state_service_of(&ss, &t->s);
 	memset(&c, 0, sizeof(c));
 	c.now_ms = c.boot_ms = now;
 	c.wall_ms = WALL0 + (now - NOW0);
@@ -230,19 +221,12 @@ restart(struct tsvc *t, const char *name, int64_t gap_ms)
 	now += gap_ms;
 	ck_assert_int_eq(service_init(&t->s, name, "/state", &conf, true,
 	    FORGET, now), 0);
-	memset(&ss, 0, sizeof(ss));
-	ss.name = t->s.name;
-	ss.keys = t->s.keys;
-	ss.tr = t->s.tr;
-	ss.history = &t->s.history;
+	state_service_of(&ss, &t->s);
 	c.now_ms = c.boot_ms = now;
 	c.wall_ms = WALL0 + (now - NOW0);
 	ck_assert_int_eq(state_load(dir, &inc, &ss, 1, &c, &r), STATE_LOADED);
 	ck_assert_uint_eq(inc, 1);
-	if (ss.has_decision)
-		service_resume(&t->s, &ss.decision);
-	if (ss.has_held)
-		service_resume_held(&t->s, &ss.held, ss.held_since_ms);
+	state_service_resume(&t->s, &ss);
 	step_at(t, true);
 }
 

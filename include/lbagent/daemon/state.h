@@ -13,6 +13,7 @@
 
 #include "lbagent/core/decision.h"
 #include "lbagent/core/lbkeys.h"
+#include "lbagent/core/service.h"
 #include "lbagent/core/transition.h"
 
 #define STATE_VERSION	1
@@ -33,6 +34,15 @@ struct state_service {
 	struct transition *tr;		/* may be NULL: not persisted */
 	struct history	*history;	/* may be NULL */
 };
+
+/* What of s the state file saves; ss points into s (keys, tr, history). */
+void		 state_service_of(struct state_service *ss, struct service *s);
+/*
+ * After state_load: the decision replied before the restart and what
+ * HAProxy held, into s, whose keys, engine and history were loaded in place.
+ */
+void		 state_service_resume(struct service *s,
+		    const struct state_service *ss);
 
 #define BOOT_ID_MAX	40
 
