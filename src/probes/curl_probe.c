@@ -217,6 +217,10 @@ curl_probe_error(struct curl_probe *cp, CURLcode rc)
 		reason = "TLS: handshake failed";
 		detail = true;
 		break;
+	case CURLE_SSL_CACERT_BADFILE:	/* ca-certificates not installed */
+		reason = "TLS: no CA certificates to verify with";
+		detail = true;
+		break;
 	case CURLE_GOT_NOTHING:
 		reason = "empty reply";
 		break;

@@ -11,7 +11,9 @@ sys.dont_write_bytecode = True
 import harness as h  # noqa: E402
 
 NOTICE = "notice: probe api: crit: connection refused"
-DEBUG = "debug: probe api: libcurl: Failed to connect to 127.0.0.1 port "
+# What every libcurl says first; the rest differs (7.x: `127.0.0.1 port N
+# after 0 ms: ...`, 8.x: `127.0.0.1:N after 0 ms`).
+DEBUG = "debug: probe api: libcurl: Failed to connect to 127.0.0.1"
 
 
 def config():

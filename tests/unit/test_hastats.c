@@ -405,8 +405,8 @@ START_TEST(truncated)
 				    "http-stats-2.6.csv" };
 	const struct want	*w;
 	struct hastats_row	 r;
-	const char		*why, *line;
-	char			*csv, *end;
+	const char		*why, *line, *end;
+	char			*csv;
 	size_t			 len, cut, need, i;
 	int			 rv;
 
