@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "lbagent/core/text.h"
 #include "lbagent/daemon/log.h"
@@ -166,6 +168,23 @@ connect_error(CURL *easy)
 	}
 }
 
+/*
+ * When lbagent cannot make a descriptor now (EMFILE, ENFILE), what
+ * probe_errno_local says of it; NULL when it can.
+ */
+static const char *
+out_of_descriptors(void)
+{
+	int	fd, err;
+
+	if ((fd = eventfd(0, EFD_CLOEXEC)) >= 0) {
+		close(fd);
+		return NULL;
+	}
+	err = errno;
+	return err == EMFILE || err == ENFILE ? probe_errno_local(err) : NULL;
+}
+
 const char *
 curl_probe_local(struct curl_probe *cp, CURLcode rc)
 {
@@ -180,12 +199,21 @@ curl_probe_local(struct curl_probe *cp, CURLcode rc)
 		    strerror(cp->socket_errno), local);
 		return cp->local;
 	}
+	if (rc != CURLE_COULDNT_RESOLVE_HOST)
+		return NULL;
 	/*
-	 * The threaded resolver could not start its thread or make its
-	 * socketpair; libcurl says so only in words, and keeps no errno.
+	 * A resolver without descriptors (for its socketpair, or for the
+	 * getaddrinfo in its thread: /etc/hosts, a DNS socket) fails as if the
+	 * name did not exist; libcurl 8.22 says only "Could not resolve host".
+	 * Whether lbagent has a descriptor left is what tells them apart.
 	 */
-	if (rc == CURLE_COULDNT_RESOLVE_HOST &&
-	    strstr(cp->errbuf, "thread failed to start") != NULL)
+	if ((local = out_of_descriptors()) != NULL) {
+		snprintf(cp->local, sizeof(cp->local), "cannot resolve host (%s)",
+		    local);
+		return cp->local;
+	}
+	/* Older libcurl says when its resolver thread could not start. */
+	if (strstr(cp->errbuf, "thread failed to start") != NULL)
 		return "cannot start a resolver thread (lbagent out of "
 		    "descriptors or threads)";
 	return NULL;
