@@ -1,4 +1,4 @@
-/* HAProxy's statistics CSV: real 2.6 output, then odd and broken input. */
+/* HAProxy's statistics CSV: real 2.6, 3.0 and 3.2 output, then odd and broken input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,24 @@ struct want {
 	const char	*admin;		/* NULL: none */
 };
 
-/* What HAProxy 2.6 showed for each server in the captures (docs/testing.md). */
+/*
+ * The HAProxy versions Debian 12, 13 and testing ship, whose real output the
+ * fixtures hold (data/hastats/README); a loop test's _i indexes them.
+ */
+static const char *const versions[] = { "2.6", "3.0", "3.2" };
+#define NVERSIONS	(int)(sizeof(versions) / sizeof(versions[0]))
+
+/* "show-stat-" "3.0" ".csv" */
+static const char *
+versioned(const char *stem, int i, const char *ext)
+{
+	static char	name[64];
+
+	snprintf(name, sizeof(name), "%s-%s.%s", stem, versions[i], ext);
+	return name;
+}
+
+/* What every version showed for each server in the captures. */
 static const struct want fixture_rows[] = {
 	{ "be", "s1", "UP", 10, 10, "", "", true, NULL },
 	{ "be", "s10", "UP", 20, 20, "", "", true, NULL },
@@ -197,13 +214,13 @@ END_TEST
 
 START_TEST(show_stat_socket)
 {
-	check_fixture("show-stat-2.6.csv");
+	check_fixture(versioned("show-stat", _i, "csv"));
 }
 END_TEST
 
 START_TEST(stats_page_csv)
 {
-	check_fixture("http-stats-2.6.csv");
+	check_fixture(versioned("http-stats", _i, "csv"));
 }
 END_TEST
 
@@ -215,7 +232,7 @@ START_TEST(names_exact)
 	char			*csv;
 	size_t			 len;
 
-	csv = fixture("show-stat-2.6.csv", &len);
+	csv = fixture(versioned("show-stat", _i, "csv"), &len);
 	ck_assert_int_eq(find(csv, len, "be", "s1", &r, &why), 1);
 	ck_assert_int_eq(r.weight, 10);
 	ck_assert_int_eq(find(csv, len, "be", "s10", &r, &why), 1);
@@ -401,8 +418,7 @@ END_TEST
  */
 START_TEST(truncated)
 {
-	const char		*names[] = { "show-stat-2.6.csv",
-				    "http-stats-2.6.csv" };
+	const char		*stems[] = { "show-stat", "http-stats" };
 	const struct want	*w;
 	struct hastats_row	 r;
 	const char		*why, *line, *end;
@@ -411,7 +427,7 @@ START_TEST(truncated)
 	int			 rv;
 
 	for (i = 0; i < 2; i++) {
-		csv = fixture(names[i], &len);
+		csv = fixture(versioned(stems[i], _i, "csv"), &len);
 		for (w = fixture_rows; w->backend != NULL; w++) {
 			/* The first server and a late one. */
 			if (strcmp(w->backend, "be") != 0 ||
@@ -550,7 +566,7 @@ START_TEST(stat_and_servers_state)
 	struct hastats_row	 r;
 	long			 iw;
 
-	text = fixture("stat-and-state-2.6.txt", &len);
+	text = fixture(versioned("stat-and-state", _i, "txt"), &len);
 	csv_len = hastats_split(text, len, &state, &state_len);
 	ck_assert_ptr_nonnull(state);
 	ck_assert_uint_eq(csv_len + state_len, len);
@@ -617,17 +633,17 @@ hastats_suite(void)
 	TCase	*tc = tcase_create("hastats");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, show_stat_socket);
-	tcase_add_test(tc, stats_page_csv);
-	tcase_add_test(tc, names_exact);
+	tcase_add_loop_test(tc, show_stat_socket, 0, NVERSIONS);
+	tcase_add_loop_test(tc, stats_page_csv, 0, NVERSIONS);
+	tcase_add_loop_test(tc, names_exact, 0, NVERSIONS);
 	tcase_add_test(tc, columns_by_name);
 	tcase_add_test(tc, columns_missing);
 	tcase_add_test(tc, odd_fields);
 	tcase_add_test(tc, not_csv);
-	tcase_add_test(tc, truncated);
+	tcase_add_loop_test(tc, truncated, 0, NVERSIONS);
 	tcase_add_test(tc, huge_lines);
 	tcase_add_test(tc, serving_and_admin);
-	tcase_add_test(tc, stat_and_servers_state);
+	tcase_add_loop_test(tc, stat_and_servers_state, 0, NVERSIONS);
 	tcase_add_test(tc, sessions_and_every_server);
 	suite_add_tcase(s, tc);
 	return s;
