@@ -8,7 +8,9 @@
 - check_load with thresholds that make it WARNING (the test keeps the load
   above 0 meanwhile): `up 75% #load: LOAD WARNING - ...`, nothing of the
   performance data (`|load1=...`) in the reply, the value load1, no unit;
-- check_disk WARNING on the test's directory: the value the used bytes, B;
+- check_disk WARNING on a filesystem of the test's own (a 16 MiB tmpfs in a
+  mount namespace of its own, holding a 4 MiB file, where root; else the
+  test's directory): the value the used bytes, B, as check_disk says;
 - check_http against a local HTTP server: ok, the value its `time` in s;
 - check_tcp with a bad argument (the plugin itself exits 3: checked first)
   is unknown: with the default on_unknown (ignore) the node stays up, the
@@ -16,6 +18,7 @@
   the reason; with on_unknown = down the node goes down, in HAProxy too;
 - a command killed by a signal is unknown: the node stays up."""
 
+import ctypes
 import os
 import re
 import subprocess
@@ -61,11 +64,54 @@ class Spinner:
         self.proc.wait()
 
 
+CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x00020000, 0x4000, 0x40000
+FILLED = 4 << 20
+
+
+def own_filesystem(d):
+    """A directory nothing but this test writes to: a 16 MiB tmpfs holding
+    one 4 MiB file, mounted in a mount namespace of this process (lbagent
+    and the plugins it runs inherit it). Scenarios run side by side, and
+    what they write to the shared /tmp moved check_disk's figure by more
+    than 1% between lbagent's run and the test's. Without the privilege
+    (not root, scenarios one at a time): the test's directory."""
+    path = os.path.join(d, "disk")
+    os.mkdir(path)
+    if os.geteuid() != 0:
+        return path, False
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                           ctypes.c_ulong, ctypes.c_char_p]
+    if libc.unshare(CLONE_NEWNS) != 0 or \
+            libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0 or \
+            libc.mount(b"tmpfs", path.encode(), b"tmpfs", 0,
+                       b"size=16m,mode=0755") != 0:
+        e = ctypes.get_errno()
+        raise h.TestFailure(f"a tmpfs of the test's own: {os.strerror(e)}")
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    h.env().register(Unmount(libc, path))
+    with open(os.path.join(path, "fill"), "wb") as f:
+        f.write(b"x" * FILLED)
+    return path, True
+
+
+class Unmount:
+    """Registered first, closed last (after lbagent stops): the mount point
+    is then an empty directory the harness removes with the rest."""
+
+    def __init__(self, libc, path):
+        self.libc, self.path = libc, path
+
+    def close(self):
+        self.libc.umount2(self.path.encode(), 0)
+
+
 def main():
     h.require_kinds("exec")
     check_tcp, check_load = plugin("check_tcp"), plugin("check_load")
     check_disk, check_http = plugin("check_disk"), plugin("check_http")
     d = h.tmpdir()
+    disk, private = own_filesystem(d)
     sock = os.path.join(d, "api.sock")
     closed_port = h.free_port()         # nothing listens there
     backend = h.backend_stub()
@@ -84,7 +130,7 @@ def main():
         "closed": probe(f"{check_tcp} -H 127.0.0.1 -p {closed_port}"),
         "open": probe(f"{check_tcp} -H 127.0.0.1 -p {backend.port}"),
         "load": probe(f"{check_load} -w 0,0,0 -c 1000,1000,1000", on_warn="75%"),
-        "disk": probe(f"{check_disk} -w 100% -c 0% -p {d}", on_warn="60%"),
+        "disk": probe(f"{check_disk} -w 100% -c 0% -p {disk}", on_warn="60%"),
         "http": probe(f"{check_http} -H 127.0.0.1 -p {web.port} -u /"),
         "unk": probe(bad_args),
         "unkdown": probe(bad_args, on_unknown="down"),
@@ -154,19 +200,22 @@ def main():
     h.expect(b"|" not in r, f"no performance data in the reply: {r!r}")
     last = status()["disk"]["last"]
     # The plugin's own first performance value, as it prints it now (its
-    # wording and rounding differ between monitoring-plugins 2.3 and 2.4;
-    # 2.4 says 0B for a tmpfs barely used): what lbagent read, give or take
-    # what other tests wrote to the filesystem in between.
-    out = subprocess.run(f"{check_disk} -w 100% -c 0% -p {d}", shell=True,
+    # wording and rounding differ between monitoring-plugins 2.3 and 2.4):
+    # what lbagent read. On the test's own tmpfs nothing else writes: the
+    # used bytes are the 4 MiB file; elsewhere other tests may write.
+    out = subprocess.run(f"{check_disk} -w 100% -c 0% -p {disk}", shell=True,
                          stdout=subprocess.PIPE, timeout=30).stdout.decode()
     m = re.search(r"\|\s*\S+?=([0-9.]+)B;", out)
     h.expect(m is not None, f"check_disk's performance data in B: {out!r}")
-    st = os.statvfs(d)
+    st = os.statvfs(disk)
     size = st.f_blocks * st.f_frsize
     h.expect(last["unit"] == "B" and isinstance(last["value"], float) and
              0 <= last["value"] <= size and
              abs(last["value"] - float(m.group(1))) <= size / 100,
              f"disk: the used bytes in B, as check_disk says ({out.strip()!r}): {last}")
+    if private:
+        h.expect(abs(last["value"] - FILLED) <= FILLED / 16,
+                 f"disk: about the 4 MiB written to the test's tmpfs: {last}")
 
     h.section("check_http against a local server: up, the value its time in s")
     reply("http", b"up\n", "`up` for check_http")
