@@ -19,6 +19,7 @@
 - a command killed by a signal is unknown: the node stays up."""
 
 import ctypes
+import errno
 import os
 import re
 import subprocess
@@ -82,10 +83,22 @@ def own_filesystem(d):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                            ctypes.c_ulong, ctypes.c_char_p]
-    if libc.unshare(CLONE_NEWNS) != 0 or \
-            libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0 or \
-            libc.mount(b"tmpfs", path.encode(), b"tmpfs", 0,
-                       b"size=16m,mode=0755") != 0:
+    if libc.unshare(CLONE_NEWNS) != 0:
+        e = ctypes.get_errno()
+        raise h.TestFailure(f"a mount namespace: {os.strerror(e)}")
+    # Private from the mount holding the directory down, so that the tmpfs
+    # is not propagated to the namespace the test was started in. In a
+    # chroot whose root is no mount point, "/" cannot be made private
+    # (EINVAL): a chroot made by scripts/fresh-machine is private already.
+    top = d
+    while not os.path.ismount(top):
+        top = os.path.dirname(top)
+    if libc.mount(None, top.encode(), None, MS_REC | MS_PRIVATE, None) != 0 \
+            and ctypes.get_errno() != errno.EINVAL:
+        e = ctypes.get_errno()
+        raise h.TestFailure(f"making {top} private: {os.strerror(e)}")
+    if libc.mount(b"tmpfs", path.encode(), b"tmpfs", 0,
+                  b"size=16m,mode=0755") != 0:
         e = ctypes.get_errno()
         raise h.TestFailure(f"a tmpfs of the test's own: {os.strerror(e)}")
     libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
