@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lbagent/ctl/fleet.h"
+#include "lbagent/ctl/term.h"
 
 /* A peer's service named name (""/NULL: the default), or NULL. */
 static const json_t *
@@ -167,8 +168,14 @@ put_cut(FILE *fp, const char *s, int width)
 		return;
 	if (len <= width)
 		fprintf(fp, "%s", s);
-	else
-		fprintf(fp, "%.*s~", width - 1, s);
+	else {
+		int	cut = width - 1;
+
+		/* Not inside a character. */
+		while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+			cut--;
+		fprintf(fp, "%.*s~", cut, s);
+	}
 }
 
 #define W_NODE	14
@@ -247,9 +254,39 @@ format_row(FILE *fp, const json_t *r, int width)
 
 static void	format(FILE *, const json_t *, int);
 
+/* Every string in j (keys aside) replaced by its escaped form. */
+static void
+escape_strings(json_t *j)
+{
+	const char	*key;
+	json_t		*v;
+	size_t		 i;
+	char		 buf[1024];
+
+	if (json_is_object(j)) {
+		json_object_foreach(j, key, v) {
+			if (json_is_string(v)) {
+				ctl_term_text(buf, sizeof(buf),
+				    json_string_value(v));
+				json_object_set_new(j, key, json_string(buf));
+			} else
+				escape_strings(v);
+		}
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v) {
+			if (json_is_string(v)) {
+				ctl_term_text(buf, sizeof(buf),
+				    json_string_value(v));
+				json_array_set_new(j, i, json_string(buf));
+			} else
+				escape_strings(v);
+		}
+	}
+}
+
 /*
- * Through a buffer: what the documents carry (errors, addresses) is
- * shown with every byte that is not printable as '?'.
+ * Through a buffer: what the documents carry (names, errors, addresses,
+ * HAProxy's words) is escaped before it is laid out (ctl_term_text).
  */
 void
 ctl_fleet_format(FILE *out, const json_t *f, int width)
@@ -257,17 +294,21 @@ ctl_fleet_format(FILE *out, const json_t *f, int width)
 	char	*text = NULL, *p;
 	size_t	 len = 0;
 	FILE	*fp;
+	json_t	*safe;
 
-	if ((fp = open_memstream(&text, &len)) == NULL)
+	if ((safe = json_deep_copy(f)) == NULL)
 		return;
-	format(fp, f, width);
+	escape_strings(safe);
+	if ((fp = open_memstream(&text, &len)) == NULL) {
+		json_decref(safe);
+		return;
+	}
+	format(fp, safe, width);
+	json_decref(safe);
 	if (fclose(fp) != 0 || text == NULL) {
 		free(text);
 		return;
 	}
-	for (p = text; *p != '\0'; p++)
-		if (*p != '\n' && (*p < 0x20 || *p >= 0x7f))
-			*p = '?';
 	/* Lines without the spaces that end them. */
 	for (p = text; *p != '\0'; ) {
 		size_t	n = strcspn(p, "\n"), end = n;

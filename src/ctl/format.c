@@ -13,6 +13,7 @@
 
 #include "lbagent/core/units.h"
 #include "lbagent/ctl/format.h"
+#include "lbagent/ctl/term.h"
 
 #define HISTORY_SHOWN	10
 #define LABEL_W		14	/* "  reply         value" */
@@ -54,11 +55,7 @@ num(const json_t *obj, const char *key, double *v)
 void
 ctl_printable(char *dst, size_t size, const char *src)
 {
-	size_t	i;
-
-	for (i = 0; src[i] != '\0' && i + 1 < size; i++)
-		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
-	dst[i] = '\0';
+	ctl_term_text(dst, size, src);
 }
 
 /* Untrusted text made printable, at most TEXT_MAX bytes. */
@@ -154,6 +151,10 @@ para(struct out *o, unsigned indent, const char *head, unsigned hang,
 		}
 		while (col + wlen > o->width) {
 			room = o->width > col ? o->width - col : 0;
+			/* Not inside a character (escapes are ASCII). */
+			while (room > 0 && room < wlen &&
+			    ((unsigned char)p[room] & 0xc0) == 0x80)
+				room--;
 			fwrite(p, 1, room, o->fp);
 			p += room;
 			wlen -= room;
@@ -1158,14 +1159,15 @@ age(char *buf, size_t size, double s)
 static void
 marker_undo(char *buf, size_t size, const json_t *svc, const json_t *m)
 {
-	char	name[TEXT_MAX];
+	char	name[TEXT_MAX], kind[32];
 
 	clean(name, sizeof(name), str(svc, "name"));
+	clean(kind, sizeof(kind), str(m, "kind"));
 	if (strcmp(str(m, "scope"), "service") == 0)
-		snprintf(buf, size, "lbagentctl %s off --service %s",
-		    str(m, "kind"), name);
+		snprintf(buf, size, "lbagentctl %s off --service %s", kind,
+		    name);
 	else
-		snprintf(buf, size, "lbagentctl %s off", str(m, "kind"));
+		snprintf(buf, size, "lbagentctl %s off", kind);
 }
 
 /* What the probes' rules say under a marker or automation off. */

@@ -22,6 +22,7 @@
 #include "lbagent/ctl/fleet.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
+#include "lbagent/ctl/term.h"
 #include "lbagent/ctl/wait.h"
 #include "lbagent/core/units.h"
 #include "lbagent/daemon/config.h"
@@ -63,6 +64,14 @@ errx_(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* Untrusted text (the daemon's, a peer's, HAProxy's, a file's) for a message. */
+static const char *
+safe(char *buf, size_t size, const char *s)
+{
+	ctl_term_text(buf, size, s);
+	return buf;
 }
 
 static double
@@ -216,6 +225,7 @@ get_status(struct ctl *c, json_t **root, char *err, size_t errsize)
 {
 	enum ctl_http_result	 r = CTL_HTTP_ERROR, first = CTL_HTTP_ERROR;
 	char			 e[ERR_MAX], firsterr[ERR_MAX + 256] = "";
+	char			 m[256];
 	char			*body = NULL;
 	const json_t		*msg;
 	json_error_t		 jerr;
@@ -260,13 +270,14 @@ get_status(struct ctl *c, json_t **root, char *err, size_t errsize)
 		msg = json_object_get(*root, "error");
 		snprintf(err, errsize, "%s answered HTTP %ld%s%s", c->addr->text,
 		    status, json_is_string(msg) ? ": " : "",
-		    json_is_string(msg) ? json_string_value(msg) : "");
+		    safe(m, sizeof(m), json_string_value(msg)));
 		json_decref(*root);
 		*root = NULL;
 	} else if (!json_is_object(*root) ||
 	    !json_is_array(json_object_get(*root, "services"))) {
 		snprintf(err, errsize, "%s: not lbagent's status (%s)",
-		    c->addr->text, *root == NULL ? jerr.text : "no services");
+		    c->addr->text, *root == NULL ? safe(m, sizeof(m),
+		    jerr.text) : "no services");
 		json_decref(*root);
 		*root = NULL;
 	}
@@ -331,10 +342,12 @@ list_services(const json_t *root, char *buf, size_t size)
 	buf[0] = '\0';
 	json_array_foreach(json_object_get(root, "services"), i, s) {
 		const char *n = json_string_value(json_object_get(s, "name"));
+		char name[ERR_MAX];
 
 		if (len < size)
 			len += (size_t)snprintf(buf + len, size - len, "%s%s",
-			    i > 0 ? ", " : "", ctl_service_label(n ? n : ""));
+			    i > 0 ? ", " : "", safe(name, sizeof(name),
+			    ctl_service_label(n ? n : "")));
 	}
 }
 
@@ -349,7 +362,7 @@ static json_t *
 status_for(struct ctl *c, const char *cmd, const char *detail_for)
 {
 	json_t	*root;
-	char	 names[ERR_MAX];
+	char	 names[ERR_MAX], asked[ERR_MAX];
 
 	if (load_config(c, c->o->address != NULL ? OPTIONAL : NEED) == -1 ||
 	    setup_addresses(c) == -1)
@@ -359,7 +372,7 @@ status_for(struct ctl *c, const char *cmd, const char *detail_for)
 	if (c->o->service != NULL && ctl_service(root, c->o->service) == NULL) {
 		list_services(root, names, sizeof(names));
 		errx_("lbagent has no service '%s' (it has %s)",
-		    c->o->service, names);
+		    safe(asked, sizeof(asked), c->o->service), names);
 		json_decref(root);
 		return NULL;
 	}
@@ -384,15 +397,10 @@ cmd_status(struct ctl *c)
 	if (c->o->service != NULL)
 		svc = ctl_service(root, c->o->service);
 	if (c->o->json) {
-		char *text = json_dumps(svc != NULL ? svc : root,
-		    JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-		if (text == NULL) {
+		if (ctl_term_json(stdout, svc != NULL ? svc : root,
+		    JSON_INDENT(2) | JSON_PRESERVE_ORDER) == -1) {
 			errx_("out of memory");
 			rc = CTL_EXIT_FAIL;
-		} else {
-			printf("%s\n", text);
-			free(text);
 		}
 	} else if (c->o->brief)
 		ctl_format_short(stdout, root, c->o->service, WIDTH);
@@ -436,7 +444,6 @@ static int
 cmd_fleet(struct ctl *c)
 {
 	json_t		*root, *fleet;
-	char		*text;
 	int		 rc = CTL_EXIT_OK;
 
 	if ((root = status_for(c, "fleet", "its peers")) == NULL)
@@ -447,13 +454,10 @@ cmd_fleet(struct ctl *c)
 		return CTL_EXIT_FAIL;
 	}
 	if (c->o->json) {
-		if ((text = json_dumps(fleet, JSON_INDENT(2) |
-		    JSON_PRESERVE_ORDER)) == NULL) {
+		if (ctl_term_json(stdout, fleet, JSON_INDENT(2) |
+		    JSON_PRESERVE_ORDER) == -1) {
 			errx_("out of memory");
 			rc = CTL_EXIT_FAIL;
-		} else {
-			printf("%s\n", text);
-			free(text);
 		}
 	} else
 		ctl_fleet_format(stdout, fleet, WIDTH);
@@ -527,18 +531,16 @@ shown(const json_t *svc, char *buf, size_t size)
 	const char	*state = json_string_value(json_object_get(svc, "state"));
 	const char	*autom = json_string_value(json_object_get(svc,
 			    "automation"));
-	size_t		 i;
+	char		 a[256], b[32];
 
 	if (svc == NULL)
 		snprintf(buf, size, "not answered for by lbagent");
 	else if (reply != NULL)
-		snprintf(buf, size, "replies \"%s\"", reply);
+		snprintf(buf, size, "replies \"%s\"", safe(a, sizeof(a), reply));
 	else
 		snprintf(buf, size, "state %s, automation %s",
-		    state != NULL ? state : "?", autom != NULL ? autom : "?");
-	for (i = 0; buf[i] != '\0'; i++)
-		if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f)
-			buf[i] = '?';
+		    safe(b, sizeof(b), state != NULL ? state : "?"),
+		    safe(a, sizeof(a), autom != NULL ? autom : "?"));
 }
 
 /* What the command expects, in words, for a timeout message. */
@@ -546,11 +548,13 @@ static void
 wanted(const struct ctl_opts *o, const struct ctl_expect *e, char *buf,
     size_t size)
 {
+	char	r[TEXT_TERM_SIZE(REASON_MAX)];
+
 	if (o->cmd == CTL_MODE)
 		snprintf(buf, size, "automation %s", e->off ? "off" : "auto");
 	else if (e->state != NULL && e->reason != NULL && e->reason[0] != '\0')
 		snprintf(buf, size, "state %s, reason \"%s\"", e->state,
-		    e->reason);
+		    safe(r, sizeof(r), e->reason));
 	else if (e->state != NULL)
 		snprintf(buf, size, "state %s", e->state);
 	else
@@ -561,8 +565,7 @@ wanted(const struct ctl_opts *o, const struct ctl_expect *e, char *buf,
 static void
 remaining(const struct ctl *c, const struct target *t)
 {
-	const char	*label = ctl_service_label(t->name);
-	char		 path[4096];
+	char		 label[ERR_MAX], path[4096], p[ERR_MAX];
 	int		 k;
 
 	for (k = 0; k < MARKER_COUNT; k++) {
@@ -576,7 +579,8 @@ remaining(const struct ctl *c, const struct target *t)
 		ctl_marker_path(path, sizeof(path), c->conf.state_dir,
 		    own ? t->name : NULL, (enum marker_kind)k);
 		fprintf(stderr, "lbagentctl: note: %s: %s is still there\n",
-		    label, path);
+		    safe(label, sizeof(label), ctl_service_label(t->name)),
+		    safe(p, sizeof(p), path));
 	}
 }
 
@@ -766,8 +770,9 @@ cmd_marker(struct ctl *c)
 				    o->cmd == CTL_DRAIN ? MARKER_DRAIN : MARKER_OFF;
 	struct target		*targets = NULL;
 	size_t			 ntargets = 0, i, done;
-	char			 path[4096], err[ERR_MAX], what[2 * ERR_MAX + 128];
-	char			 now[ERR_MAX], want[REASON_MAX + 64];
+	char			 path[4096], err[ERR_MAX], what[4 * ERR_MAX];
+	char			 now[ERR_MAX], want[4 * REASON_MAX + 64];
+	char			 label[ERR_MAX], by_[ERR_MAX];
 	char			 body[MARKER_FILE_MAX];
 	const char		*verb;
 	json_t			*root = NULL;
@@ -876,8 +881,9 @@ cmd_marker(struct ctl *c)
 				shown(svc, now, sizeof(now));
 				wanted(o, &targets[i].expect, want, sizeof(want));
 				snprintf(what, sizeof(what), "service %s %s, "
-				    "expected %s", ctl_service_label(
-				    targets[i].name), now, want);
+				    "expected %s", safe(label, sizeof(label),
+				    ctl_service_label(targets[i].name)), now,
+				    want);
 				break;
 			}
 			if (root == NULL)
@@ -906,12 +912,16 @@ cmd_marker(struct ctl *c)
 		if (o->cmd == CTL_MODE && !o->on && !targets[i].expect.off &&
 		    (by = ctl_off_not_by_marker(svc)) != NULL)
 			fprintf(stderr, "lbagentctl: note: %s: automation stays "
-			    "off: %s\n", ctl_service_label(targets[i].name), by);
+			    "off: %s\n", safe(label, sizeof(label),
+			    ctl_service_label(targets[i].name)), safe(by_,
+			    sizeof(by_), by));
 		if (o->cmd == CTL_MODE && !o->on &&
 		    (by = ctl_shadow_by(svc)) != NULL)
 			fprintf(stderr, "lbagentctl: note: %s: in shadow mode "
 			    "(%s): replies say only what automation would "
-			    "reply\n", ctl_service_label(targets[i].name), by);
+			    "reply\n", safe(label, sizeof(label),
+			    ctl_service_label(targets[i].name)), safe(by_,
+			    sizeof(by_), by));
 	}
 	if (o->wait) {
 		fflush(stdout);
@@ -951,7 +961,7 @@ is_lbagent(long pid)
 static int
 ask_reload(struct ctl *c)
 {
-	char			 err[ERR_MAX], *body = NULL;
+	char			 err[ERR_MAX], *body = NULL, m[ERR_MAX];
 	const json_t		*msg;
 	json_t			*doc;
 	long			 status;
@@ -969,7 +979,7 @@ ask_reload(struct ctl *c)
 		msg = json_object_get(doc, "error");
 		errx_("%s answered POST /reload with HTTP %ld%s%s",
 		    c->addr->text, status, json_is_string(msg) ? ": " : "",
-		    json_is_string(msg) ? json_string_value(msg) : "");
+		    safe(m, sizeof(m), json_string_value(msg)));
 	}
 	json_decref(doc);
 	return status == 202 ? 1 : status == 404 || status == 405 ? 0 : -1;
@@ -1034,15 +1044,14 @@ cmd_reload(struct ctl *c)
 	}
 	lr = json_object_get(root, "last_reload");
 	if (json_is_object(lr) && json_is_true(json_object_get(lr, "ok"))) {
-		printf("reloaded %s\n", json_string_value(json_object_get(root,
-		    "config")) != NULL ? json_string_value(json_object_get(root,
-		    "config")) : "");
+		printf("reloaded %s\n", safe(how, sizeof(how),
+		    json_string_value(json_object_get(root, "config"))));
 		rc = CTL_EXIT_OK;
 		goto out;
 	}
 	json_array_foreach(json_object_get(lr, "errors"), i, e)
 		printf("%s\n", json_string_value(e) != NULL ?
-		    json_string_value(e) : "?");
+		    safe(how, sizeof(how), json_string_value(e)) : "?");
 	errx_("reload failed: lbagent keeps running its previous "
 	    "configuration");
 out:
@@ -1058,6 +1067,11 @@ main(int argc, char *argv[])
 	char		 why[256];
 	int		 rc;
 
+	/* Before anything is written: every byte goes out escaped. */
+	if (ctl_term_setup() == -1) {
+		perror("lbagentctl: cannot set up the output");
+		return CTL_EXIT_FAIL;
+	}
 	if (ctl_parse_args(argc, argv, &o, why, sizeof(why)) != 0) {
 		errx_("%s", why);
 		ctl_usage(stderr, false);

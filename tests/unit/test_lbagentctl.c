@@ -24,6 +24,7 @@
 #include "lbagent/ctl/fleet.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
+#include "lbagent/ctl/term.h"
 #include "lbagent/ctl/wait.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/markers.h"
@@ -1091,7 +1092,7 @@ START_TEST(format_detail)
 	    "unknown)"));
 	ck_assert_ptr_nonnull(strstr(t, "(not settled yet;"));
 	/* An escape sequence in a reason is shown, not obeyed. */
-	ck_assert_ptr_nonnull(strstr(t, "86% used?[31m evil"));
+	ck_assert_ptr_nonnull(strstr(t, "86% used\\x1b[31m evil"));
 	/* Load balancers: address, text, last asked, last reply, owed. */
 	ck_assert_ptr_nonnull(strstr(t, "    127.0.0.2 \"app\": asked 1.4s ago "
 	    "(1234 checks), last reply \"drain up #kernel\n"));
@@ -1837,6 +1838,116 @@ START_TEST(format_why_garbage)
 }
 END_TEST
 
+/* What fn wrote through a ctl_term_stream, read back from a pipe. */
+static char *
+through_stream(void (*fn)(FILE *))
+{
+	static char	out[8192];
+	int		fds[2];
+	ssize_t		n;
+	size_t		len = 0;
+	FILE		*fp;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_ptr_nonnull(fp = ctl_term_stream(fds[1]));
+	fn(fp);
+	ck_assert_int_eq(fclose(fp), 0);
+	close(fds[1]);
+	while ((n = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fds[0]);
+	out[len] = '\0';
+	return out;
+}
+
+static void
+write_hostile(FILE *fp)
+{
+	fprintf(fp, "name %s\tcol\n", "\x1b[2J\x9b" "1m\xc2\x9b" "2J\x7f\r\\");
+	/* A character cut between two writes stays whole. */
+	fputs("caf\xc3", fp);
+	fflush(fp);
+	fputs("\xa9 \xe2\x82", fp);
+	fflush(fp);
+	fputs("\xac\n", fp);
+	/* A start that never ends: escaped at the close. */
+	fputs("end\xe2\x82", fp);
+}
+
+START_TEST(term_stream_escapes)
+{
+	const char	*t;
+
+	ctl_term_set_utf8(true);
+	t = through_stream(write_hostile);
+	ck_assert_str_eq(t, "name \\x1b[2J\\x9b1m\\xc2\\x9b2J\\x7f\\x0d\\\tcol\n"
+	    "caf\xc3\xa9 \xe2\x82\xac\nend\\xe2\\x82");
+	ctl_term_set_utf8(false);
+	t = through_stream(write_hostile);
+	ck_assert_str_eq(t, "name \\x1b[2J\\x9b1m\\xc2\\x9b2J\\x7f\\x0d\\\tcol\n"
+	    "caf\\xc3\\xa9 \\xe2\\x82\\xac\nend\\xe2\\x82");
+}
+END_TEST
+
+static void
+write_long(FILE *fp)
+{
+	int	i;
+
+	/* More than a chunk, a character across every boundary. */
+	for (i = 0; i < 1000; i++)
+		fputs("\xe2\x82\xac" "\x1b", fp);
+}
+
+START_TEST(term_stream_long)
+{
+	const char	*t;
+	size_t		 i;
+
+	ctl_term_set_utf8(true);
+	t = through_stream(write_long);
+	ctl_term_set_utf8(false);
+	ck_assert_uint_eq(strlen(t), 1000 * 7);
+	for (i = 0; i < 1000; i++)
+		ck_assert(memcmp(t + 7 * i, "\xe2\x82\xac\\x1b", 7) == 0);
+}
+END_TEST
+
+START_TEST(term_text_and_json)
+{
+	char	 buf[64], *text = NULL;
+	size_t	 len = 0;
+	json_t	*doc = json_pack("{s:s}", "name", "a\x1b[2J\x7f\xc2\x9b\xc3\xa9\\");
+	FILE	*fp;
+
+	ctl_term_text(buf, sizeof(buf), "a\x1b\xc3\xa9\\");
+	ck_assert_str_eq(buf, "a\\x1b\\xc3\\xa9\\\\");
+	ctl_term_set_utf8(true);
+	ctl_term_text(buf, sizeof(buf), "a\x1b\xc3\xa9\\");
+	ck_assert_str_eq(buf, "a\\x1b\xc3\xa9\\\\");
+	ctl_term_set_utf8(false);
+	ctl_term_text(buf, sizeof(buf), NULL);
+	ck_assert_str_eq(buf, "");
+
+	/* JSON: ASCII only, DEL and C1 as \u escapes, still JSON. */
+	ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+	ck_assert_int_eq(ctl_term_json(fp, doc, JSON_COMPACT), 0);
+	fclose(fp);
+	ck_assert_str_eq(text, "{\"name\":\"a\\u001B[2J\\u007f\\u009B\\u00E9"
+	    "\\\\\"}\n");
+	{
+		json_t	*back = json_loads(text, 0, NULL);
+
+		ck_assert_ptr_nonnull(back);
+		ck_assert_str_eq(json_string_value(json_object_get(back,
+		    "name")), "a\x1b[2J\x7f\xc2\x9b\xc3\xa9\\");
+		json_decref(back);
+	}
+	free(text);
+	json_decref(doc);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1895,6 +2006,9 @@ suite(void)
 	tcase_add_test(tc, format_fleet);
 	tcase_add_test(tc, format_lb_load);
 	tcase_add_test(tc, drain_verdicts);
+	tcase_add_test(tc, term_stream_escapes);
+	tcase_add_test(tc, term_stream_long);
+	tcase_add_test(tc, term_text_and_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -14,7 +14,7 @@ const char	*ctl_json_str(const json_t *obj, const char *key);
 
 /*
  * Untrusted text (a status document's) made printable into dst, cut to
- * size - 1 bytes: control and non-ASCII bytes become '?'.
+ * size - 1 bytes at a whole escape or character: ctl_term_text.
  */
 void		 ctl_printable(char *dst, size_t size, const char *src);
 
