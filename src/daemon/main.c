@@ -100,6 +100,12 @@ event_loop_new(void)
 	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
 	base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
+	/* The agent port's events at the default, the HTTP API's below. */
+	if (base != NULL &&
+	    event_base_priority_init(base, HTTP_PRIORITIES) == -1) {
+		event_base_free(base);
+		return NULL;
+	}
 	return base;
 }
 
