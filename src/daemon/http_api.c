@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -853,8 +854,10 @@ refuse(struct http_api *api, evutil_socket_t fd, const struct sockaddr *sa)
 	api->refused++;
 	if (sa->sa_family == AF_UNIX)
 		snprintf(text, sizeof(text), "a unix-socket caller");
-	else
-		net_addr_text(sa, text, sizeof(text));
+	else if (getnameinfo(sa, sa->sa_family == AF_INET6 ?
+	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in), text,
+	    sizeof(text), NULL, 0, NI_NUMERICHOST) != 0)
+		snprintf(text, sizeof(text), "an address");
 	log_limited(&api->share_limit, LOG_WARNING, "http API: %s holds %zu "
 	    "connections, its share of max_connections: refusing more from it "
 	    "(503)", text, addr_max(api));
