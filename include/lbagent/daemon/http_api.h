@@ -51,6 +51,8 @@
  */
 #define HTTP_PRIORITIES		3
 #define HTTP_PRIORITY		(HTTP_PRIORITIES - 1)
+/* Callbacks at HTTP_PRIORITY before the loop looks for new events again. */
+#define HTTP_DISPATCH_MAX	8
 #define HTTP_TOKEN_MAX		512
 #define HTTP_TOKEN_MAX_TEXT	"512"
 
