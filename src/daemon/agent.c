@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lbagent/core/guard.h"
 #include "lbagent/core/lbkeys.h"
 #include "lbagent/core/name.h"
 #include "lbagent/daemon/agent.h"
@@ -111,6 +112,46 @@ keep_peers(struct agent *a)
 	peers_need(a->peers, any);
 }
 
+/* What the public documents show of a service, to tell a step changed it. */
+struct public_sig {
+	int		state, weight, would_state, would_weight, guard;
+	unsigned	damping;
+	bool		off, shadow, would;
+	uint64_t	transitions;
+};
+
+static void
+public_sig(const struct service *s, struct public_sig *g)
+{
+	struct guard_view	gv;
+	int			k;
+
+	memset(g, 0, sizeof(*g));
+	g->state = (int)s->decision.state;
+	g->weight = (int)s->decision.weight;
+	g->off = s->off;
+	g->shadow = s->shadow;
+	g->would = s->has_would;
+	g->would_state = (int)s->would.state;
+	g->would_weight = (int)s->would.weight;
+	guard_view(s->tr, &gv);
+	g->guard = (int)gv.state;
+	g->damping = transition_damping(s->tr);
+	for (k = 0; k <= NODE_STATE_COUNT; k++)
+		g->transitions += s->transitions[k];
+}
+
+static bool
+public_sig_equal(const struct public_sig *a, const struct public_sig *b)
+{
+	return a->state == b->state && a->weight == b->weight &&
+	    a->would_state == b->would_state &&
+	    a->would_weight == b->would_weight && a->guard == b->guard &&
+	    a->damping == b->damping && a->off == b->off &&
+	    a->shadow == b->shadow && a->would == b->would &&
+	    a->transitions == b->transitions;
+}
+
 /* Service i looks again at its probes, markers, switch and peers. */
 static void
 evaluate(struct agent *a, size_t i, bool at_start)
@@ -122,8 +163,10 @@ evaluate(struct agent *a, size_t i, bool at_start)
 				    a->cfg->state_dir };
 	struct peer_view	 pv = { .round_ms = INT64_MIN };
 	struct service_input	 in;
+	struct public_sig	 before, after;
 	size_t			 j;
 
+	public_sig(&w->s, &before);
 	for (j = 0; j < w->nprobes; j++) {
 		const struct probe_conf	 *pc;
 		const struct probe_state *st;
@@ -154,6 +197,9 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	in.now_ms = clock_now_ms();
 	in.wall_ms = clock_wall_ms();
 	service_step(&w->s, &in, &fx);
+	public_sig(&w->s, &after);
+	if (fx.line_changed || !public_sig_equal(&before, &after))
+		a->generation++;
 	apply(a, &fx);
 	w->keep_peers = fx.keep_peers;
 	keep_peers(a);
@@ -166,6 +212,7 @@ agent_peers_changed(void *arg)
 	struct agent	*a = arg;
 	size_t		 i;
 
+	a->generation++;	/* the round's counts and what it found */
 	for (i = 0; i < a->nsvcs; i++)
 		evaluate(a, i, false);
 	if (a->round_cb != NULL)
@@ -183,6 +230,31 @@ agent_on_round(struct agent *a, void (*cb)(void *), void *arg)
 {
 	a->round_cb = cb;
 	a->round_arg = arg;
+}
+
+uint64_t
+agent_generation(const struct agent *a, uint64_t *ticks)
+{
+	*ticks = a->ticks;
+	return a->generation;
+}
+
+/* Whether a marker changed in what the documents show of it. */
+static bool
+markers_differ(const struct markers *old, const struct markers *new)
+{
+	int	i;
+
+	for (i = 0; i < MARKER_COUNT; i++) {
+		const struct marker *o = &old->m[i], *n = &new->m[i];
+
+		if (o->present != n->present || o->expired != n->expired ||
+		    o->unreadable != n->unreadable ||
+		    o->has_until != n->has_until ||
+		    (n->has_until && o->until_wall_ms != n->until_wall_ms))
+			return true;
+	}
+	return false;
 }
 
 /* " (set by alice@web1 at ..., until ...)", or "" for a plain marker. */
@@ -278,6 +350,8 @@ agent_read_markers(struct agent *a, bool at_start)
 	markers_read(a->cfg->state_dir, &ms);
 	expire_markers(a->cfg->state_dir, "", &a->node, &ms);
 	log_marker_changes("", &a->node, &ms);
+	if (markers_differ(&a->node, &ms))
+		a->generation++;
 	a->node = ms;
 	for (i = 0; i < a->nsvcs; i++) {
 		struct svc *w = &a->svcs[i];
@@ -288,6 +362,8 @@ agent_read_markers(struct agent *a, bool at_start)
 			snprintf(where, sizeof(where), "%s/", w->s.name);
 			expire_markers(w->s.marker_dir, where, &w->own, &ms);
 			log_marker_changes(where, &w->own, &ms);
+			if (markers_differ(&w->own, &ms))
+				a->generation++;
 			w->own = ms;
 		}
 		evaluate(a, i, at_start);
@@ -332,8 +408,10 @@ agent_probe_ran(struct probe *p, bool changed, void *arg)
 	struct agent	*a = arg;
 	size_t		 i, j;
 
+	a->ticks++;		/* its runs, duration and value */
 	if (!changed)
 		return;
+	a->generation++;	/* what it counts as */
 	for (i = 0; i < a->nsvcs; i++)
 		for (j = 0; j < a->svcs[i].nprobes; j++)
 			if (a->svcs[i].probes[j] == p)
@@ -618,6 +696,7 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	bool			changed;
 	int64_t			now_ms = clock_now_ms();
 
+	a->ticks++;		/* lbagent_replies_total */
 	n = service_reply(&a->svcs[service].s, addr, text, len, now_ms,
 	    buf, &sc, &changed, &notes);
 	log_lbkeys_notes(&notes);
@@ -706,6 +785,7 @@ agent_late_text(struct agent *a, int service, const char *addr,
 	bool			changed;
 	int64_t			now_ms = clock_now_ms();
 
+	a->ticks++;		/* the unknown-service count */
 	changed = service_late_text(&a->svcs[service].s, addr, text, len, &sc,
 	    now_ms, &notes);
 	log_lbkeys_notes(&notes);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 
@@ -50,6 +51,9 @@ struct agent {
 	struct agent_persistence persist;	/* agent_state.c's */
 	int64_t			 persist_log_ms; /* its last error line */
 	struct peers		*peers;		/* NULL: no peer guard */
+	/* agent_generation's: what the documents show, and its counters. */
+	uint64_t		 generation;
+	uint64_t		 ticks;
 };
 
 /* agent.c */

@@ -67,6 +67,7 @@ agent_reload(struct agent *a, const struct config *cfg,
 	bool		 *taken, *fresh, pfailed;
 	ssize_t		  j;
 
+	a->generation++;	/* services, probes and names may change */
 	newp = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*newp));
 	taken = calloc(noldp ? noldp : 1, sizeof(*taken));
 	fresh = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*fresh));

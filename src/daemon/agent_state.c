@@ -86,6 +86,7 @@ persist_failed(struct agent *a, const char *why)
 	char				 d[32];
 
 	p->failures++;
+	a->generation++;
 	snprintf(p->reason, sizeof(p->reason), "%s", why);
 	if (!p->failing) {
 		p->failing = true;
@@ -150,6 +151,7 @@ agent_save_cb(evutil_socket_t fd, short what, void *arg)
 		    a->cfg->state_dir, STATE_FILE, d);
 		a->save_failed = false;
 		a->persist.failing = false;
+		a->generation++;
 	}
 }
 

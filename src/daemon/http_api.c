@@ -10,11 +10,16 @@
  * bearer token for the detail of /status; unix-socket callers have it
  * (the socket's permissions are the access control), and only they may
  * POST /reload. Listening sockets whose address stays are kept across
- * reloads, with their connections.
+ * reloads, with their connections. One address holds at most a share of
+ * the connections; the parser takes only strict HTTP/1.1 (CR LF line ends,
+ * no NUL, no folded headers); /metrics and the public /status come from
+ * http_cache.c; the API's events run at the loop's lowest priority.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +35,11 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 #include <event2/http.h>
-#include <event2/listener.h>
 
 #include "lbagent/core/text.h"
 #include "lbagent/daemon/clock.h"
 #include "lbagent/daemon/http_api.h"
+#include "lbagent/daemon/http_cache.h"
 #include "lbagent/daemon/log.h"
 #include "lbagent/daemon/net.h"
 
@@ -43,6 +48,8 @@
 #define HTTP_RESUME_AFTER_MS	100		/* after running out of descriptors */
 #define HTTP_MIN_CONNECTIONS	4		/* however low the descriptor limit */
 #define HTTP_KEY_MAX		(sizeof("unix:") + 108)
+#define HTTP_ACCEPT_BATCH	16		/* per turn of the loop */
+#define HTTP_ADDR_KEY		17		/* family and IPv6 bytes */
 
 enum conn_state {
 	CONN_REQUEST,	/* reading the request line and headers */
@@ -54,7 +61,8 @@ enum conn_state {
 /* One listening socket. */
 struct http_sock {
 	struct http_api		*api;
-	struct evconnlistener	*ev;
+	struct event		*ev;		/* the listening socket's */
+	evutil_socket_t		 fd;
 	bool			 trusted;	/* unix: the detail for every caller */
 	bool			 passed;	/* by systemd: kept across reloads */
 	bool			 wanted;	/* during a reload */
@@ -70,6 +78,7 @@ struct http_conn {
 	enum conn_state		 state;
 	bool			 trusted;
 	bool			 head;		/* CONN_FRESH: a HEAD request */
+	unsigned char		 addr[HTTP_ADDR_KEY];	/* its share's */
 	int64_t			 deadline_ms;
 	size_t			 inlen, scanned, drained;
 	struct evbuffer		*out;
@@ -95,6 +104,9 @@ struct http_api {
 	void				(*reload_cb)(void *);
 	void				*reload_arg;
 	struct log_limit		 accept_limit;
+	struct log_limit		 share_limit;	/* addresses over their share */
+	uint64_t			 refused;	/* by the share, since start */
+	struct http_cache		 cache;		/* /metrics, the public /status */
 };
 
 /* One request, parsed in place in its connection's buffer. */
@@ -137,6 +149,32 @@ reply(struct http_req *r, int code, const char *reason, const char *ctype,
 	    "Connection: close\r\n"
 	    "%s\r\n", code, reason, ctype, len, extra ? extra : "") == -1 ||
 	    (!r->head && len > 0 && evbuffer_add(out, body, len) == -1))
+		evbuffer_drain(out, evbuffer_get_length(out));
+}
+
+/*
+ * A 200 whose body is a cached document, added by reference, and tail
+ * (the API's own lines, or NULL). Out of memory: a 500.
+ */
+static void
+reply_blob(struct http_req *r, const char *ctype, struct http_blob *b,
+    const char *tail, size_t tail_len)
+{
+	struct evbuffer	*out = r->c->out;
+
+	if (b == NULL) {
+		reply(r, 500, "Internal Server Error", "text/plain",
+		    "out of memory\n", 14, NULL);
+		return;
+	}
+	if (evbuffer_add_printf(out, "HTTP/1.1 200 OK\r\n"
+	    "Content-Type: %s\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "Connection: close\r\n"
+	    "\r\n", ctype, b->len + tail_len) == -1 ||
+	    (!r->head && (http_cache_add(out, b) == -1 ||
+	    (tail_len > 0 && evbuffer_add(out, tail, tail_len) == -1))))
 		evbuffer_drain(out, evbuffer_get_length(out));
 }
 
@@ -219,7 +257,12 @@ get_status(struct http_req *r)
 		r->c->head = r->head;
 		return;
 	}
-	send_status(r, who == 1);
+	if (who == 0) {
+		reply_blob(r, "application/json", http_cache_get(&api->cache,
+		    HTTP_DOC_STATUS, api->agent, api->dm), NULL, 0);
+		return;
+	}
+	send_status(r, true);
 }
 
 /* The detail a CONN_FRESH connection waited for, as it is now. */
@@ -231,21 +274,38 @@ send_fresh(struct http_conn *c)
 	send_status(&r, true);
 }
 
+/*
+ * The cached metrics, then the API's own, as they are at this request
+ * (they are about the API, and cost a few bytes).
+ */
 static void
 get_metrics(struct http_req *r)
 {
-	size_t	 len;
-	char	*text = status_metrics(r->c->api->agent, r->c->api->dm,
-	    &len);
+	struct http_api		*api = r->c->api;
+	struct http_blob	*b = http_cache_get(&api->cache,
+				    HTTP_DOC_METRICS, api->agent, api->dm);
+	char			 tail[1024];
+	int			 n;
 
-	if (text == NULL) {
-		reply(r, 500, "Internal Server Error", "text/plain",
-		    "out of memory\n", 14, NULL);
-		return;
-	}
-	reply(r, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text,
-	    len, NULL);
-	free(text);
+	n = snprintf(tail, sizeof(tail),
+	    "# HELP lbagent_http_renders_total Renderings of a document the "
+	    "HTTP API caches (metrics, status: the public part), once per "
+	    "change of what it shows, counters at most once a second.\n"
+	    "# TYPE lbagent_http_renders_total counter\n"
+	    "lbagent_http_renders_total{document=\"metrics\"} %llu\n"
+	    "lbagent_http_renders_total{document=\"status\"} %llu\n"
+	    "# HELP lbagent_http_refused_total HTTP API connections closed "
+	    "with a 503 because their address held its share of the API's "
+	    "connections.\n"
+	    "# TYPE lbagent_http_refused_total counter\n"
+	    "lbagent_http_refused_total %llu\n",
+	    (unsigned long long)api->cache.renders[HTTP_DOC_METRICS],
+	    (unsigned long long)api->cache.renders[HTTP_DOC_STATUS],
+	    (unsigned long long)api->refused);
+	if (n < 0 || (size_t)n >= sizeof(tail))
+		n = 0;
+	reply_blob(r, "text/plain; version=0.0.4; charset=utf-8", b, tail,
+	    (size_t)n);
 }
 
 static void
@@ -371,6 +431,28 @@ is_token(const char *s, size_t len)
 }
 
 /*
+ * What is wrong with a head in bytes (NULL: nothing): every line ends in
+ * CR LF, and no NUL anywhere. A bare LF or CR, which some servers take as
+ * a line end and others do not, is how one request is read as two by a
+ * proxy and by us; a NUL would cut a value where a proxy sees more.
+ */
+static const char *
+head_unclean(const char *p, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] == '\0')
+			return "NUL in the request head";
+		if (p[i] == '\r' && (i + 1 == len || p[i + 1] != '\n'))
+			return "bare CR in the request head (lines end in CR LF)";
+		if (p[i] == '\n' && (i == 0 || p[i - 1] != '\r'))
+			return "bare LF in the request head (lines end in CR LF)";
+	}
+	return NULL;
+}
+
+/*
  * Parses the head (the first len bytes of c->in, ending in an empty line)
  * and queues the reply. A body is never needed: it is read and dropped
  * after the reply, as is anything else the client sends.
@@ -381,8 +463,13 @@ conn_request(struct http_conn *c, size_t len)
 	struct http_req	 r = { c, false, NULL, NULL, NULL };
 	char		*p = c->in, *end = c->in + len, *line, *sp, *colon;
 	char		*v, *e;
+	const char	*why;
 	unsigned long	 clen;
 
+	if ((why = head_unclean(c->in, len)) != NULL) {
+		send_error(&r, 400, "Bad Request", why);
+		return;
+	}
 	while (p < end && (*p == '\r' || *p == '\n'))
 		p++;
 	/* The request line: METHOD SP TARGET SP HTTP/1.x */
@@ -404,6 +491,11 @@ conn_request(struct http_conn *c, size_t len)
 	}
 	*sp = '\0';
 	while ((line = next_line(&p, end)) != NULL && line[0] != '\0') {
+		if (line[0] == ' ' || line[0] == '\t') {
+			send_error(&r, 400, "Bad Request", "obsolete line "
+			    "folding (a header line begins with a blank)");
+			return;
+		}
 		if ((colon = strchr(line, ':')) == NULL ||
 		    !is_token(line, (size_t)(colon - line))) {
 			send_error(&r, 400, "Bad Request", "malformed header");
@@ -449,6 +541,7 @@ conn_wait(struct http_conn *c, short what)
 	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
 	event_del(&c->ev);
 	event_assign(&c->ev, c->api->base, c->fd, what, conn_cb, c);
+	event_priority_set(&c->ev, HTTP_PRIORITY);
 	event_add(&c->ev, &tv);
 }
 
@@ -460,7 +553,7 @@ api_pause(struct http_api *api)
 	if (api->paused)
 		return;
 	for (i = 0; i < api->nsocks; i++)
-		evconnlistener_disable(api->socks[i]->ev);
+		event_del(api->socks[i]->ev);
 	api->paused = true;
 }
 
@@ -496,7 +589,7 @@ api_resume(struct http_api *api)
 	if (!api->paused || api->nconns >= api_cap(api))
 		return;
 	for (i = 0; i < api->nsocks; i++)
-		evconnlistener_enable(api->socks[i]->ev);
+		event_add(api->socks[i]->ev, NULL);
 	api->paused = false;
 }
 
@@ -588,6 +681,7 @@ conn_wait_fresh(struct http_conn *c)
 	c->deadline_ms = clock_now_ms() + HTTP_FRESH_MS;
 	event_del(&c->ev);
 	evtimer_assign(&c->ev, c->api->base, conn_cb, c);
+	event_priority_set(&c->ev, HTTP_PRIORITY);
 	evtimer_add(&c->ev, &tv);
 }
 
@@ -698,21 +792,95 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* The share's key of an address: family and bytes; unix callers are one. */
 static void
-accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
-    int socklen, void *arg)
+addr_key(const struct sockaddr *sa, unsigned char key[HTTP_ADDR_KEY])
 {
-	struct http_sock	*sock = arg;
+	memset(key, 0, HTTP_ADDR_KEY);
+	key[0] = (unsigned char)sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		memcpy(key + 1, &((const struct sockaddr_in *)(const void *)sa)->
+		    sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(key + 1, &((const struct sockaddr_in6 *)(const void *)sa)->
+		    sin6_addr, 16);
+}
+
+/* Connections one address may hold: the cap's share (http_api.h). */
+static size_t
+addr_max(const struct http_api *api)
+{
+	size_t	n = api_cap(api) / HTTP_ADDR_SHARE;
+
+	return n < HTTP_ADDR_MIN ? HTTP_ADDR_MIN : n;
+}
+
+/* Whether the address of key holds its share already. */
+static bool
+addr_over_share(const struct http_api *api, const unsigned char *key)
+{
+	const struct http_conn	*c;
+	size_t			 n = 0, max = addr_max(api);
+
+	for (c = api->conns; c != NULL; c = c->next)
+		if (memcmp(c->addr, key, HTTP_ADDR_KEY) == 0 && ++n >= max)
+			return true;
+	return false;
+}
+
+/*
+ * Over its share: a 503 if the socket takes it at once, and closed. What
+ * the client sent already is read first, so that the close is a FIN and
+ * not a reset that could cost it the 503.
+ */
+static void
+refuse(struct http_api *api, evutil_socket_t fd, const struct sockaddr *sa)
+{
+	static const char	 msg[] = "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Content-Length: 59\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "Connection: close\r\n"
+	    "\r\n"
+	    "{\"error\": \"this address holds its share of the connections\"}\n";
+	char			 buf[HTTP_MAX_HEADERS_BYTES], text[80];
+	ssize_t			 n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		;
+	n = send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)n;
+	evutil_closesocket(fd);
+	api->refused++;
+	if (sa->sa_family == AF_UNIX)
+		snprintf(text, sizeof(text), "a unix-socket caller");
+	else if (getnameinfo(sa, sa->sa_family == AF_INET6 ?
+	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in), text,
+	    sizeof(text), NULL, 0, NI_NUMERICHOST) != 0)
+		snprintf(text, sizeof(text), "an address");
+	log_limited(&api->share_limit, LOG_WARNING, "http API: %s holds %zu "
+	    "connections, its share of max_connections: refusing more from it "
+	    "(503)", text, addr_max(api));
+}
+
+static void
+accept_conn(struct http_sock *sock, evutil_socket_t fd,
+    const struct sockaddr *sa)
+{
 	struct http_api		*api = sock->api;
 	struct http_conn	*c;
+	unsigned char		 key[HTTP_ADDR_KEY];
 
-	(void)ev;
-	(void)sa;
-	(void)socklen;
 	if (api->starved) {
 		log_notice("http API: accepting again (%zu connections open)",
 		    api->nconns);
 		api->starved = false;
+	}
+	/* Fairness: one address cannot take every slot (a /health of others). */
+	addr_key(sa, key);
+	if (addr_over_share(api, key)) {
+		refuse(api, fd, sa);
+		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->out = evbuffer_new()) == NULL) {
@@ -724,6 +892,7 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	}
 	c->api = api;
 	c->fd = fd;
+	memcpy(c->addr, key, sizeof(c->addr));
 	c->trusted = sock->trusted;
 	c->state = CONN_REQUEST;
 	/* The whole request, however slowly it comes, within this. */
@@ -736,6 +905,55 @@ accept_cb(struct evconnlistener *ev, evutil_socket_t fd, struct sockaddr *sa,
 	if (++api->nconns >= api_cap(api))
 		api_pause(api);
 	conn_wait(c, EV_READ);
+}
+
+/* accept() failed with err. */
+static void
+accept_failed(struct http_api *api, int err)
+{
+	struct timeval	 tv = { 0, HTTP_RESUME_AFTER_MS * 1000 };
+
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+		/* Pause instead of spinning on a socket we cannot serve. */
+		if (!api->starved)
+			log_warnx("http API: accept: %s (%zu connections "
+			    "open): pausing, retrying every %d ms",
+			    strerror(err), api->nconns, HTTP_RESUME_AFTER_MS);
+		api->starved = true;
+		api_pause(api);
+		event_add(api->resume_ev, &tv);
+		return;
+	}
+	log_limited(&api->accept_limit, LOG_WARNING, "http API: accept: %s",
+	    strerror(err));
+}
+
+/* A listening socket is readable: a few accepts, then the loop's turn. */
+static void
+accept_ready(evutil_socket_t lfd, short what, void *arg)
+{
+	struct http_sock	*sock = arg;
+	struct sockaddr_storage	 ss;
+	socklen_t		 len;
+	evutil_socket_t		 fd;
+	int			 i;
+
+	(void)what;
+	for (i = 0; i < HTTP_ACCEPT_BATCH && !sock->api->paused; i++) {
+		len = sizeof(ss);
+		fd = accept4(lfd, (struct sockaddr *)&ss, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				accept_failed(sock->api, errno);
+			return;
+		}
+		if (len == 0)		/* an unnamed unix peer */
+			ss.ss_family = AF_UNIX;
+		accept_conn(sock, fd, (struct sockaddr *)&ss);
+	}
 }
 
 static void
@@ -755,29 +973,6 @@ reload_fire(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (api->reload_cb != NULL)
 		api->reload_cb(api->reload_arg);
-}
-
-static void
-accept_error_cb(struct evconnlistener *ev, void *arg)
-{
-	struct http_api	*api = ((struct http_sock *)arg)->api;
-	struct timeval	 tv = { 0, HTTP_RESUME_AFTER_MS * 1000 };
-	int		 err = EVUTIL_SOCKET_ERROR();
-
-	(void)ev;
-	if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-		/* Pause instead of spinning on a socket we cannot serve. */
-		if (!api->starved)
-			log_warnx("http API: accept: %s (%zu connections "
-			    "open): pausing, retrying every %d ms",
-			    strerror(err), api->nconns, HTTP_RESUME_AFTER_MS);
-		api->starved = true;
-		api_pause(api);
-		event_add(api->resume_ev, &tv);
-		return;
-	}
-	log_limited(&api->accept_limit, LOG_WARNING, "http API: accept: %s",
-	    strerror(err));
 }
 
 /*
@@ -804,16 +999,18 @@ sock_add(struct http_api *api, int fd, int backlog, bool trusted,
 	sock->wanted = true;
 	sock->path = path;
 	snprintf(sock->key, sizeof(sock->key), "%s", key);
-	sock->ev = evconnlistener_new(api->base, accept_cb, sock,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, backlog, fd);
-	if (sock->ev == NULL) {
+	sock->fd = fd;
+	if ((backlog > 0 && listen(fd, backlog) == -1) ||
+	    evutil_make_socket_nonblocking(fd) == -1 ||
+	    (sock->ev = event_new(api->base, fd, EV_READ | EV_PERSIST,
+	    accept_ready, sock)) == NULL) {
 		log_err("http listen %s", key[0] ? key : "(passed socket)");
 		free(sock);
 		goto fail;
 	}
-	evconnlistener_set_error_cb(sock->ev, accept_error_cb);
-	if (api->paused)
-		evconnlistener_disable(sock->ev);
+	event_priority_set(sock->ev, HTTP_PRIORITY);
+	if (!api->paused)
+		event_add(sock->ev, NULL);
 	api->socks[api->nsocks++] = sock;
 	return 0;
 fail:
@@ -828,7 +1025,8 @@ fail:
 static void
 sock_free(struct http_sock *sock)
 {
-	evconnlistener_free(sock->ev);
+	event_free(sock->ev);
+	evutil_closesocket(sock->fd);
 	if (sock->path != NULL) {
 		unlink(sock->path);
 		free(sock->path);
@@ -1132,12 +1330,15 @@ http_api_new(struct event_base *base, const struct config *cfg,
 	api->dm = dm;
 	agent_on_round(agent, round_cb, api);
 	api->accept_limit.interval_ms = LOG_LIMIT_MS;
+	api->share_limit.interval_ms = LOG_LIMIT_MS;
 	if ((api->resume_ev = evtimer_new(base, resume_cb, api)) == NULL ||
 	    (api->reload_ev = event_new(base, -1, 0, reload_fire, api)) ==
 	    NULL) {
 		log_errx("cannot start the http API");
 		goto fail;
 	}
+	event_priority_set(api->resume_ev, HTTP_PRIORITY);
+	event_priority_set(api->reload_ev, HTTP_PRIORITY);
 	api_settings(api, cfg);
 	if (listen_all(api, cfg, false) == -1)
 		goto fail;
@@ -1218,6 +1419,7 @@ http_api_free(struct http_api *api)
 		event_free(api->resume_ev);
 	if (api->reload_ev != NULL)
 		event_free(api->reload_ev);
+	http_cache_clear(&api->cache);
 	explicit_bzero(api->token, sizeof(api->token));
 	free(api);
 }

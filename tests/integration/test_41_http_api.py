@@ -238,7 +238,7 @@ def main():
                       (b"GET /status HTTP/1.1\r\nContent-Length: 2000\r\n\r\n", 413),
                       (b"GET /status HTTP/1.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n", 431),
                       (b"POST /status HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 405),
-                      (b"HEAD /status HTTP/1.0\n\n", 200),
+                      (b"HEAD /status HTTP/1.0\n\n", 400),  # bare LF: test_81
                       (b"GET http://node/health/web HTTP/1.1\r\n\r\n", 503)):
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(raw)

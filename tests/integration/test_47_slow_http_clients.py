@@ -21,7 +21,11 @@ the process would run out of descriptors, its exec probe failing with
 - when the process is out of descriptors for another reason (its limit
   cut below what it has open), the API's accept pauses and retries
   instead of spinning and logging each failed accept(); when descriptors
-  come back, the clients that waited are answered."""
+  come back, the clients that waited are answered.
+
+The slow clients and the waiters come from many loopback addresses, two
+or one each: one address may hold only a share of the API's connections
+(test_80_http_api_share), and this test is about the descriptor bound."""
 
 import errno
 import os
@@ -47,6 +51,8 @@ WATCH_S = 1.5
 MAX_CPU_S = 0.5
 MAX_LOG_LINES = 30
 WAITERS = 10
+# Two slow clients per address, well within an address's share (4 here).
+SOURCES = [f"127.0.47.{n}" for n in range(10, 10 + SLOW // 2)]
 
 
 
@@ -61,9 +67,10 @@ class Slowloris:
         self.answered = []      # what came back instead of EOF
         self.open = 0
         self.socks = []
-        for _ in range(count):
+        for i in range(count):
             s = socket.socket()
             s.setblocking(False)
+            s.bind((SOURCES[i % len(SOURCES)], 0))
             err = s.connect_ex(("127.0.0.1", port))
             if err not in (0, errno.EINPROGRESS):
                 raise h.TestFailure(f"connect to the API: {os.strerror(err)}")
@@ -216,8 +223,9 @@ def main():
     mark = lb.log_mark()
     resource.prlimit(lb.pid, resource.RLIMIT_NOFILE, (lb.fd_count(), NOFILE))
     waiters = []
-    for _ in range(WAITERS):
-        s = socket.create_connection(("127.0.0.1", api), timeout=60)
+    for i in range(WAITERS):
+        s = socket.create_connection(("127.0.0.1", api), timeout=60,
+                                     source_address=(f"127.0.48.{10 + i}", 0))
         s.sendall(b"GET /status HTTP/1.0\r\n\r\n")
         waiters.append(s)
     h.wait_until(lambda: lb.log_since(mark), 10, "the log to say the API pauses",

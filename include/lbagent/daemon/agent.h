@@ -156,5 +156,14 @@ void	agent_info(const struct agent *, struct agent_info *);
 bool	agent_peers_watch(struct agent *);
 /* cb(arg) after each round of the peers, once every service looked. */
 void	agent_on_round(struct agent *, void (*cb)(void *), void *arg);
+/*
+ * What the public documents (/metrics, the public /status) show changes:
+ * the generation grows with every change of a state, weight, mode,
+ * marker, guard state, probe result, peer round, reload or save failure;
+ * *ticks with every count or measurement that moves on its own (an agent
+ * check answered, a probe run). The HTTP API renders anew when the
+ * generation moved, and at most once a second when only the ticks did.
+ */
+uint64_t agent_generation(const struct agent *, uint64_t *ticks);
 
 #endif

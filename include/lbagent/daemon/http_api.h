@@ -37,6 +37,22 @@
  * this; the API never takes more than the limit minus the other two.
  */
 #define HTTP_NOFILE_RESERVE	64
+/*
+ * One address (an IP; every unix-socket caller counts as one) may hold at
+ * most the API's connection cap / HTTP_ADDR_SHARE of its connections, and
+ * HTTP_ADDR_MIN however low the cap; more are answered 503 and closed.
+ */
+#define HTTP_ADDR_SHARE		8
+#define HTTP_ADDR_MIN		4
+/*
+ * Libevent priorities: main's base has HTTP_PRIORITIES levels; the agent
+ * port's events keep the default (the middle one), the API's take the
+ * lowest, so that a flood of HTTP requests waits while agent checks run.
+ */
+#define HTTP_PRIORITIES		3
+#define HTTP_PRIORITY		(HTTP_PRIORITIES - 1)
+/* Callbacks at HTTP_PRIORITY before the loop looks for new events again. */
+#define HTTP_DISPATCH_MAX	8
 #define HTTP_TOKEN_MAX		512
 #define HTTP_TOKEN_MAX_TEXT	"512"
 
