@@ -9,6 +9,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#ifdef HAVE_MALLOC_TRIM
+#include <malloc.h>
+#endif
 #include <netdb.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,14 +31,17 @@
 #include "lbagent/daemon/listener.h"
 #include "lbagent/daemon/log.h"
 #include "lbagent/daemon/net.h"
+#include "lbagent/daemon/slab.h"
 
 #define LISTEN_BACKLOG		4096
 #define NAME_KEY_MAX		160
-#define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
 #define SOURCE_BUCKETS		1024	/* hash of the addresses with connections */
 #define COMMON_TIMEOUTS		8	/* the holds' and waits' fixed lengths */
 #define ACCEPT_BATCH		16	/* connections accepted per port a turn */
+/* After a burst: what it took is given back (trim_cb). */
+#define TRIM_PEAK_MIN		256	/* connections open at once */
+#define TRIM_AFTER_MS		1000	/* once fewer than a quarter remain */
 
 enum conn_state {
 	CONN_REQUEST,	/* waiting for the request line */
@@ -87,6 +93,7 @@ struct conn {
 	size_t			 reqlen;
 	bool			 replied_early;	/* before any request text */
 	bool			 quiet_addr;	/* known to send none; not waited for */
+	bool			 pressed;	/* under the pressure cut: see conn_mute */
 	bool			 late_done;
 	struct agent_check	 ck;
 	size_t			 outlen, outoff;
@@ -104,8 +111,11 @@ struct listener {
 	size_t			 nports;
 	struct conn		*conns;
 	size_t			 nconns;
-	struct conn		*spare;		/* freed conns kept for reuse */
-	size_t			 nspare;
+	struct slab_pool	 slabs;		/* the conns */
+	size_t			 peak;		/* most open since the last trim */
+	struct event		*trim_ev;	/* trim_cb */
+	uint64_t		 muted;		/* closed unanswered: conn_mute */
+	struct log_limit	 muted_log;
 	bool			 paused;
 	bool			 pressed;	/* near capacity: short holds */
 	bool			 starved;	/* out of descriptors; logged once */
@@ -216,12 +226,14 @@ conn_close(struct conn *c)
 	if (l->nconns * LISTENER_PRESSED_DEN <
 	    l->cfg->max_connections * LISTENER_PRESSED_NUM)
 		l->pressed = false;
-	if (l->nspare < SPARE_CONNS) {
-		c->next = l->spare;
-		l->spare = c;
-		l->nspare++;
-	} else
-		free(c);
+	slab_free(&l->slabs, c);
+	if (l->peak >= TRIM_PEAK_MIN && l->nconns < l->peak / 4 &&
+	    l->trim_ev != NULL && !event_pending(l->trim_ev, EV_TIMEOUT, NULL)) {
+		struct timeval tv = { TRIM_AFTER_MS / 1000,
+		    TRIM_AFTER_MS % 1000 * 1000 };
+
+		event_add(l->trim_ev, &tv);
+	}
 	if (!event_pending(l->resume_ev, EV_TIMEOUT, NULL))
 		listener_resume(l);
 }
@@ -632,17 +644,14 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 		    "refusing more from it", addr, per_source_max(l));
 		return;
 	}
-	if ((c = l->spare) != NULL) {
-		l->spare = c->next;
-		l->nspare--;
-		/* Only the state before the buffers needs to start at zero. */
-		memset(c, 0, offsetof(struct conn, req));
-	} else if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = slab_alloc(&l->slabs)) == NULL) {
 		evutil_closesocket(fd);
 		if (src != NULL && src->nconns == 0)
 			source_drop(l, src);
 		return;
 	}
+	/* Only the state before the buffers needs to start at zero. */
+	memset(c, 0, offsetof(struct conn, req));
 	c->l = l;
 	if ((c->src = src) != NULL)
 		src->nconns++;
@@ -668,6 +677,8 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	l->conns = c;
 	if (++l->nconns >= l->cfg->max_connections)
 		listener_pause(l);
+	if (l->nconns > l->peak)
+		l->peak = l->nconns;
 
 	switch (conn_read_request(c)) {
 	case IO_CLOSED:
@@ -704,6 +715,27 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	}
 	c->quiet_addr = true;
 	conn_reply(c);
+}
+
+/*
+ * A burst is over (fewer than a quarter of its peak still open): what it
+ * took goes back to the kernel. The conns' empty slabs are unmapped as
+ * they empty already, but for the one kept for reuse; malloc keeps what
+ * was freed to it (the addresses' counts, the replies' bookkeeping,
+ * libevent's) until asked to trim.
+ */
+static void
+trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener	*l = arg;
+
+	(void)fd;
+	(void)what;
+	slab_pool_trim(&l->slabs);
+#ifdef HAVE_MALLOC_TRIM
+	malloc_trim(0);
+#endif
+	l->peak = l->nconns;
 }
 
 static void
@@ -930,7 +962,10 @@ listener_new(struct event_base *base, const struct config *cfg,
 	l->cfg = cfg;
 	l->agent = agent;
 	l->refused_log = (struct log_limit)LOG_LIMIT_INIT(0);
-	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL) {
+	l->muted_log = (struct log_limit)LOG_LIMIT_INIT(0);
+	slab_pool_init(&l->slabs, sizeof(struct conn));
+	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL ||
+	    (l->trim_ev = evtimer_new(base, trim_cb, l)) == NULL) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		goto fail;
@@ -1059,14 +1094,11 @@ listener_free(struct listener *l)
 	l->paused = true;
 	while (l->conns != NULL)
 		conn_close(l->conns);
-	while (l->spare != NULL) {
-		struct conn *c = l->spare;
-
-		l->spare = c->next;
-		free(c);
-	}
+	slab_pool_destroy(&l->slabs);
 	free(l->spare_source);
 	if (l->resume_ev != NULL)
 		event_free(l->resume_ev);
+	if (l->trim_ev != NULL)
+		event_free(l->trim_ev);
 	free(l);
 }
