@@ -484,6 +484,46 @@ conn_drain(struct conn *c)
 	}
 }
 
+/* Whether the text chooses the service on the port: agent_select(). */
+static bool
+text_chooses(const struct listener *l, int port)
+{
+	return port == AGENT_SHARED_PORT && agent_nservices(l->agent) > 1;
+}
+
+/*
+ * The request wait is over and the line is not complete (no newline, no
+ * EOF). Without the pressure cut the wait was the whole of it (250 ms, or
+ * request_timeout for a name): what came is all the load balancer sends
+ * (an agent-send without "\n") and is answered. Under the cut the wait
+ * was shorter, and where the text chooses the service the default
+ * service's word is right only when the load balancer sends no text at
+ * all: so only an address known to send none gets it for nothing, and
+ * part of a line, or nothing from any other address, is closed
+ * unanswered. A wrong word would be acted on; a closed connection changes
+ * nothing in HAProxy, and the next check asks again.
+ */
+static bool
+conn_mute(const struct conn *c)
+{
+	if (!c->pressed || !text_chooses(c->l, c->port))
+		return false;
+	return c->reqlen > 0 || !agent_addr_quiet(c->l->agent, c->addr);
+}
+
+static void
+conn_close_muted(struct conn *c)
+{
+	struct listener	*l = c->l;
+
+	l->muted++;
+	log_limited(&l->muted_log, LOG_NOTICE, "agent port: a check from %s "
+	    "closed unanswered under the pressure cut: %s agent-send line when "
+	    "the wait for it ended (%llu so far)", c->addr,
+	    c->reqlen > 0 ? "part of an" : "no", (unsigned long long)l->muted);
+	conn_close(c);
+}
+
 static void
 conn_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -492,20 +532,26 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	switch (c->state) {
 	case CONN_REQUEST:
-		/* A timeout here is the request wait's end: answer. */
-		if (what & EV_READ) {
-			switch (conn_read_request(c)) {
-			case IO_CLOSED:
-				conn_close(c);
+		/*
+		 * A timeout here is the request wait's end; what is waiting
+		 * in the socket is read first all the same.
+		 */
+		switch (conn_read_request(c)) {
+		case IO_CLOSED:
+			conn_close(c);
+			return;
+		case IO_AGAIN:
+			/* Its timer still runs. */
+			if ((what & EV_READ) &&
+			    clock_now_ms() < c->request_until_ms)
 				return;
-			case IO_AGAIN:
-				/* Its timer still runs. */
-				if (clock_now_ms() < c->request_until_ms)
-					return;
-				break;
-			case IO_DONE:
-				break;
+			if (conn_mute(c)) {
+				conn_close_muted(c);
+				return;
 			}
+			break;
+		case IO_DONE:
+			break;
 		}
 		conn_reply(c);
 		return;
@@ -566,6 +612,27 @@ format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
 }
 
 /*
+ * How long a connection waits for its request line under the pressure
+ * cut. Where the line chooses the service it is needed (conn_mute), so
+ * it is waited for up to LISTENER_PRESSED_NAME_WAIT_MS, short of the
+ * deadline, unless the address is known to send none; otherwise the
+ * reply does not hang on it, and LISTENER_PRESSED_REQUEST_WAIT_MS is
+ * enough. request_timeout, when shorter, still bounds a wait for a name.
+ */
+static int
+pressed_wait_ms(const struct listener *l, const struct conn *c)
+{
+	int	wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
+
+	if (text_chooses(l, c->port) && !agent_addr_quiet(l->agent, c->addr))
+		wait_ms = LISTENER_PRESSED_NAME_WAIT_MS;
+	if (agent_wants_name(l->agent, c->port) &&
+	    wait_ms > (int)l->cfg->request_timeout_ms)
+		wait_ms = (int)l->cfg->request_timeout_ms;
+	return wait_ms;
+}
+
+/*
  * Near capacity: every open connection is cut to a short hold, so that
  * the slots turn over and the kernel's queue (where the load balancers'
  * checks wait) drains. Done once, on entering that state.
@@ -577,8 +644,12 @@ press(struct listener *l, int64_t now)
 	struct conn	*c;
 	struct timeval	 tv;
 
+	int		 wait_ms;
+
 	l->pressed = true;
 	for (c = l->conns; c != NULL; c = c->next) {
+		/* Its wait, whole or cut, ends under the cut: conn_mute. */
+		c->pressed = true;
 		if (c->deadline_ms <= until)
 			continue;
 		c->deadline_ms = until;
@@ -586,13 +657,12 @@ press(struct listener *l, int64_t now)
 		event_add(&c->cap, fixed_tv(l, LISTENER_PRESSED_DEADLINE_MS,
 		    &tv));
 		c->capped = true;
-		/* Answered when the wait ends, before the deadline. */
-		if (c->state == CONN_REQUEST && c->request_until_ms > now +
-		    LISTENER_PRESSED_REQUEST_WAIT_MS) {
-			c->request_until_ms = now +
-			    LISTENER_PRESSED_REQUEST_WAIT_MS;
-			event_add(&c->timer, fixed_tv(l,
-			    LISTENER_PRESSED_REQUEST_WAIT_MS, &tv));
+		/* The wait ends before the deadline. */
+		wait_ms = pressed_wait_ms(l, c);
+		if (c->state == CONN_REQUEST &&
+		    c->request_until_ms > now + wait_ms) {
+			c->request_until_ms = now + wait_ms;
+			event_add(&c->timer, fixed_tv(l, wait_ms, &tv));
 		}
 	}
 }
@@ -665,6 +735,7 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	c->hold_ms = pressed ? LISTENER_PRESSED_DEADLINE_MS :
 	    LISTENER_DEADLINE_MS;
 	c->deadline_ms = now + c->hold_ms;
+	c->pressed = pressed;
 	c->state = CONN_REQUEST;
 	memcpy(c->addr, addr, sizeof(c->addr));
 	/* Assigned, not added: conn_wait adds them (and conn_close deletes). */
@@ -699,15 +770,14 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	 */
 	if (agent_wants_name(l->agent, c->port)) {
 		/* 10 ms to 2 s (config.c); at 2 s the cap closes it first. */
-		wait_ms = (int)l->cfg->request_timeout_ms;
-		if (pressed && wait_ms > LISTENER_PRESSED_REQUEST_WAIT_MS)
-			wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
+		wait_ms = pressed ? pressed_wait_ms(l, c) :
+		    (int)l->cfg->request_timeout_ms;
 		c->request_until_ms = now + wait_ms;
 		conn_wait_request(c, wait_ms);
 		return;
 	}
 	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
-		wait_ms = pressed ? LISTENER_PRESSED_REQUEST_WAIT_MS :
+		wait_ms = pressed ? pressed_wait_ms(l, c) :
 		    LISTENER_REQUEST_WAIT_MS;
 		c->request_until_ms = now + wait_ms;
 		conn_wait_request(c, wait_ms);
