@@ -94,6 +94,7 @@ struct conn {
 	bool			 replied_early;	/* before any request text */
 	bool			 quiet_addr;	/* known to send none; not waited for */
 	bool			 pressed;	/* under the pressure cut: see conn_mute */
+	bool			 sends_none;	/* agent_addr_quiet, where text chooses */
 	bool			 late_done;
 	struct agent_check	 ck;
 	size_t			 outlen, outoff;
@@ -508,7 +509,7 @@ conn_mute(const struct conn *c)
 {
 	if (!c->pressed || !text_chooses(c->l, c->port))
 		return false;
-	return c->reqlen > 0 || !agent_addr_quiet(c->l->agent, c->addr);
+	return c->reqlen > 0 || !c->sends_none;
 }
 
 static void
@@ -624,7 +625,7 @@ pressed_wait_ms(const struct listener *l, const struct conn *c)
 {
 	int	wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
 
-	if (text_chooses(l, c->port) && !agent_addr_quiet(l->agent, c->addr))
+	if (text_chooses(l, c->port) && !c->sends_none)
 		wait_ms = LISTENER_PRESSED_NAME_WAIT_MS;
 	if (agent_wants_name(l->agent, c->port) &&
 	    wait_ms > (int)l->cfg->request_timeout_ms)
@@ -738,6 +739,9 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	c->pressed = pressed;
 	c->state = CONN_REQUEST;
 	memcpy(c->addr, addr, sizeof(c->addr));
+	/* Looked up once: press() and conn_mute ask again for thousands. */
+	c->sends_none = text_chooses(l, c->port) &&
+	    agent_addr_quiet(l->agent, addr);
 	/* Assigned, not added: conn_wait adds them (and conn_close deletes). */
 	event_assign(&c->ev, l->base, fd, EV_READ | EV_PERSIST, conn_cb, c);
 	evtimer_assign(&c->timer, l->base, conn_cb, c);
