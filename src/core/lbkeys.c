@@ -530,6 +530,19 @@ lbkeys_addr_sends_text(const struct lbkeys *lbk, const char *addr)
 	return false;
 }
 
+unsigned
+lbkeys_addr_texts(const struct lbkeys *lbk, const char *addr)
+{
+	unsigned	have = 0;
+	size_t		i;
+
+	for (i = 0; i < lbk->count; i++)
+		if (strcmp(lbk->keys[i].addr, addr) == 0)
+			have |= lbk->keys[i].textlen > 0 ? LBKEYS_ADDR_TEXT :
+			    LBKEYS_ADDR_NO_TEXT;
+	return have;
+}
+
 /*
  * The first key in the table not seen for forget_after goes: called
  * until false, keys go in the order one pass over the table would take

@@ -804,3 +804,14 @@ agent_addr_sends_text(const struct agent *a, const char *addr)
 			return true;
 	return false;
 }
+
+bool
+agent_addr_quiet(const struct agent *a, const char *addr)
+{
+	unsigned	have = 0;
+	size_t		i;
+
+	for (i = 0; i < a->nsvcs; i++)
+		have |= lbkeys_addr_texts(a->svcs[i].s.keys, addr);
+	return have == LBKEYS_ADDR_NO_TEXT;
+}

@@ -9,6 +9,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#ifdef HAVE_MALLOC_TRIM
+#include <malloc.h>
+#endif
 #include <netdb.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,14 +31,17 @@
 #include "lbagent/daemon/listener.h"
 #include "lbagent/daemon/log.h"
 #include "lbagent/daemon/net.h"
+#include "lbagent/daemon/slab.h"
 
 #define LISTEN_BACKLOG		4096
 #define NAME_KEY_MAX		160
-#define SPARE_CONNS		64	/* kept for reuse: no malloc per check */
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
 #define SOURCE_BUCKETS		1024	/* hash of the addresses with connections */
 #define COMMON_TIMEOUTS		8	/* the holds' and waits' fixed lengths */
 #define ACCEPT_BATCH		16	/* connections accepted per port a turn */
+/* After a burst: what it took is given back (trim_cb). */
+#define TRIM_PEAK_MIN		256	/* connections open at once */
+#define TRIM_AFTER_MS		1000	/* once fewer than a quarter remain */
 
 enum conn_state {
 	CONN_REQUEST,	/* waiting for the request line */
@@ -87,6 +93,8 @@ struct conn {
 	size_t			 reqlen;
 	bool			 replied_early;	/* before any request text */
 	bool			 quiet_addr;	/* known to send none; not waited for */
+	bool			 pressed;	/* under the pressure cut: see conn_mute */
+	bool			 sends_none;	/* agent_addr_quiet, where text chooses */
 	bool			 late_done;
 	struct agent_check	 ck;
 	size_t			 outlen, outoff;
@@ -104,8 +112,11 @@ struct listener {
 	size_t			 nports;
 	struct conn		*conns;
 	size_t			 nconns;
-	struct conn		*spare;		/* freed conns kept for reuse */
-	size_t			 nspare;
+	struct slab_pool	 slabs;		/* the conns */
+	size_t			 peak;		/* most open since the last trim */
+	struct event		*trim_ev;	/* trim_cb */
+	uint64_t		 muted;		/* closed unanswered: conn_mute */
+	struct log_limit	 muted_log;
 	bool			 paused;
 	bool			 pressed;	/* near capacity: short holds */
 	bool			 starved;	/* out of descriptors; logged once */
@@ -216,12 +227,14 @@ conn_close(struct conn *c)
 	if (l->nconns * LISTENER_PRESSED_DEN <
 	    l->cfg->max_connections * LISTENER_PRESSED_NUM)
 		l->pressed = false;
-	if (l->nspare < SPARE_CONNS) {
-		c->next = l->spare;
-		l->spare = c;
-		l->nspare++;
-	} else
-		free(c);
+	slab_free(&l->slabs, c);
+	if (l->peak >= TRIM_PEAK_MIN && l->nconns < l->peak / 4 &&
+	    l->trim_ev != NULL && !event_pending(l->trim_ev, EV_TIMEOUT, NULL)) {
+		struct timeval tv = { TRIM_AFTER_MS / 1000,
+		    TRIM_AFTER_MS % 1000 * 1000 };
+
+		event_add(l->trim_ev, &tv);
+	}
 	if (!event_pending(l->resume_ev, EV_TIMEOUT, NULL))
 		listener_resume(l);
 }
@@ -472,6 +485,46 @@ conn_drain(struct conn *c)
 	}
 }
 
+/* Whether the text chooses the service on the port: agent_select(). */
+static bool
+text_chooses(const struct listener *l, int port)
+{
+	return port == AGENT_SHARED_PORT && agent_nservices(l->agent) > 1;
+}
+
+/*
+ * The request wait is over and the line is not complete (no newline, no
+ * EOF). Without the pressure cut the wait was the whole of it (250 ms, or
+ * request_timeout for a name): what came is all the load balancer sends
+ * (an agent-send without "\n") and is answered. Under the cut the wait
+ * was shorter, and where the text chooses the service the default
+ * service's word is right only when the load balancer sends no text at
+ * all: so only an address known to send none gets it for nothing, and
+ * part of a line, or nothing from any other address, is closed
+ * unanswered. A wrong word would be acted on; a closed connection changes
+ * nothing in HAProxy, and the next check asks again.
+ */
+static bool
+conn_mute(const struct conn *c)
+{
+	if (!c->pressed || !text_chooses(c->l, c->port))
+		return false;
+	return c->reqlen > 0 || !c->sends_none;
+}
+
+static void
+conn_close_muted(struct conn *c)
+{
+	struct listener	*l = c->l;
+
+	l->muted++;
+	log_limited(&l->muted_log, LOG_NOTICE, "agent port: a check from %s "
+	    "closed unanswered under the pressure cut: %s agent-send line when "
+	    "the wait for it ended (%llu so far)", c->addr,
+	    c->reqlen > 0 ? "part of an" : "no", (unsigned long long)l->muted);
+	conn_close(c);
+}
+
 static void
 conn_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -480,20 +533,26 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	switch (c->state) {
 	case CONN_REQUEST:
-		/* A timeout here is the request wait's end: answer. */
-		if (what & EV_READ) {
-			switch (conn_read_request(c)) {
-			case IO_CLOSED:
-				conn_close(c);
+		/*
+		 * A timeout here is the request wait's end; what is waiting
+		 * in the socket is read first all the same.
+		 */
+		switch (conn_read_request(c)) {
+		case IO_CLOSED:
+			conn_close(c);
+			return;
+		case IO_AGAIN:
+			/* Its timer still runs. */
+			if ((what & EV_READ) &&
+			    clock_now_ms() < c->request_until_ms)
 				return;
-			case IO_AGAIN:
-				/* Its timer still runs. */
-				if (clock_now_ms() < c->request_until_ms)
-					return;
-				break;
-			case IO_DONE:
-				break;
+			if (conn_mute(c)) {
+				conn_close_muted(c);
+				return;
 			}
+			break;
+		case IO_DONE:
+			break;
 		}
 		conn_reply(c);
 		return;
@@ -554,6 +613,27 @@ format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
 }
 
 /*
+ * How long a connection waits for its request line under the pressure
+ * cut. Where the line chooses the service it is needed (conn_mute), so
+ * it is waited for up to LISTENER_PRESSED_NAME_WAIT_MS, short of the
+ * deadline, unless the address is known to send none; otherwise the
+ * reply does not hang on it, and LISTENER_PRESSED_REQUEST_WAIT_MS is
+ * enough. request_timeout, when shorter, still bounds a wait for a name.
+ */
+static int
+pressed_wait_ms(const struct listener *l, const struct conn *c)
+{
+	int	wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
+
+	if (text_chooses(l, c->port) && !c->sends_none)
+		wait_ms = LISTENER_PRESSED_NAME_WAIT_MS;
+	if (agent_wants_name(l->agent, c->port) &&
+	    wait_ms > (int)l->cfg->request_timeout_ms)
+		wait_ms = (int)l->cfg->request_timeout_ms;
+	return wait_ms;
+}
+
+/*
  * Near capacity: every open connection is cut to a short hold, so that
  * the slots turn over and the kernel's queue (where the load balancers'
  * checks wait) drains. Done once, on entering that state.
@@ -565,8 +645,12 @@ press(struct listener *l, int64_t now)
 	struct conn	*c;
 	struct timeval	 tv;
 
+	int		 wait_ms;
+
 	l->pressed = true;
 	for (c = l->conns; c != NULL; c = c->next) {
+		/* Its wait, whole or cut, ends under the cut: conn_mute. */
+		c->pressed = true;
 		if (c->deadline_ms <= until)
 			continue;
 		c->deadline_ms = until;
@@ -574,13 +658,12 @@ press(struct listener *l, int64_t now)
 		event_add(&c->cap, fixed_tv(l, LISTENER_PRESSED_DEADLINE_MS,
 		    &tv));
 		c->capped = true;
-		/* Answered when the wait ends, before the deadline. */
-		if (c->state == CONN_REQUEST && c->request_until_ms > now +
-		    LISTENER_PRESSED_REQUEST_WAIT_MS) {
-			c->request_until_ms = now +
-			    LISTENER_PRESSED_REQUEST_WAIT_MS;
-			event_add(&c->timer, fixed_tv(l,
-			    LISTENER_PRESSED_REQUEST_WAIT_MS, &tv));
+		/* The wait ends before the deadline. */
+		wait_ms = pressed_wait_ms(l, c);
+		if (c->state == CONN_REQUEST &&
+		    c->request_until_ms > now + wait_ms) {
+			c->request_until_ms = now + wait_ms;
+			event_add(&c->timer, fixed_tv(l, wait_ms, &tv));
 		}
 	}
 }
@@ -632,17 +715,14 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 		    "refusing more from it", addr, per_source_max(l));
 		return;
 	}
-	if ((c = l->spare) != NULL) {
-		l->spare = c->next;
-		l->nspare--;
-		/* Only the state before the buffers needs to start at zero. */
-		memset(c, 0, offsetof(struct conn, req));
-	} else if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if ((c = slab_alloc(&l->slabs)) == NULL) {
 		evutil_closesocket(fd);
 		if (src != NULL && src->nconns == 0)
 			source_drop(l, src);
 		return;
 	}
+	/* Only the state before the buffers needs to start at zero. */
+	memset(c, 0, offsetof(struct conn, req));
 	c->l = l;
 	if ((c->src = src) != NULL)
 		src->nconns++;
@@ -656,8 +736,12 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	c->hold_ms = pressed ? LISTENER_PRESSED_DEADLINE_MS :
 	    LISTENER_DEADLINE_MS;
 	c->deadline_ms = now + c->hold_ms;
+	c->pressed = pressed;
 	c->state = CONN_REQUEST;
 	memcpy(c->addr, addr, sizeof(c->addr));
+	/* Looked up once: press() and conn_mute ask again for thousands. */
+	c->sends_none = text_chooses(l, c->port) &&
+	    agent_addr_quiet(l->agent, addr);
 	/* Assigned, not added: conn_wait adds them (and conn_close deletes). */
 	event_assign(&c->ev, l->base, fd, EV_READ | EV_PERSIST, conn_cb, c);
 	evtimer_assign(&c->timer, l->base, conn_cb, c);
@@ -668,6 +752,8 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	l->conns = c;
 	if (++l->nconns >= l->cfg->max_connections)
 		listener_pause(l);
+	if (l->nconns > l->peak)
+		l->peak = l->nconns;
 
 	switch (conn_read_request(c)) {
 	case IO_CLOSED:
@@ -688,15 +774,14 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	 */
 	if (agent_wants_name(l->agent, c->port)) {
 		/* 10 ms to 2 s (config.c); at 2 s the cap closes it first. */
-		wait_ms = (int)l->cfg->request_timeout_ms;
-		if (pressed && wait_ms > LISTENER_PRESSED_REQUEST_WAIT_MS)
-			wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
+		wait_ms = pressed ? pressed_wait_ms(l, c) :
+		    (int)l->cfg->request_timeout_ms;
 		c->request_until_ms = now + wait_ms;
 		conn_wait_request(c, wait_ms);
 		return;
 	}
 	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
-		wait_ms = pressed ? LISTENER_PRESSED_REQUEST_WAIT_MS :
+		wait_ms = pressed ? pressed_wait_ms(l, c) :
 		    LISTENER_REQUEST_WAIT_MS;
 		c->request_until_ms = now + wait_ms;
 		conn_wait_request(c, wait_ms);
@@ -704,6 +789,27 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	}
 	c->quiet_addr = true;
 	conn_reply(c);
+}
+
+/*
+ * A burst is over (fewer than a quarter of its peak still open): what it
+ * took goes back to the kernel. The conns' empty slabs are unmapped as
+ * they empty already, but for the one kept for reuse; malloc keeps what
+ * was freed to it (the addresses' counts, the replies' bookkeeping,
+ * libevent's) until asked to trim.
+ */
+static void
+trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener	*l = arg;
+
+	(void)fd;
+	(void)what;
+	slab_pool_trim(&l->slabs);
+#ifdef HAVE_MALLOC_TRIM
+	malloc_trim(0);
+#endif
+	l->peak = l->nconns;
 }
 
 static void
@@ -930,7 +1036,10 @@ listener_new(struct event_base *base, const struct config *cfg,
 	l->cfg = cfg;
 	l->agent = agent;
 	l->refused_log = (struct log_limit)LOG_LIMIT_INIT(0);
-	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL) {
+	l->muted_log = (struct log_limit)LOG_LIMIT_INIT(0);
+	slab_pool_init(&l->slabs, sizeof(struct conn));
+	if ((l->resume_ev = evtimer_new(base, resume_cb, l)) == NULL ||
+	    (l->trim_ev = evtimer_new(base, trim_cb, l)) == NULL) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		goto fail;
@@ -1059,14 +1168,11 @@ listener_free(struct listener *l)
 	l->paused = true;
 	while (l->conns != NULL)
 		conn_close(l->conns);
-	while (l->spare != NULL) {
-		struct conn *c = l->spare;
-
-		l->spare = c->next;
-		free(c);
-	}
+	slab_pool_destroy(&l->slabs);
 	free(l->spare_source);
 	if (l->resume_ev != NULL)
 		event_free(l->resume_ev);
+	if (l->trim_ev != NULL)
+		event_free(l->trim_ev);
 	free(l);
 }

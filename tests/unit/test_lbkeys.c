@@ -190,6 +190,15 @@ START_TEST(late_text_moves_the_claim)
 	ck_assert_uint_eq(lbkeys_get(lbk, 0)->textlen, 3);
 	ck_assert(lbkeys_addr_sends_text(lbk, "10.0.0.1"));
 	ck_assert(!lbkeys_addr_sends_text(lbk, "10.0.0.2"));
+	/* The late text moved the key: 10.0.0.1 sends text, and only that. */
+	ck_assert_uint_eq(lbkeys_addr_texts(lbk, "10.0.0.1"), LBKEYS_ADDR_TEXT);
+	ck_assert_uint_eq(lbkeys_addr_texts(lbk, "10.0.0.2"), 0);
+	lbkeys_check(lbk, "10.0.0.2", "", 0, now, &created, &changed, NULL);
+	ck_assert_uint_eq(lbkeys_addr_texts(lbk, "10.0.0.2"),
+	    LBKEYS_ADDR_NO_TEXT);
+	lbkeys_check(lbk, "10.0.0.1", "", 0, now, &created, &changed, NULL);
+	ck_assert_uint_eq(lbkeys_addr_texts(lbk, "10.0.0.1"),
+	    LBKEYS_ADDR_TEXT | LBKEYS_ADDR_NO_TEXT);
 	lbkeys_claim(lbk, 0);
 	now += 2000;
 	ck_assert_uint_eq(check(lbk, "10.0.0.1", "web"), CLAIM_ADMIN);

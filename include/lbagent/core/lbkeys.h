@@ -131,6 +131,10 @@ uint64_t	 lbkeys_unknown_checks(const struct lbkeys *);
 
 /* True when any check from addr has sent text: worth waiting for it. */
 bool		 lbkeys_addr_sends_text(const struct lbkeys *, const char *addr);
+/* The keys addr has: LBKEYS_ADDR_NO_TEXT, LBKEYS_ADDR_TEXT, both or 0. */
+#define LBKEYS_ADDR_NO_TEXT	0x1
+#define LBKEYS_ADDR_TEXT	0x2
+unsigned	 lbkeys_addr_texts(const struct lbkeys *, const char *addr);
 
 /*
  * Forgets a key not seen for forget_after: true, with *gone (which may

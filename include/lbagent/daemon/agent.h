@@ -88,6 +88,11 @@ void		 agent_late_text(struct agent *, int service, const char *addr,
 		    const char *text, size_t len, const struct agent_check *);
 /* True when checks from addr have sent text before: worth waiting for it. */
 bool		 agent_addr_sends_text(const struct agent *, const char *addr);
+/*
+ * True when addr is known to send no text: it has checked without any,
+ * and never with (as far as the keys remember).
+ */
+bool		 agent_addr_quiet(const struct agent *, const char *addr);
 
 /* --- read-only views for the status API --- */
 

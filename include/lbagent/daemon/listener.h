@@ -23,7 +23,11 @@
  * text (or a service's name) LISTENER_PRESSED_REQUEST_WAIT_MS at most, and
  * the connections already open are cut to the same, so that idle
  * connections cannot keep the load balancers' checks waiting in the
- * kernel's queue.
+ * kernel's queue. Where the text chooses the service (the shared port
+ * with [service] sections) the line is waited for up to
+ * LISTENER_PRESSED_NAME_WAIT_MS instead, and a connection without a whole
+ * line by then is closed unanswered (unless its address is known to send
+ * no text): never the default service's word for a name that came late.
  */
 #define LISTENER_SOURCE_SHARE	8
 #define LISTENER_SOURCE_MIN	8
@@ -31,6 +35,7 @@
 #define LISTENER_PRESSED_DEN	4
 #define LISTENER_PRESSED_DEADLINE_MS	300
 #define LISTENER_PRESSED_REQUEST_WAIT_MS 50
+#define LISTENER_PRESSED_NAME_WAIT_MS	250
 
 struct listener;
 
