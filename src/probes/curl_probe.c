@@ -22,8 +22,15 @@ curl_probe_write(char *data, size_t size, size_t n, void *arg)
 	size_t			 len = size * n, cap;
 	char			*p;
 
-	if (!cp->keep_body)
+	if (!cp->keep_body) {
+		/* Read, not kept, and not for ever: an endless body ends here. */
+		if (len > CURL_PROBE_BODY_MAX - cp->seen) {
+			cp->enough = true;
+			return 0;
+		}
+		cp->seen += len;
 		return len;
+	}
 	if (len > CURL_PROBE_BODY_MAX - cp->len) {
 		cp->too_big = true;
 		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
@@ -42,6 +49,22 @@ curl_probe_write(char *data, size_t size, size_t n, void *arg)
 	}
 	memcpy(cp->body + cp->len, data, len);
 	cp->len += len;
+	return len;
+}
+
+/* Counts the response's header bytes; past the bound, stops the transfer. */
+static size_t
+curl_probe_header(char *data, size_t size, size_t n, void *arg)
+{
+	struct curl_probe	*cp = arg;
+	size_t			 len = size * n;
+
+	(void)data;
+	if (len > CURL_PROBE_HEADERS_MAX - cp->header_len) {
+		cp->headers_too_big = true;
+		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
+	}
+	cp->header_len += len;
 	return len;
 }
 
@@ -92,6 +115,8 @@ curl_probe_new(struct probe_run *run, const char *url, bool keep_body)
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cp->errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_probe_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, cp);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, curl_probe_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, cp);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, curl_probe_socket);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, cp);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -271,6 +296,10 @@ curl_probe_error(struct curl_probe *cp, CURLcode rc)
 		reason = "out of memory";
 		break;
 	case CURLE_WRITE_ERROR:
+		if (cp->headers_too_big) {
+			reason = "headers larger than " CURL_PROBE_HEADERS_TEXT;
+			break;
+		}
 		if (cp->too_big) {
 			reason = "body larger than " CURL_PROBE_BODY_TEXT;
 			break;
@@ -310,4 +339,10 @@ curl_probe_answered(struct curl_probe *cp)
 
 	if (keep != NULL)
 		keep->last = CURLE_OK;
+}
+
+CURLcode
+curl_probe_result(const struct curl_probe *cp, CURLcode rc)
+{
+	return rc == CURLE_WRITE_ERROR && cp->enough ? CURLE_OK : rc;
 }

@@ -14,9 +14,16 @@
 #include "lbagent/daemon/curl_loop.h"
 #include "lbagent/probes/probe.h"
 
-/* Bodies beyond this are not read: the run is crit. */
+/*
+ * Bodies beyond this are not read. A body kept for a check (expect_body,
+ * json_field, docker's answer) makes the run crit; a body nothing reads
+ * ends the transfer there, and the run is judged on what came so far.
+ */
 #define CURL_PROBE_BODY_MAX	(1024 * 1024)
 #define CURL_PROBE_BODY_TEXT	"1 MiB"
+/* Response headers beyond this (all lines, 1xx answers too): crit. */
+#define CURL_PROBE_HEADERS_MAX	(64 * 1024)
+#define CURL_PROBE_HEADERS_TEXT	"64 KiB"
 
 struct curl_probe {
 	struct probe_run	*run;
@@ -24,7 +31,11 @@ struct curl_probe {
 	char			*body;		/* when kept; not NUL-terminated */
 	size_t			 len, cap;
 	bool			 keep_body;
+	size_t			 seen;		/* body bytes, kept or not */
+	size_t			 header_len;	/* header bytes so far */
 	bool			 too_big;	/* over CURL_PROBE_BODY_MAX */
+	bool			 enough;	/* unkept body cut at the max */
+	bool			 headers_too_big;
 	bool			 no_memory;
 	int			 socket_errno;	/* socket() failed: why */
 	char			 errbuf[CURL_ERROR_SIZE];
@@ -63,6 +74,11 @@ const char		*curl_probe_error(struct curl_probe *, CURLcode);
  * for an unknown run; NULL when it is the far side's failure.
  */
 const char		*curl_probe_local(struct curl_probe *, CURLcode);
+/*
+ * rc, but CURLE_OK for a transfer stopped only because the body nobody
+ * reads reached CURL_PROBE_BODY_MAX.
+ */
+CURLcode		 curl_probe_result(const struct curl_probe *, CURLcode);
 /* Notes a run that got an answer, so the next failure is logged again. */
 void			 curl_probe_answered(struct curl_probe *);
 

@@ -694,6 +694,7 @@ http_done(CURL *easy, CURLcode rc, void *arg)
 	struct probe_run	*run = cp->run;
 	struct verdict		 v;
 
+	rc = curl_probe_result(cp, rc);
 	http_judge(run->conf, cp, rc, &v);
 	run->data = NULL;
 	curl_probe_free(cp);
