@@ -1,5 +1,6 @@
 /* One libcurl transfer per probe run, shared by the http and docker kinds. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -8,7 +9,9 @@
 
 #include "lbagent/core/text.h"
 #include "lbagent/daemon/log.h"
+#include "lbagent/daemon/worker.h"
 #include "curl_probe.h"
+#include "json_body.h"
 
 /* Across runs of one probe: the failure whose libcurl text we last logged. */
 struct curl_probe_keep {
@@ -141,6 +144,7 @@ curl_probe_free(struct curl_probe *cp)
 {
 	if (cp == NULL)
 		return;
+	worker_free(cp->work);
 	curl_easy_cleanup(cp->easy);
 	free(cp->body);
 	free(cp);
@@ -157,6 +161,33 @@ curl_probe_start(struct curl_probe *cp, curl_loop_done_fn done)
 	return 0;
 }
 
+int
+curl_probe_offload(struct curl_probe *cp, void (*fn)(void *),
+    void (*done)(void *), void (*release)(void *), void *arg)
+{
+	json_body_init();	/* on the loop, before any thread parses */
+	cp->work = worker_start(cp->run->env->base, fn, done, release, arg);
+	if (cp->work == NULL)
+		return -1;
+	cp->run->data = cp;
+	return 0;
+}
+
+void
+curl_probe_thread_failed(int err, char *reason, size_t size,
+    enum probe_result *result)
+{
+	const char	*local = probe_errno_local(err);
+
+	if (local != NULL)
+		snprintf(reason, size, "cannot start a thread: %s (%s)",
+		    strerror(err), local);
+	else
+		snprintf(reason, size, "cannot start a thread: %s",
+		    strerror(err));
+	*result = local != NULL ? PROBE_UNKNOWN : PROBE_CRIT;
+}
+
 void
 curl_probe_cancel(struct probe_run *run)
 {
@@ -164,7 +195,9 @@ curl_probe_cancel(struct probe_run *run)
 
 	if (cp == NULL)
 		return;
-	curl_loop_remove(run->env->curl, cp->easy);
+	/* Judging the body: the transfer is over, the thread abandoned. */
+	if (cp->work == NULL)
+		curl_loop_remove(run->env->curl, cp->easy);
 	curl_probe_free(cp);
 	run->data = NULL;
 }

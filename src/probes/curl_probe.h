@@ -25,9 +25,12 @@
 #define CURL_PROBE_HEADERS_MAX	(64 * 1024)
 #define CURL_PROBE_HEADERS_TEXT	"64 KiB"
 
+struct worker_job;
+
 struct curl_probe {
 	struct probe_run	*run;
 	CURL			*easy;
+	struct worker_job	*work;		/* judging the body, after */
 	char			*body;		/* when kept; not NUL-terminated */
 	size_t			 len, cap;
 	bool			 keep_body;
@@ -57,6 +60,20 @@ void			 curl_probe_free(struct curl_probe *);
  * 0, or -1 (nothing started, the caller reports).
  */
 int			 curl_probe_start(struct curl_probe *, curl_loop_done_fn);
+/*
+ * From the transfer's done callback: the body's judging, fn(arg), on a
+ * worker thread, then done(arg) on the loop; run->data stays cp, so the
+ * run's timeout (curl_probe_cancel) abandons it. arg is the job's from
+ * here on: release(arg) once the thread has returned and cp is freed, so
+ * done() reads arg before curl_probe_free(cp). 0, or -1 with errno (no
+ * thread; arg stays the caller's).
+ */
+int			 curl_probe_offload(struct curl_probe *,
+			    void (*fn)(void *), void (*done)(void *),
+			    void (*release)(void *), void *arg);
+/* No thread for curl_probe_offload: the reason and result, as for errno. */
+void			 curl_probe_thread_failed(int err, char *reason,
+			    size_t size, enum probe_result *result);
 /* The kinds' cancel: drops the transfer in run->data, reports nothing. */
 void			 curl_probe_cancel(struct probe_run *);
 void			 curl_probe_keep_free(void *);
