@@ -422,6 +422,9 @@ process_suite(void)
 	Suite	*s = suite_create("probe_process");
 	TCase	*tc = tcase_create("process");
 
+	/* Each run starts a thread: 400 junk runs on a loaded machine. */
+	tcase_set_timeout(tc, 60);
+
 	tcase_add_test(tc, process_config_errors);
 	tcase_add_test(tc, process_by_name);
 	tcase_add_test(tc, process_by_pidfile);
