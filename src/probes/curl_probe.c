@@ -1,5 +1,6 @@
 /* One libcurl transfer per probe run, shared by the http and docker kinds. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -8,7 +9,9 @@
 
 #include "lbagent/core/text.h"
 #include "lbagent/daemon/log.h"
+#include "lbagent/daemon/worker.h"
 #include "curl_probe.h"
+#include "json_body.h"
 
 /* Across runs of one probe: the failure whose libcurl text we last logged. */
 struct curl_probe_keep {
@@ -22,8 +25,15 @@ curl_probe_write(char *data, size_t size, size_t n, void *arg)
 	size_t			 len = size * n, cap;
 	char			*p;
 
-	if (!cp->keep_body)
+	if (!cp->keep_body) {
+		/* Read, not kept, and not for ever: an endless body ends here. */
+		if (len > CURL_PROBE_BODY_MAX - cp->seen) {
+			cp->enough = true;
+			return 0;
+		}
+		cp->seen += len;
 		return len;
+	}
 	if (len > CURL_PROBE_BODY_MAX - cp->len) {
 		cp->too_big = true;
 		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
@@ -42,6 +52,22 @@ curl_probe_write(char *data, size_t size, size_t n, void *arg)
 	}
 	memcpy(cp->body + cp->len, data, len);
 	cp->len += len;
+	return len;
+}
+
+/* Counts the response's header bytes; past the bound, stops the transfer. */
+static size_t
+curl_probe_header(char *data, size_t size, size_t n, void *arg)
+{
+	struct curl_probe	*cp = arg;
+	size_t			 len = size * n;
+
+	(void)data;
+	if (len > CURL_PROBE_HEADERS_MAX - cp->header_len) {
+		cp->headers_too_big = true;
+		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
+	}
+	cp->header_len += len;
 	return len;
 }
 
@@ -92,6 +118,8 @@ curl_probe_new(struct probe_run *run, const char *url, bool keep_body)
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, cp->errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_probe_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, cp);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, curl_probe_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, cp);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, curl_probe_socket);
 	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, cp);
 #if LIBCURL_VERSION_NUM >= 0x075500
@@ -116,6 +144,7 @@ curl_probe_free(struct curl_probe *cp)
 {
 	if (cp == NULL)
 		return;
+	worker_free(cp->work);
 	curl_easy_cleanup(cp->easy);
 	free(cp->body);
 	free(cp);
@@ -132,6 +161,33 @@ curl_probe_start(struct curl_probe *cp, curl_loop_done_fn done)
 	return 0;
 }
 
+int
+curl_probe_offload(struct curl_probe *cp, void (*fn)(void *),
+    void (*done)(void *), void (*release)(void *), void *arg)
+{
+	json_body_init();	/* on the loop, before any thread parses */
+	cp->work = worker_start(cp->run->env->base, fn, done, release, arg);
+	if (cp->work == NULL)
+		return -1;
+	cp->run->data = cp;
+	return 0;
+}
+
+void
+curl_probe_thread_failed(int err, char *reason, size_t size,
+    enum probe_result *result)
+{
+	const char	*local = probe_errno_local(err);
+
+	if (local != NULL)
+		snprintf(reason, size, "cannot start a thread: %s (%s)",
+		    strerror(err), local);
+	else
+		snprintf(reason, size, "cannot start a thread: %s",
+		    strerror(err));
+	*result = local != NULL ? PROBE_UNKNOWN : PROBE_CRIT;
+}
+
 void
 curl_probe_cancel(struct probe_run *run)
 {
@@ -139,7 +195,9 @@ curl_probe_cancel(struct probe_run *run)
 
 	if (cp == NULL)
 		return;
-	curl_loop_remove(run->env->curl, cp->easy);
+	/* Judging the body: the transfer is over, the thread abandoned. */
+	if (cp->work == NULL)
+		curl_loop_remove(run->env->curl, cp->easy);
 	curl_probe_free(cp);
 	run->data = NULL;
 }
@@ -271,6 +329,10 @@ curl_probe_error(struct curl_probe *cp, CURLcode rc)
 		reason = "out of memory";
 		break;
 	case CURLE_WRITE_ERROR:
+		if (cp->headers_too_big) {
+			reason = "headers larger than " CURL_PROBE_HEADERS_TEXT;
+			break;
+		}
 		if (cp->too_big) {
 			reason = "body larger than " CURL_PROBE_BODY_TEXT;
 			break;
@@ -310,4 +372,10 @@ curl_probe_answered(struct curl_probe *cp)
 
 	if (keep != NULL)
 		keep->last = CURLE_OK;
+}
+
+CURLcode
+curl_probe_result(const struct curl_probe *cp, CURLcode rc)
+{
+	return rc == CURLE_WRITE_ERROR && cp->enough ? CURLE_OK : rc;
 }

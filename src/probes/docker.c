@@ -20,6 +20,7 @@
 
 #include "lbagent/probes/kinds.h"
 #include "curl_probe.h"
+#include "json_body.h"
 
 #define DOCKER_NAME_MAX		128
 #define DOCKER_SOCKET_DEFAULT	"/var/run/docker.sock"
@@ -163,19 +164,22 @@ docker_state(const struct docker_conf *c, json_t *root, char *reason,
 	return PROBE_CRIT;
 }
 
-static enum probe_result
+/*
+ * The transfer's result up to the answer's JSON. True when that is still
+ * to read (on a worker: docker_json_start).
+ */
+static bool
 docker_judge(const struct docker_conf *c, struct curl_probe *cp,
-    CURLcode rc, char *reason, size_t size)
+    CURLcode rc, enum probe_result *r, char *reason, size_t size)
 {
-	json_error_t		 err;
-	json_t			*root;
-	enum probe_result	 r;
 	long			 status = 0;
 	const char		*why;
 
+	*r = PROBE_CRIT;
 	if (rc != CURLE_OK && (why = curl_probe_local(cp, rc)) != NULL) {
 		snprintf(reason, size, "%s", why);
-		return PROBE_UNKNOWN;
+		*r = PROBE_UNKNOWN;
+		return false;
 	}
 	if (rc != CURLE_OK) {
 		why = curl_probe_error(cp, rc);
@@ -186,26 +190,99 @@ docker_judge(const struct docker_conf *c, struct curl_probe *cp,
 			    ": permission denied" : "");
 		} else
 			snprintf(reason, size, "docker daemon: %s", why);
-		return PROBE_CRIT;
+		return false;
 	}
 	curl_probe_answered(cp);
 	curl_easy_getinfo(cp->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (status == 404) {
 		snprintf(reason, size, "container %s: not found", c->container);
-		return PROBE_CRIT;
+		return false;
 	}
 	if (status != 200) {
 		snprintf(reason, size, "docker API: HTTP %ld", status);
-		return PROBE_CRIT;
+		return false;
 	}
-	root = json_loadb(cp->body != NULL ? cp->body : "", cp->len, 0, &err);
-	if (root == NULL) {
-		snprintf(reason, size, "docker API: answer is not JSON");
-		return PROBE_CRIT;
+	return true;
+}
+
+/* The answer read after the transfer, on a worker thread. */
+struct docker_job {
+	struct curl_probe	*cp;	/* the loop's; never read by the thread */
+	struct docker_conf	 conf;	/* a copy: a reload may free the probe's */
+	char			*body;	/* taken from cp */
+	size_t			 len;
+	enum probe_result	 r;
+	char			 reason[PROBE_REASON_MAX + 1];
+};
+
+static void
+docker_job_free(void *arg)
+{
+	struct docker_job	*j = arg;
+
+	free(j->body);
+	free(j);
+}
+
+static void
+docker_work(void *arg)
+{
+	struct docker_job	*j = arg;
+	enum json_body_status	 st;
+	json_t			*root;
+
+	j->r = PROBE_CRIT;
+	if ((root = json_body_parse(j->body, j->len, 0, &st)) == NULL) {
+		snprintf(j->reason, sizeof(j->reason), "docker API: %s",
+		    st == JSON_BODY_TOO_BIG ? "answer would take over "
+		    JSON_BODY_MEM_TEXT " to parse" : "answer is not JSON");
+		return;
 	}
-	r = docker_state(c, root, reason, size);
+	j->r = docker_state(&j->conf, root, j->reason, sizeof(j->reason));
 	json_decref(root);
-	return r;
+}
+
+static void
+docker_work_done(void *arg)
+{
+	struct docker_job	*j = arg;
+	struct curl_probe	*cp = j->cp;
+	struct probe_run	*run = cp->run;
+	enum probe_result	 r = j->r;
+	char			 reason[PROBE_REASON_MAX + 1];
+
+	memcpy(reason, j->reason, sizeof(reason));
+	run->data = NULL;
+	curl_probe_free(cp);	/* frees j */
+	probe_report(run, r, NAN, "%s", reason);
+}
+
+/* 0: the answer is read on a worker; -1 with *r and reason: report now. */
+static int
+docker_json_start(struct curl_probe *cp, enum probe_result *r, char *reason,
+    size_t size)
+{
+	struct docker_job	*j;
+	int			 err;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		snprintf(reason, size, "%s", probe_errno_local(ENOMEM));
+		*r = PROBE_UNKNOWN;
+		return -1;
+	}
+	j->cp = cp;
+	j->conf = *(const struct docker_conf *)cp->run->conf;
+	j->body = cp->body;
+	j->len = cp->len;
+	cp->body = NULL;
+	cp->len = cp->cap = 0;
+	if (curl_probe_offload(cp, docker_work, docker_work_done,
+	    docker_job_free, j) == 0)
+		return 0;
+	err = errno;
+	docker_job_free(j);
+	curl_probe_thread_failed(err, reason, size, r);
+	return -1;
 }
 
 static void
@@ -216,7 +293,9 @@ docker_done(CURL *easy, CURLcode rc, void *arg)
 	char			 reason[PROBE_REASON_MAX + 1];
 	enum probe_result	 r;
 
-	r = docker_judge(run->conf, cp, rc, reason, sizeof(reason));
+	if (docker_judge(run->conf, cp, rc, &r, reason, sizeof(reason)) &&
+	    docker_json_start(cp, &r, reason, sizeof(reason)) == 0)
+		return;
 	run->data = NULL;
 	curl_probe_free(cp);
 	probe_report(run, r, NAN, "%s", reason);

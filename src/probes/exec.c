@@ -64,7 +64,14 @@
 	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:" \
 	"/usr/lib/nagios/plugins:/usr/lib/monitoring-plugins"
 #define EXEC_OUTPUT_MAX		4096	/* kept; the rest is read and dropped */
-#define EXEC_READ_MAX		(256 * 1024)	/* per wakeup, for fairness */
+#define EXEC_READ_MAX		(64 * 1024)	/* per wakeup, for fairness */
+/*
+ * Of a run's whole output: past it the program is killed and the run is
+ * unknown, so a program writing forever costs the loop this much reading,
+ * not a pipe's worth every turn until its timeout.
+ */
+#define EXEC_DRAIN_MAX		(4 * 1024 * 1024)
+#define EXEC_DRAIN_TEXT		"4 MiB"
 #define EXEC_KILL_AFTER_MS	1000	/* from SIGTERM to SIGKILL */
 #define EXEC_SWEEP_MAX		256	/* children per sweep; more: next one */
 #define EXEC_LEFT_LOG_MS	60000	/* leftovers logged once a minute */
@@ -110,8 +117,10 @@ struct exec_child {
 	struct event		*kill_ev;	/* SIGKILL after SIGTERM */
 	bool			 exited;
 	bool			 killed;	/* SIGKILL sent to the group */
+	bool			 flooded;	/* wrote past EXEC_DRAIN_MAX */
 	char			 out[EXEC_OUTPUT_MAX];
 	size_t			 outlen;
+	size_t			 drained;	/* bytes read in all */
 };
 
 /* Cancelled children not yet reaped, for probe_exec_reap_all(). */
@@ -429,16 +438,25 @@ close_output(struct exec_child *c)
 /*
  * Reads what the child wrote: the first EXEC_OUTPUT_MAX bytes are kept,
  * the rest dropped, so the child never blocks on a full pipe. Bounded per
- * call so that a flood cannot hold the loop.
+ * call so that a flood cannot hold the loop, and per run (EXEC_DRAIN_MAX)
+ * so that it cannot keep the loop busy until the timeout.
  */
 static void
 read_output(struct exec_child *c)
 {
-	char	 scratch[4096];
+	char	 scratch[16384];
 	size_t	 total = 0;
 	ssize_t	 n;
 
 	while (c->outfd != -1 && total < EXEC_READ_MAX) {
+		if (c->drained >= EXEC_DRAIN_MAX) {
+			/* No plugin says that much: stop it, and reading. */
+			c->flooded = true;
+			close_output(c);
+			if (!c->exited)
+				(void)kill(-c->pid, SIGKILL);
+			return;
+		}
 		if (c->outlen < sizeof(c->out))
 			n = read(c->outfd, c->out + c->outlen,
 			    sizeof(c->out) - c->outlen);
@@ -448,6 +466,7 @@ read_output(struct exec_child *c)
 			if (c->outlen < sizeof(c->out))
 				c->outlen += (size_t)n;
 			total += (size_t)n;
+			c->drained += (size_t)n;
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -495,6 +514,7 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 	size_t			 len, i;
 	ssize_t			 n;
 	int			 code;
+	bool			 flooded;
 
 	plugin_output_parse(c->out, c->outlen, &po);
 	len = po.textlen < PROBE_REASON_MAX ? po.textlen : PROBE_REASON_MAX;
@@ -505,6 +525,7 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 		if (line[i] == '\0')
 			line[i] = '?';
 	n = read(c->errfd, &ce, sizeof(ce));
+	flooded = c->flooded;
 	child_free(c);		/* po.text pointed into it: line is a copy */
 	if (n == (ssize_t)sizeof(ce)) {
 		/*
@@ -520,6 +541,12 @@ report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
 		else
 			probe_report(run, PROBE_CRIT, NAN, "cannot run %s: %s",
 			    conf->path, strerror(ce.err));
+		return;
+	}
+	/* Killed for its flood, or it exited in the middle of one. */
+	if (flooded) {
+		probe_report_check(run, PROBE_UNKNOWN, NAN, NULL, "output "
+		    "larger than " EXEC_DRAIN_TEXT ", killed");
 		return;
 	}
 	/* Whatever it printed before it was killed is not its verdict. */

@@ -26,6 +26,7 @@
 #include "lbagent/core/units.h"
 #include "lbagent/probes/kinds.h"
 #include "curl_probe.h"
+#include "json_body.h"
 
 #define HTTP_RANGES_MAX		32
 #define HTTP_METHOD_MAX		24
@@ -583,19 +584,23 @@ fold_judge(const struct http_conf *c, json_t *root, struct verdict *v)
 	    c->agg == JSON_AGG_MIN ? f.which : NULL, v);
 }
 
+/* On a worker thread: the body parsed within its bound, and judged. */
 static void
-json_judge(const struct http_conf *c, const struct curl_probe *cp,
+json_judge(const struct http_conf *c, const char *body, size_t len,
     struct verdict *v)
 {
-	const char	*name = json_path_name(&c->json);
-	json_error_t	 err;
-	json_t		*root, *node;
-	char		*text = NULL;
+	const char		*name = json_path_name(&c->json);
+	enum json_body_status	 st;
+	json_t			*root, *node;
+	char			*text = NULL;
 
-	root = json_loadb(cp->body != NULL ? cp->body : "", cp->len,
-	    JSON_DECODE_ANY, &err);
-	if (root == NULL) {
-		verdict(v, PROBE_CRIT, NAN, "body is not JSON");
+	if ((root = json_body_parse(body, len, JSON_DECODE_ANY, &st)) ==
+	    NULL) {
+		if (st == JSON_BODY_TOO_BIG)
+			verdict(v, PROBE_CRIT, NAN, "JSON body would take over "
+			    JSON_BODY_MEM_TEXT " to parse");
+		else
+			verdict(v, PROBE_CRIT, NAN, "body is not JSON");
 		return;
 	}
 	if (json_path_wild(&c->json))
@@ -643,48 +648,159 @@ latency_judge(const struct http_conf *c, double ms, struct verdict *v)
 	    r == PROBE_CRIT ? "crit" : "warn", limit);
 }
 
-static void
+/*
+ * Judges the transfer up to the JSON field. True when the field is still
+ * to judge (on a worker: http_json_start), with the latency in *ms.
+ */
+static bool
 http_judge(const struct http_conf *c, struct curl_probe *cp, CURLcode rc,
-    struct verdict *v)
+    struct verdict *v, double *ms)
 {
 	curl_off_t	 us = 0;
 	long		 status = 0;
-	double		 ms;
 	const char	*local;
 
 	if (rc != CURLE_OK && (local = curl_probe_local(cp, rc)) != NULL) {
 		verdict(v, PROBE_UNKNOWN, NAN, "%s", local);
-		return;
+		return false;
 	}
 	if (rc != CURLE_OK) {
 		verdict(v, PROBE_CRIT, NAN, "%s", curl_probe_error(cp, rc));
-		return;
+		return false;
 	}
 	curl_probe_answered(cp);
 	curl_easy_getinfo(cp->easy, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_getinfo(cp->easy, CURLINFO_TOTAL_TIME_T, &us);
-	ms = (double)us / 1000.0;
+	*ms = (double)us / 1000.0;
 	if (!status_expected(c, status)) {
-		verdict(v, PROBE_CRIT, ms, "HTTP %ld", status);
-		return;
+		verdict(v, PROBE_CRIT, *ms, "HTTP %ld", status);
+		return false;
 	}
 	if (c->expect_body != NULL && (cp->body == NULL ||
 	    memmem(cp->body, cp->len, c->expect_body,
 	    strlen(c->expect_body)) == NULL)) {
-		verdict(v, PROBE_CRIT, ms, "body lacks \"%s\"", c->expect_body);
-		return;
+		verdict(v, PROBE_CRIT, *ms, "body lacks \"%s\"", c->expect_body);
+		return false;
 	}
-	if (c->json.text != NULL) {
-		json_judge(c, cp, v);
-		/* Only JSON thresholds make the field's number the value. */
-		if (c->expect_value != NULL)
-			v->value = ms;
-		if (v->result == PROBE_CRIT)
-			return;
-	} else
-		verdict(v, PROBE_OK, ms, "HTTP %ld in %.0fms", status,
-		    floor(ms));
-	latency_judge(c, ms, v);
+	if (c->json.text != NULL)
+		return true;
+	verdict(v, PROBE_OK, *ms, "HTTP %ld in %.0fms", status, floor(*ms));
+	latency_judge(c, *ms, v);
+	return false;
+}
+
+/* The JSON field judged after the transfer, on a worker thread. */
+struct http_json_job {
+	struct curl_probe	*cp;	/* the loop's; never read by the thread */
+	struct http_conf	*conf;	/* the JSON keys, a copy: a reload may
+					 * free the probe's while the thread runs */
+	char			*body;	/* taken from cp */
+	size_t			 len;
+	double			 ms;
+	struct verdict		 v;
+};
+
+static void
+http_json_free(void *arg)
+{
+	struct http_json_job	*j = arg;
+
+	http_conf_free(j->conf);
+	free(j->body);
+	free(j);
+}
+
+static void
+http_json_work(void *arg)
+{
+	struct http_json_job	*j = arg;
+
+	json_judge(j->conf, j->body, j->len, &j->v);
+}
+
+static void
+http_report(struct probe_run *run, const struct verdict *v)
+{
+	if (v->from_check)
+		probe_report_check(run, v->result, v->value, v->unit, "%s",
+		    v->reason);
+	else
+		probe_report_unit(run, v->result, v->value, v->unit, "%s",
+		    v->reason);
+}
+
+/* Back on the loop: the field's verdict, then latency. */
+static void
+http_json_done(void *arg)
+{
+	struct http_json_job	*j = arg;
+	struct curl_probe	*cp = j->cp;
+	struct probe_run	*run = cp->run;
+	const struct http_conf	*c = run->conf;
+	struct verdict		 v = j->v;
+	double			 ms = j->ms;
+
+	/* Only JSON thresholds make the field's number the value. */
+	if (c->expect_value != NULL)
+		v.value = ms;
+	if (v.result != PROBE_CRIT)
+		latency_judge(c, ms, &v);
+	run->data = NULL;
+	curl_probe_free(cp);	/* frees j */
+	http_report(run, &v);
+}
+
+/* A copy of c's JSON keys for the thread; NULL when out of memory. */
+static struct http_conf *
+json_conf_copy(const struct http_conf *c)
+{
+	struct http_conf	*d;
+	const char		*why;
+
+	if ((d = http_conf_new()) == NULL)
+		return NULL;
+	if (json_path_parse(&d->json, c->json.text, &why) == -1 ||
+	    (c->expect_value != NULL &&
+	    (d->expect_value = strdup(c->expect_value)) == NULL)) {
+		http_conf_free(d);
+		return NULL;
+	}
+	d->agg = c->agg;
+	d->has_agg = c->has_agg;
+	d->num = c->num;
+	return d;
+}
+
+/* 0: the field is judged on a worker; -1 with *v set: report it now. */
+static int
+http_json_start(struct curl_probe *cp, double ms, struct verdict *v)
+{
+	struct http_json_job	*j;
+	int			 err;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL ||
+	    (j->conf = json_conf_copy(cp->run->conf)) == NULL) {
+		free(j);
+		verdict(v, PROBE_UNKNOWN, NAN, "%s", probe_errno_local(ENOMEM));
+		return -1;
+	}
+	j->cp = cp;
+	j->ms = ms;
+	j->body = cp->body;
+	j->len = cp->len;
+	cp->body = NULL;
+	cp->len = cp->cap = 0;
+	if (curl_probe_offload(cp, http_json_work, http_json_done,
+	    http_json_free, j) == 0)
+		return 0;
+	err = errno;
+	http_json_free(j);
+	curl_probe_thread_failed(err, v->reason, sizeof(v->reason),
+	    &v->result);
+	v->value = NAN;
+	v->unit = NULL;
+	v->from_check = false;
+	return -1;
 }
 
 static void
@@ -693,16 +809,15 @@ http_done(CURL *easy, CURLcode rc, void *arg)
 	struct curl_probe	*cp = arg;
 	struct probe_run	*run = cp->run;
 	struct verdict		 v;
+	double			 ms = 0;
 
-	http_judge(run->conf, cp, rc, &v);
+	rc = curl_probe_result(cp, rc);
+	if (http_judge(run->conf, cp, rc, &v, &ms) &&
+	    http_json_start(cp, ms, &v) == 0)
+		return;
 	run->data = NULL;
 	curl_probe_free(cp);
-	if (v.from_check)
-		probe_report_check(run, v.result, v.value, v.unit, "%s",
-		    v.reason);
-	else
-		probe_report_unit(run, v.result, v.value, v.unit, "%s",
-		    v.reason);
+	http_report(run, &v);
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,10 +123,63 @@ pid_state(const char *root, const char *pid, char *state,
 	return 0;
 }
 
-static void
-process_by_pidfile(struct probe_run *run, const char *pidfile)
+/*
+ * One lookup, done on a worker thread: reading /proc scales with the
+ * number of processes, and a pidfile may sit on a hung mount. The thread
+ * fills the outcome, which process_done reports on the loop.
+ */
+struct process_call {
+	struct probe_run	*run;
+	enum probe_result	 result;
+	double			 value;
+	char			 reason[PROBE_REASON_MAX + 1];
+	bool			 by_pidfile;
+	char			 root[PATH_MAX];
+	char			 what[];	/* the pidfile, or the name */
+};
+
+static void LOG_PRINTF(4, 5)
+out_set(struct process_call *o, enum probe_result r, double value,
+    const char *fmt, ...)
 {
-	const char	*root = run->env->proc_root;
+	va_list	ap;
+
+	o->result = r;
+	o->value = value;
+	va_start(ap, fmt);
+	vsnprintf(o->reason, sizeof(o->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* As sysprobe_report_failed. */
+static void
+out_failed(struct process_call *o, int err, const char *why)
+{
+	const char	*local = probe_errno_local(err);
+
+	if (local != NULL)
+		out_set(o, PROBE_UNKNOWN, NAN, "%s (%s)", why, local);
+	else
+		out_set(o, PROBE_CRIT, NAN, "%s", why);
+}
+
+/* As probe_report_errno. */
+static void
+out_errno(struct process_call *o, int err, const char *what)
+{
+	const char	*local = probe_errno_local(err);
+
+	if (local != NULL)
+		out_set(o, PROBE_UNKNOWN, NAN, "%s: %s (%s)", what,
+		    strerror(err), local);
+	else
+		out_set(o, PROBE_CRIT, NAN, "%s: %s", what, strerror(err));
+}
+
+static void
+process_by_pidfile(struct process_call *o, const char *pidfile)
+{
+	const char	*root = o->root;
 	char		 buf[64], why[SYS_WHY_MAX], dir[PATH_MAX], pid[16];
 	const char	*p;
 	unsigned long	 v = 0;
@@ -137,16 +191,16 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 
 	if ((n = sysprobe_read(pidfile, buf, sizeof(buf), &full, why)) == -1) {
 		if (errno == ENOENT)
-			probe_report(run, PROBE_CRIT, NAN,
+			out_set(o, PROBE_CRIT, NAN,
 			    "pidfile does not exist");
 		else
-			sysprobe_report_failed(run, errno, why);
+			out_failed(o, errno, why);
 		return;
 	}
 	for (p = buf; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'; p++)
 		;
 	if (p == buf + n && !full) {
-		probe_report(run, PROBE_CRIT, NAN, "pidfile: empty");
+		out_set(o, PROBE_CRIT, NAN, "pidfile: empty");
 		return;
 	}
 	for (p = buf; isdigit((unsigned char)*p) && v <= INT_MAX; p++)
@@ -155,38 +209,38 @@ process_by_pidfile(struct probe_run *run, const char *pidfile)
 		p++;
 	/* p short of the end: junk, or a NUL byte inside. */
 	if (full || p == buf || p != buf + n || v == 0 || v > INT_MAX) {
-		probe_report(run, PROBE_CRIT, NAN, "pidfile: not a pid");
+		out_set(o, PROBE_CRIT, NAN, "pidfile: not a pid");
 		return;
 	}
 	snprintf(pid, sizeof(pid), "%lu", v);
 	if (snprintf(dir, sizeof(dir), "%s/%s", root, pid) >= (int)sizeof(dir)) {
-		probe_report(run, PROBE_CRIT, NAN, "%s: path too long", root);
+		out_set(o, PROBE_CRIT, NAN, "%s: path too long", root);
 		return;
 	}
 	if (stat(dir, &st) == -1) {
 		if (errno == ENOENT)
-			probe_report(run, PROBE_CRIT, 0, "pid %s not running",
+			out_set(o, PROBE_CRIT, 0, "pid %s not running",
 			    pid);
 		else
-			probe_report_errno(run, errno, "%s", dir);
+			out_errno(o, errno, dir);
 		return;
 	}
 	if (pid_state(root, pid, &state, why) == -1) {
 		err = errno;
 		/* Gone with its directory: it exited in between. */
 		if (err == ENOENT && stat(dir, &st) == -1 && errno == ENOENT)
-			probe_report(run, PROBE_CRIT, 0, "pid %s not running",
+			out_set(o, PROBE_CRIT, 0, "pid %s not running",
 			    pid);
 		else
-			sysprobe_report_failed(run, err, why);
+			out_failed(o, err, why);
 		return;
 	}
 	if (state == 'Z')
-		probe_report(run, PROBE_CRIT, 0, "pid %s is a zombie", pid);
+		out_set(o, PROBE_CRIT, 0, "pid %s is a zombie", pid);
 	else if (state == 'X')
-		probe_report(run, PROBE_CRIT, 0, "pid %s not running", pid);
+		out_set(o, PROBE_CRIT, 0, "pid %s not running", pid);
 	else
-		probe_report(run, PROBE_OK, 1, "pid %s running", pid);
+		out_set(o, PROBE_OK, 1, "pid %s running", pid);
 }
 
 /* True when comm is name as the kernel would have truncated it. */
@@ -201,9 +255,9 @@ comm_matches(const char *comm, const char *name)
 }
 
 static void
-process_by_name(struct probe_run *run, const char *name)
+process_by_name(struct process_call *o, const char *name)
 {
-	const char	*root = run->env->proc_root;
+	const char	*root = o->root;
 	struct dirent	*de;
 	DIR		*d;
 	char		 rel[NAME_MAX + 16], comm[64], why[SYS_WHY_MAX], state;
@@ -213,7 +267,7 @@ process_by_name(struct probe_run *run, const char *name)
 	int		 err;
 
 	if ((d = opendir(root)) == NULL) {
-		probe_report_errno(run, errno, "%s", root);
+		out_errno(o, errno, root);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -248,27 +302,71 @@ process_by_name(struct probe_run *run, const char *name)
 	}
 	closedir(d);
 	if (count == 0)
-		probe_report(run, PROBE_CRIT, 0, "no process named %s", name);
+		out_set(o, PROBE_CRIT, 0, "no process named %s", name);
 	else
-		probe_report(run, PROBE_OK, (double)count, "%ld process%s "
+		out_set(o, PROBE_OK, (double)count, "%ld process%s "
 		    "named %s", count, count == 1 ? "" : "es", name);
 	return;
 
 failed:
 	err = errno;
 	closedir(d);
-	sysprobe_report_failed(run, err, why);
+	out_failed(o, err, why);
+}
+
+/* On the worker thread. */
+static void
+process_lookup(void *arg)
+{
+	struct process_call		*o = arg;
+
+	if (o->by_pidfile)
+		process_by_pidfile(o, o->what);
+	else
+		process_by_name(o, o->what);
+}
+
+/* On the loop: the lookup returned in time. */
+static void
+process_done(void *arg)
+{
+	struct process_call	*o = arg;
+	struct probe_run	*run = o->run;
+	enum probe_result	 r = o->result;
+	double			 value = o->value;
+	char			 reason[PROBE_REASON_MAX + 1];
+
+	memcpy(reason, o->reason, sizeof(reason));
+	sysprobe_offload_finish(run);	/* frees o */
+	probe_report(run, r, value, "%s", reason);
 }
 
 static void
 process_start(struct probe_run *run)
 {
 	const struct process_conf	*c = run->conf;
+	const char			*what = c->pidfile != NULL ? c->pidfile :
+					    c->name;
+	const char			*root = run->env->proc_root;
+	struct process_call		*o;
+	size_t				 len = strlen(what);
 
-	if (c->pidfile != NULL)
-		process_by_pidfile(run, c->pidfile);
-	else
-		process_by_name(run, c->name);
+	if ((o = calloc(1, sizeof(*o) + len + 1)) == NULL) {
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
+		return;
+	}
+	o->run = run;
+	o->by_pidfile = c->pidfile != NULL;
+	memcpy(o->what, what, len + 1);
+	if (snprintf(o->root, sizeof(o->root), "%s", root != NULL ? root :
+	    "/proc") >= (int)sizeof(o->root)) {
+		free(o);
+		probe_report(run, PROBE_CRIT, NAN, "proc_root too long");
+		return;
+	}
+	sysprobe_offload_start(run, "process lookup", process_lookup,
+	    process_done, o);
 }
 
 const struct probe_ops probe_process_ops = {
@@ -280,6 +378,6 @@ const struct probe_ops probe_process_ops = {
 	.conf_set = process_conf_set,
 	.conf_check = process_conf_check,
 	.start = process_start,
-	.cancel = NULL,
-	.keep_free = free,
+	.cancel = sysprobe_offload_cancel,
+	.keep_free = sysprobe_offload_keep_free,
 };

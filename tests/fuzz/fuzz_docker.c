@@ -1,7 +1,7 @@
 /*
  * Fuzz target: the Docker Engine API's container inspect answer as the
  * docker probe reads it (src/probes/docker.c: docker_state, after
- * json_loadb as in docker_judge). Those are static, so this file
+ * json_loadb as in docker_work). Those are static, so this file
  * includes docker.c and the core library's copy of it is left out of the
  * link. The reason must be one printable line that fits, through
  * probe_report as the probe sends it.
@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t			*root;
 	enum probe_result	 r;
 
-	/* As docker_judge loads a 200 answer's body. */
+	/* As docker_work loads a 200 answer's body. */
 	if ((root = json_loadb((const char *)data, size, 0, &err)) == NULL)
 		return 0;
 	memset(reason, 0x55, sizeof(reason));

@@ -39,10 +39,12 @@ def main():
 
     h.section("running, no health check -> up; by id, running and healthy -> up")
     h.wait_reply(lb, b"up\n", "`up` with both containers running", timeout_s=BOUND_S)
-    paths = {p for _, p, _ in api.requests()}
-    h.expect(any(p.endswith("/containers/web/json") for p in paths) and
-             any(p.endswith(f"/containers/{WEB_ID[:12]}/json") for p in paths),
-             f"the probes asked for /containers/NAME/json; the API saw {sorted(paths)}")
+    # "up" is also the reply before the first runs: wait for both to ask.
+    paths = h.wait_until(lambda: {p for _, p, _ in api.requests()}, BOUND_S,
+                         "the probes asking for /containers/NAME/json",
+                         ok=lambda paths: any(p.endswith("/containers/web/json")
+                                              for p in paths) and
+                         any(p.endswith(f"/containers/{WEB_ID[:12]}/json") for p in paths))
     print(f"   paths asked: {sorted(paths)}", flush=True)
 
     h.section("running and healthy -> up")

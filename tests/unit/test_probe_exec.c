@@ -398,19 +398,31 @@ END_TEST
 
 START_TEST(floods)
 {
-	struct fixture	fx;
-	char		want[201];
+	struct fixture			 fx;
+	const struct probe_outcome	*out;
+	char				 want[201];
 
 	fx_init(&fx);
 	/* 100 KiB: far more than a pipe holds; the child must not block. */
 	expect(run_script(&fx, "echo 'LOTS OF OUTPUT'; "
 	    "yes 0123456789abcdef | head -c 102400; exit 1"),
 	    PROBE_WARN, "LOTS OF OUTPUT");
-	/* 8 MiB in one line: read and dropped, the first 200 bytes kept. */
+	/* 3 MiB in one line: read and dropped, the first 200 bytes kept. */
 	memset(want, 'x', 200);
 	want[200] = '\0';
-	expect(run_script(&fx, "head -c 8388608 /dev/zero | tr '\\0' x; "
+	expect(run_script(&fx, "head -c 3145728 /dev/zero | tr '\\0' x; "
 	    "exit 2"), PROBE_CRIT, want);
+	/* Past 4 MiB it is killed, whatever it would have said. */
+	out = run_script(&fx, "head -c 8388608 /dev/zero | tr '\\0' x; "
+	    "exit 2");
+	ck_assert_msg(out->result == PROBE_UNKNOWN && out->from_check,
+	    "%s: %s", probe_result_name(out->result), out->reason);
+	ck_assert_str_eq(out->reason, "output larger than 4 MiB, killed");
+	/* Writing for ever ends there too, long before the timeout. */
+	out = run_script(&fx, "exec yes");
+	ck_assert_msg(out->result == PROBE_UNKNOWN && out->from_check,
+	    "%s: %s", probe_result_name(out->result), out->reason);
+	ck_assert_str_eq(out->reason, "output larger than 4 MiB, killed");
 	fx_done(&fx);
 }
 END_TEST

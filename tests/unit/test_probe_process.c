@@ -1,4 +1,5 @@
 /* process: configuration, a fixed proc tree with a zombie, the real /proc. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "lbagent/probes/kinds.h"
+#include "hungfs.h"
 #include "probeutil.h"
 
 /* Adds <root>/<pid> with comm and stat (either may be NULL: absent). */
@@ -280,12 +282,17 @@ START_TEST(process_out_of_descriptors)
 	comm[n - 1] = '\0';
 	pu_init(&sr, &probe_process_ops, NULL);
 	pu_set(&sr, "name", comm);
+	/* The lookup runs on a thread, whose wake-up needs a descriptor. */
 	tu_fds_exhaust(&fds, 0);
+	pu_expect(&sr, PROBE_UNKNOWN, "cannot start a thread: Too many open "
+	    "files (lbagent out of descriptors)");
+	tu_fds_release(&fds);
+	tu_fds_exhaust(&fds, 1);
 	pu_expect(&sr, PROBE_UNKNOWN, "/proc: Too many open files "
 	    "(lbagent out of descriptors)");
 	tu_fds_release(&fds);
 	/* /proc opens; the processes' comm files do not. */
-	tu_fds_exhaust(&fds, 1);
+	tu_fds_exhaust(&fds, 2);
 	ck_assert(pu_once(&sr, 10000));
 	tu_fds_release(&fds);
 	ck_assert_msg(sr.out.result == PROBE_UNKNOWN, "%s: %s",
@@ -303,7 +310,7 @@ START_TEST(process_out_of_descriptors)
 	pu_set(&sr, "pidfile", pidfile);
 	ck_assert_int_ne(asprintf(&want, "%s: Too many open files (lbagent "
 	    "out of descriptors)", pidfile), -1);
-	tu_fds_exhaust(&fds, 0);
+	tu_fds_exhaust(&fds, 1);
 	pu_expect(&sr, PROBE_UNKNOWN, want);
 	tu_fds_release(&fds);
 	pu_expect(&sr, PROBE_OK, "pid 1 running");
@@ -312,6 +319,61 @@ START_TEST(process_out_of_descriptors)
 	free(pidfile);
 	tu_rmtree(dir);
 	free(dir);
+}
+END_TEST
+
+/*
+ * proc_root and a pidfile on a hung mount: the lookup runs on a thread,
+ * so the run times out and is cancelled instead of stalling the loop; the
+ * next runs say it is still blocked, at once.
+ */
+static void
+hung(const char *key)
+{
+	char		*dir = tu_tmpdir(), *mnt = pu_mkdirs(dir, "mnt");
+	char		 pidfile[PATH_MAX];
+	struct pu	 sr;
+	int		 fd, i;
+
+	if ((fd = hungfs_mount(mnt)) == -1)
+		goto out;
+	snprintf(pidfile, sizeof(pidfile), "%s/x.pid", mnt);
+	pu_init(&sr, &probe_process_ops, strcmp(key, "name") == 0 ? mnt :
+	    NULL);
+	pu_set(&sr, key, strcmp(key, "name") == 0 ? "sshd" : pidfile);
+	ck_assert_msg(!pu_once(&sr, 300), "reported: %s", sr.out.reason);
+	ck_assert_int_eq(sr.reports, 0);
+	for (i = 0; i < 3; i++) {
+		ck_assert(pu_once(&sr, 10000));
+		ck_assert_int_eq(sr.out.result, PROBE_CRIT);
+		ck_assert_msg(strncmp(sr.out.reason, "process lookup still "
+		    "blocked since ", 35) == 0, "%s", sr.out.reason);
+	}
+	hungfs_abort(fd);
+	for (i = 0; i < 1000; i++) {
+		ck_assert(pu_once(&sr, 10000));
+		if (strncmp(sr.out.reason, "process lookup still", 20) != 0)
+			break;
+		usleep(10000);
+	}
+	ck_assert_int_eq(sr.out.result, PROBE_CRIT);
+	hungfs_umount(mnt);
+	pu_done(&sr);
+out:
+	tu_rmtree(dir);
+	free(mnt);
+	free(dir);
+}
+
+START_TEST(process_hung_proc_root)
+{
+	hung("name");
+}
+END_TEST
+
+START_TEST(process_hung_pidfile)
+{
+	hung("pidfile");
 }
 END_TEST
 
@@ -360,6 +422,9 @@ process_suite(void)
 	Suite	*s = suite_create("probe_process");
 	TCase	*tc = tcase_create("process");
 
+	/* Each run starts a thread: 400 junk runs on a loaded machine. */
+	tcase_set_timeout(tc, 60);
+
 	tcase_add_test(tc, process_config_errors);
 	tcase_add_test(tc, process_by_name);
 	tcase_add_test(tc, process_by_pidfile);
@@ -367,6 +432,8 @@ process_suite(void)
 	tcase_add_test(tc, process_real_proc);
 	tcase_add_test(tc, process_out_of_descriptors);
 	tcase_add_test(tc, process_junk);
+	tcase_add_test(tc, process_hung_proc_root);
+	tcase_add_test(tc, process_hung_pidfile);
 	suite_add_tcase(s, tc);
 	return s;
 }
