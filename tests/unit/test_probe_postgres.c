@@ -1,7 +1,7 @@
 /*
  * postgres probes without a server: configuration errors (libpq's own
- * words, never the conninfo), the warning for a host name libpq would
- * resolve blocking, a refused connection, and a peer that accepts and says
+ * words, never the conninfo), no warning for a host name (the probe
+ * resolves it, not libpq), a refused connection, and a peer that accepts and says
  * nothing, cancelled at the owner's timeout without a descriptor left.
  * The runs against a real server are in tests/integration/test_65_postgres.
  */
