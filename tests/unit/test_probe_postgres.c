@@ -1,8 +1,9 @@
 /*
  * postgres probes without a server: configuration errors (libpq's own
  * words, never the conninfo), no warning for a host name (the probe
- * resolves it, not libpq), a refused connection, and a peer that accepts and says
- * nothing, cancelled at the owner's timeout without a descriptor left.
+ * resolves it, not libpq), a refused connection, and a peer that accepts
+ * and says nothing, cancelled at the owner's timeout without a descriptor
+ * left.
  * The runs against a real server are in tests/integration/test_65_postgres.
  */
 #include <arpa/inet.h>
