@@ -2,17 +2,23 @@
  * The postgres kind: one connection per run on libpq's asynchronous API,
  * driven by the event loop (PQconnectPoll, then PQsendQuery / PQflush /
  * PQconsumeInput / PQgetResult on the connection's socket), never a
- * thread, a fork or a blocking call; PQfinish at the end or at the cancel.
+ * blocking call; PQfinish at the end or at the cancel.
+ *
+ * Whatever the server does, a run costs the loop little: a host name is
+ * resolved with evdns and given to libpq as hostaddr (libpq resolves
+ * nothing); what the server sends reaches libpq through a relay that stops
+ * reading after PG_READ_MAX bytes (pg_relay.h); rows come one at a time
+ * (single-row mode) and the run stops after PG_ROWS_MAX of them.
  *
  * Before the user's query, the same session gets a statement_timeout a
  * little under what is left of the probe's timeout, so that a slow query
- * is cancelled by the server itself (PQcancel would block the loop), and,
- * with expect_role, SELECT pg_is_in_recovery().
+ * is cancelled by the server itself, and, with expect_role, SELECT
+ * pg_is_in_recovery(). A query still running at the probe's timeout is
+ * cancelled too, by a cancel request on a worker thread (pg_cancel.h).
  *
  * The conninfo may hold a password: it is never shown (its key is secret
  * to the configuration loader, and libpq's messages never quote it).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,21 +27,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
+#include <event2/dns.h>
 #include <event2/event.h>
+#include <event2/util.h>
 #include <libpq-fe.h>
 
 #include "lbagent/core/threshold.h"
 #include "lbagent/core/units.h"
 #include "lbagent/probes/kinds.h"
+#include "lbagent/probes/pg_hosts.h"
+#include "lbagent/probes/postgres.h"
 #include "lbagent/probes/probe.h"
+#include "pg_cancel.h"
+#include "pg_relay.h"
 
 #define PG_SHOWN_MAX		40	/* of a value in a reason */
 #define PG_WHY_MAX		160	/* of a config error from libpq */
 #define PG_MARGIN_MIN_MS	50	/* statement_timeout under the rest */
 #define PG_DEFAULT_QUERY	"SELECT 1"
 #define PG_SQLSTATE_CANCELED	"57014"
+#define PG_READ_MAX_MIB		1	/* read from the server in a run */
+#define PG_READ_MAX		((size_t)PG_READ_MAX_MIB << 20)
+#define PG_ROWS_MAX		1000	/* of the user's query, then stopped */
+
+static const char	*resolv_conf = "/etc/resolv.conf";
 
 enum pg_role {
 	PG_ROLE_ANY,
@@ -51,22 +69,53 @@ struct pg_conf {
 	struct threshold	 num;	/* on the first column */
 	struct latency_limit	 latency;
 	enum pg_role	 role;
-	char		*host_warning;	/* for the configuration's warnings */
+	struct pg_hosts	 hosts;		/* the names among them resolved */
 	char		 why[PG_WHY_MAX];
 };
 
 enum pg_state {
+	PG_RESOLVING,	/* evdns, a name of the host list at a time */
 	PG_CONNECTING,	/* PQconnectPoll until it says OK */
 	PG_SETUP,	/* SET statement_timeout (and pg_is_in_recovery()) */
 	PG_QUERY,	/* the user's query */
 };
 
+/*
+ * Across runs of one probe: its resolver, made on first need, and its
+ * cancel requests. evdns calls back a cancelled lookup later, from the
+ * loop, and touches the resolver then: so the keep lives until the last
+ * such callback, even when the probe is gone (keep_free during a reload).
+ */
+struct pg_keep {
+	struct event_base	*base;
+	struct evdns_base	*dns;
+	unsigned		 lookups;	/* in flight, cancelled ones too */
+	bool			 freed;		/* the probe is gone */
+	struct pg_canceller	*cancel;
+};
+
 struct pg_run {
-	struct probe_run	*run;
+	struct probe_run	*run;		/* NULL once cancelled (lookup) */
 	const struct pg_conf	*conf;
+	struct pg_keep		*keep;
 	PGconn			*conn;
 	struct event		*ev;
 	enum pg_state		 state;
+	/* resolving: the entry asked for, and each name's addresses */
+	size_t			 host_i;
+	struct evdns_getaddrinfo_request *req;
+	bool			 starting;	/* inside evdns_getaddrinfo */
+	bool			 answered;	/* ... which answered at once */
+	int			 gai_err;
+	struct evutil_addrinfo	*ais;
+	int			 resolve_err;	/* of the first name that failed */
+	const char		*resolve_host;
+	char			 addrs[PG_HOSTS_MAX][PG_HOST_ADDRS_MAX][48];
+	size_t			 n_addrs[PG_HOSTS_MAX];
+	/* what the server sent: through the relay, counted */
+	struct pg_relay		*relay;
+	size_t			 spent;		/* by earlier attempts' relays */
+	uint64_t		 rows;		/* of the user's query */
 	struct timespec		 t0;		/* the run's start */
 	struct timespec		 tq;		/* the user's query sent */
 	int64_t			 stmt_timeout_ms;
@@ -125,7 +174,7 @@ pg_conf_free(void *p)
 	free(c->passfile);
 	free(c->query);
 	free(c->expect_value);
-	free(c->host_warning);
+	pg_hosts_clear(&c->hosts);
 	free(c);
 }
 
@@ -164,64 +213,38 @@ conninfo_why(struct pg_conf *c, const char *msg)
 		    "string");
 }
 
-/* An address, or a socket directory: nothing libpq resolves. */
-static bool
-host_numeric(const char *h, size_t len)
-{
-	char		buf[256];
-	unsigned char	a[16];
-
-	if (len == 0 || h[0] == '/' || h[0] == '@')
-		return true;
-	if (len >= sizeof(buf))
-		return false;
-	memcpy(buf, h, len);
-	buf[len] = '\0';
-	return inet_pton(AF_INET, buf, a) == 1 ||
-	    inet_pton(AF_INET6, buf, a) == 1;
-}
-
 /*
- * libpq resolves a host name with the blocking getaddrinfo() inside
- * PQconnectStart: with a name and no hostaddr, say so, once, at load.
+ * The host list, for the names the probe resolves itself. With hostaddr,
+ * libpq resolves nothing: neither does the probe. requirepeer asks who
+ * holds the other end of libpq's socket, which is the probe's relay.
  */
 static int
-host_check(struct pg_conf *c, const PQconninfoOption *opts, const char **why)
+hosts_of(struct pg_conf *c, const PQconninfoOption *opts, const char **why)
 {
 	const PQconninfoOption	*o;
-	const char		*host = NULL, *h, *end;
+	const char		*host = NULL, *port = NULL;
 	bool			 hostaddr = false;
-	size_t			 len;
 
 	for (o = opts; o->keyword != NULL; o++) {
 		if (o->val == NULL || o->val[0] == '\0')
 			continue;
 		if (strcmp(o->keyword, "host") == 0)
 			host = o->val;
+		else if (strcmp(o->keyword, "port") == 0)
+			port = o->val;
 		else if (strcmp(o->keyword, "hostaddr") == 0)
 			hostaddr = true;
-	}
-	free(c->host_warning);
-	c->host_warning = NULL;
-	if (host == NULL || hostaddr)
-		return 0;
-	for (h = host; *h != '\0'; h = *end == ',' ? end + 1 : end) {
-		end = h + strcspn(h, ",");
-		len = (size_t)(end - h);
-		if (host_numeric(h, len))
-			continue;
-		if (asprintf(&c->host_warning, "conninfo: host %.*s is a name, "
-		    "which libpq resolves with a blocking lookup at each run "
-		    "(a slow DNS server holds up all of lbagent); give an "
-		    "address, or hostaddr with it", (int)(len > 64 ? 64 : len),
-		    h) == -1) {
-			c->host_warning = NULL;
-			*why = "out of memory";
+		else if (strcmp(o->keyword, "requirepeer") == 0) {
+			*why = "requirepeer is not supported (the probe relays "
+			    "the connection, bounding what it reads)";
 			return -1;
 		}
-		break;
 	}
-	return 0;
+	if (host == NULL)
+		host = getenv("PGHOST");
+	if (port == NULL)
+		port = getenv("PGPORT");
+	return pg_hosts_parse(&c->hosts, hostaddr ? NULL : host, port, why);
 }
 
 static int
@@ -237,7 +260,7 @@ set_conninfo(struct pg_conf *c, const char *value, const char **why)
 		*why = c->why;
 		return -1;
 	}
-	rv = host_check(c, opts, why);
+	rv = hosts_of(c, opts, why);
 	PQconninfoFree(opts);
 	if (rv == -1)
 		return -1;
@@ -300,15 +323,6 @@ pg_conf_check(void *p, const char **why)
 	return -1;
 }
 
-static const char *
-pg_conf_warning(const void *p, const char **key)
-{
-	const struct pg_conf	*c = p;
-
-	*key = "conninfo";
-	return c->host_warning;
-}
-
 static double
 elapsed_ms(const struct timespec *since)
 {
@@ -325,7 +339,10 @@ pg_release(struct pg_run *r)
 	if (r->ev != NULL)
 		event_free(r->ev);
 	if (r->conn != NULL)
-		PQfinish(r->conn);
+		PQfinish(r->conn);	/* its goodbye, through the relay */
+	pg_relay_free(r->relay);
+	if (r->ais != NULL)
+		evutil_freeaddrinfo(r->ais);
 	free(r->value);
 	free(r->column);
 	free(r);
@@ -373,24 +390,51 @@ one_line(const char *msg, char *buf, size_t size)
 	snprintf(buf, size, "%.*s", (int)n, msg);
 }
 
+/* An address as written with a port after it: IPv6 in brackets. */
+static void
+addr_of(const char *a, size_t n, char *buf, size_t size)
+{
+	bool	v6 = memchr(a, ':', n) != NULL;
+
+	snprintf(buf, size, "%s%.*s%s", v6 ? "[" : "", (int)n, a,
+	    v6 ? "]" : "");
+}
+
 /*
  * The server libpq names, shorter: 'at "H", port P' as " (H:P)",
- * 'on socket "S"' as " (S)"; as it is otherwise.
+ * 'at "H" (A), port P' (a name and the address it resolved to) as
+ * " (H, A:P)", 'on socket "S"' as " (S)"; as it is otherwise.
  */
 static void
 server_of(const char *s, size_t len, char *buf, size_t size)
 {
-	const char	*q, *end = s + len;
-	int		 n;
+	const char	*q, *p, *cl, *end = s + len;
+	char		 host[96], addr[64], port[16];
 
 	if (len > 4 && strncmp(s, "at \"", 4) == 0 &&
-	    (q = memchr(s + 4, '"', len - 4)) != NULL &&
-	    end - q > 8 && strncmp(q, "\", port ", 8) == 0) {
-		n = (int)(q - (s + 4));
-		snprintf(buf, size, " (%s%.*s%s:%.*s)", memchr(s + 4, ':',
-		    (size_t)n) != NULL ? "[" : "", n, s + 4, memchr(s + 4, ':',
-		    (size_t)n) != NULL ? "]" : "", (int)(end - q - 8), q + 8);
-	} else if (len > 11 && strncmp(s, "on socket \"", 11) == 0 &&
+	    (q = memchr(s + 4, '"', len - 4)) != NULL) {
+		addr_of(s + 4, (size_t)(q - (s + 4)), host, sizeof(host));
+		addr[0] = '\0';
+		p = q + 1;
+		if (end - p > 2 && p[0] == ' ' && p[1] == '(' &&
+		    (cl = memchr(p + 2, ')', (size_t)(end - p - 2))) != NULL) {
+			addr_of(p + 2, (size_t)(cl - (p + 2)), addr,
+			    sizeof(addr));
+			snprintf(host, sizeof(host), "%.*s, %s",
+			    (int)(q - (s + 4)), s + 4, addr);
+			p = cl + 1;
+		}
+		if (end - p > 7 && strncmp(p, ", port ", 7) == 0) {
+			snprintf(port, sizeof(port), "%.*s", (int)(end - p - 7),
+			    p + 7);
+			/* The reason keeps its first bytes: long names cut. */
+			snprintf(buf, size, " (%.*s:%s)", (int)(size - 4 -
+			    strlen(port) > sizeof(host) ? sizeof(host) : size -
+			    4 - strlen(port)), host, port);
+			return;
+		}
+	}
+	if (len > 11 && strncmp(s, "on socket \"", 11) == 0 &&
 	    s[len - 1] == '"')
 		snprintf(buf, size, " (%.*s)", (int)(len - 12), s + 11);
 	else
@@ -461,6 +505,9 @@ pg_send(struct pg_run *r, const char *sql)
 		    line);
 		return;
 	}
+	/* Rows one at a time, counted: never a whole result in memory. */
+	if (r->state == PG_QUERY)
+		(void)PQsetSingleRowMode(r->conn);
 	switch (PQflush(r->conn)) {
 	case 0:
 		pg_wait(r, EV_READ);
@@ -502,10 +549,58 @@ pg_connected(struct pg_run *r)
 	pg_send(r, sql);
 }
 
+/* The relay read past the budget: stop there. */
+static void
+pg_over(void *arg)
+{
+	struct pg_run	*r = arg;
+
+	pg_finish(r, PROBE_CRIT, NAN, "answer over %d MiB: read stopped",
+	    PG_READ_MAX_MIB);
+}
+
+/*
+ * Puts the relay under libpq's socket once connected (libpq checks the
+ * connect on the real one), again after libpq moved on to another address
+ * or host (it closed the relay's pair). False when the run is over.
+ */
+static bool
+pg_relay_sync(struct pg_run *r)
+{
+	ConnStatusType	st = PQstatus(r->conn);
+	int		fd = PQsocket(r->conn);
+
+	if (r->relay != NULL && !pg_relay_on(r->relay, fd)) {
+		r->spent += pg_relay_read(r->relay);
+		pg_relay_free(r->relay);
+		r->relay = NULL;
+	}
+	if (r->relay != NULL || fd == -1 || st == CONNECTION_BAD ||
+	    st == CONNECTION_STARTED || st == CONNECTION_NEEDED)
+		return true;
+	if (r->spent >= PG_READ_MAX) {
+		pg_over(r);
+		return false;
+	}
+	r->relay = pg_relay_new(r->run->env->base, fd, PG_READ_MAX - r->spent,
+	    pg_over, r);
+	if (r->relay == NULL) {
+		pg_finish(r, PROBE_UNKNOWN, NAN, "cannot relay the connection "
+		    "(%s)", probe_errno_local(errno) != NULL ?
+		    probe_errno_local(errno) : strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 static void
 pg_connect_poll(struct pg_run *r)
 {
-	switch (PQconnectPoll(r->conn)) {
+	PostgresPollingStatusType	ps = PQconnectPoll(r->conn);
+
+	if (ps != PGRES_POLLING_FAILED && !pg_relay_sync(r))
+		return;
+	switch (ps) {
 	case PGRES_POLLING_READING:
 		pg_wait(r, EV_READ);
 		break;
@@ -528,7 +623,10 @@ pg_result(struct pg_run *r, PGresult *res)
 	const char	*state, *msg;
 
 	switch (PQresultStatus(res)) {
+	case PGRES_SINGLE_TUPLE:
 	case PGRES_TUPLES_OK:
+		if (r->state == PG_QUERY)
+			r->rows += (uint64_t)PQntuples(res);
 		if (r->got_rows)
 			break;
 		r->got_rows = true;
@@ -694,6 +792,11 @@ pg_read(struct pg_run *r)
 		}
 		pg_result(r, res);
 		PQclear(res);
+		if (r->rows > PG_ROWS_MAX) {
+			pg_finish(r, PROBE_CRIT, NAN, "over %d rows: read "
+			    "stopped", PG_ROWS_MAX);
+			return;
+		}
 	}
 	pg_wait(r, EV_READ);
 }
@@ -736,24 +839,15 @@ pg_notice(void *arg, const PGresult *res)
 {
 }
 
+/* With the names resolved (lists not NULL): libpq resolves nothing. */
 static void
-pg_start(struct probe_run *run)
+pg_connect(struct pg_run *r, const struct pg_host_lists *lists)
 {
-	const struct pg_conf	*c = run->conf;
-	const char		*keys[4], *values[4];
-	struct pg_run		*r;
+	const struct pg_conf	*c = r->conf;
+	const char		*keys[8], *values[8];
 	int			 n = 0;
 
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
-		    probe_errno_local(ENOMEM));
-		return;
-	}
-	r->run = run;
-	r->conf = c;
 	r->state = PG_CONNECTING;
-	run->data = r;
-	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	/* Keywords after the expanded dbname override what it says. */
 	keys[n] = "fallback_application_name";
 	values[n++] = "lbagent";
@@ -762,6 +856,17 @@ pg_start(struct probe_run *run)
 	if (c->passfile != NULL) {
 		keys[n] = "passfile";
 		values[n++] = c->passfile;
+	}
+	if (lists != NULL) {
+		/* host stays for TLS's name check and for the messages. */
+		keys[n] = "host";
+		values[n++] = lists->host;
+		keys[n] = "hostaddr";
+		values[n++] = lists->hostaddr;
+		if (lists->port != NULL) {
+			keys[n] = "port";
+			values[n++] = lists->port;
+		}
 	}
 	keys[n] = NULL;
 	values[n] = NULL;
@@ -776,19 +881,246 @@ pg_start(struct probe_run *run)
 		connect_failed(r);
 		return;
 	}
+	if (!pg_relay_sync(r))
+		return;
 	/* As if PQconnectPoll had said PGRES_POLLING_WRITING. */
 	pg_wait(r, EV_WRITE);
 }
 
-/* The timeout passed: drop the connection, never report. */
+static void
+keep_destroy(struct pg_keep *keep)
+{
+	if (keep->dns != NULL)
+		evdns_base_free(keep->dns, 0);
+	pg_canceller_free(keep->cancel);
+	free(keep);
+}
+
+static void
+keep_destroy_cb(evutil_socket_t fd, short what, void *arg)
+{
+	keep_destroy(arg);
+}
+
+static void
+pg_keep_free(void *p)
+{
+	struct pg_keep	*keep = p;
+
+	if (keep == NULL)
+		return;
+	if (keep->lookups > 0) {
+		/* The last callback frees it; no more cancel requests. */
+		keep->freed = true;
+		pg_canceller_free(keep->cancel);
+		keep->cancel = NULL;
+	} else
+		keep_destroy(keep);
+}
+
+/* The probe's keep, made on first need. */
+static struct pg_keep *
+pg_keep(struct probe_run *run)
+{
+	struct pg_keep	*keep = run->keep;
+
+	if (keep == NULL) {
+		if ((keep = calloc(1, sizeof(*keep))) == NULL)
+			return NULL;
+		keep->base = run->env->base;
+		run->keep = keep;
+	}
+	return keep;
+}
+
+static void	pg_resolve_next(struct pg_run *);
+
+/* The addresses of the name asked for are in (or not): the next one. */
+static void
+pg_resolved(struct pg_run *r, int err, struct evutil_addrinfo *res)
+{
+	struct evutil_addrinfo	*ai;
+	const void		*a;
+	size_t			 i = r->host_i, n = 0;
+
+	for (ai = res; ai != NULL && n < PG_HOST_ADDRS_MAX; ai = ai->ai_next) {
+		if (ai->ai_family == AF_INET)
+			a = &((struct sockaddr_in *)(void *)ai->ai_addr)->sin_addr;
+		else if (ai->ai_family == AF_INET6)
+			a = &((struct sockaddr_in6 *)(void *)
+			    ai->ai_addr)->sin6_addr;
+		else
+			continue;
+		if (evutil_inet_ntop(ai->ai_family, a, r->addrs[i][n],
+		    sizeof(r->addrs[i][n])) != NULL)
+			n++;
+	}
+	if (res != NULL)
+		evutil_freeaddrinfo(res);
+	r->n_addrs[i] = n;
+	if (n == 0 && r->resolve_host == NULL) {
+		r->resolve_host = r->conf->hosts.host[i];
+		r->resolve_err = err;
+	}
+	r->host_i++;
+	pg_resolve_next(r);
+}
+
+static void
+pg_dns_cb(int err, struct evutil_addrinfo *res, void *arg)
+{
+	struct pg_run	*r = arg;
+	struct pg_keep	*keep = r->keep;
+
+	if (r->starting) {
+		/* Answered at once (hosts file): the asker carries on. */
+		r->answered = true;
+		r->gai_err = err;
+		r->ais = res;
+		return;
+	}
+	r->req = NULL;
+	keep->lookups--;
+	if (r->run != NULL) {
+		pg_resolved(r, err, res);
+		return;
+	}
+	/* Cancelled: the run is gone, only this is left. */
+	if (res != NULL)
+		evutil_freeaddrinfo(res);
+	free(r);
+	if (keep->freed && keep->lookups == 0 &&
+	    event_base_once(keep->base, -1, EV_TIMEOUT, keep_destroy_cb, keep,
+	    NULL) == -1)
+		keep_destroy(keep);	/* not from inside evdns, unless we must */
+}
+
+/* Asks evdns for the next name of the host list; connects after the last. */
+static void
+pg_resolve_next(struct pg_run *r)
+{
+	const struct pg_hosts	*h = &r->conf->hosts;
+	struct evutil_addrinfo	 hints, *res;
+	struct pg_host_lists	 lists;
+
+	while (r->host_i < h->n && !h->name[r->host_i])
+		r->host_i++;
+	if (r->host_i == h->n) {
+		if (pg_hosts_join(h, (const char (*)[PG_HOST_ADDRS_MAX][48])
+		    r->addrs, r->n_addrs, &lists) == -1) {
+			if (errno == ENOMEM)
+				pg_finish(r, PROBE_UNKNOWN, NAN, "%s",
+				    probe_errno_local(ENOMEM));
+			else
+				pg_finish(r, PROBE_CRIT, NAN, "cannot resolve "
+				    "%s: %s", r->resolve_host, r->resolve_err
+				    != 0 ? evutil_gai_strerror(r->resolve_err) :
+				    "no address");
+			return;
+		}
+		pg_connect(r, &lists);
+		pg_host_lists_clear(&lists);
+		return;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_protocol = IPPROTO_TCP;
+	r->starting = true;
+	r->answered = false;
+	r->gai_err = EVUTIL_EAI_FAIL;
+	r->req = evdns_getaddrinfo(r->keep->dns, h->host[r->host_i], NULL,
+	    &hints, pg_dns_cb, r);
+	r->starting = false;
+	if (r->req == NULL) {
+		res = r->ais;
+		r->ais = NULL;
+		pg_resolved(r, r->answered ? r->gai_err : EVUTIL_EAI_FAIL, res);
+		return;
+	}
+	r->keep->lookups++;
+}
+
+/* The names of the host list, with the probe's resolver. */
+static void
+pg_resolve(struct pg_run *r)
+{
+	struct pg_keep	*keep;
+
+	if ((keep = r->keep = pg_keep(r->run)) == NULL) {
+		pg_finish(r, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
+		return;
+	}
+	if (keep->dns == NULL) {
+		if ((keep->dns = evdns_base_new(keep->base,
+		    EVDNS_BASE_DISABLE_WHEN_INACTIVE)) == NULL) {
+			pg_finish(r, PROBE_UNKNOWN, NAN, "cannot set up the "
+			    "resolver (%s)", probe_errno_local(ENOMEM));
+			return;
+		}
+		/* Errors leave the hosts file and a loopback server. */
+		(void)evdns_base_resolv_conf_parse(keep->dns, DNS_OPTIONS_ALL,
+		    resolv_conf);
+	}
+	r->state = PG_RESOLVING;
+	r->host_i = 0;
+	pg_resolve_next(r);
+}
+
+void
+probe_postgres_resolv_conf(const char *path)
+{
+	resolv_conf = path;
+}
+
+static void
+pg_start(struct probe_run *run)
+{
+	struct pg_run	*r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		probe_report(run, PROBE_UNKNOWN, NAN, "%s",
+		    probe_errno_local(ENOMEM));
+		return;
+	}
+	r->run = run;
+	r->conf = run->conf;
+	r->state = PG_CONNECTING;
+	run->data = r;
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	if (r->conf->hosts.any_name)
+		pg_resolve(r);
+	else
+		pg_connect(r, NULL);
+}
+
+/*
+ * The timeout passed: drop the lookup or the connection, never report. A
+ * query the server may still be running is cancelled there too.
+ */
 static void
 pg_cancel(struct probe_run *run)
 {
 	struct pg_run	*r = run->data;
+	struct pg_keep	*keep;
 
 	if (r == NULL)
 		return;
 	run->data = NULL;
+	if (r->state == PG_RESOLVING && r->req != NULL) {
+		/* evdns calls pg_dns_cb once more; it frees r. */
+		r->run = NULL;
+		evdns_getaddrinfo_cancel(r->req);
+		return;
+	}
+	if ((r->state == PG_SETUP || r->state == PG_QUERY) &&
+	    (keep = pg_keep(run)) != NULL) {
+		if (keep->cancel == NULL)
+			keep->cancel = pg_canceller_new(keep->base, run->name);
+		if (keep->cancel != NULL)
+			pg_canceller_send(keep->cancel, r->conn);
+	}
 	pg_release(r);
 }
 
@@ -802,7 +1134,7 @@ const struct probe_ops probe_postgres_ops = {
 	.conf_free = pg_conf_free,
 	.conf_set = pg_conf_set,
 	.conf_check = pg_conf_check,
-	.conf_warning = pg_conf_warning,
 	.start = pg_start,
 	.cancel = pg_cancel,
+	.keep_free = pg_keep_free,
 };

@@ -117,7 +117,7 @@ struct probe_ops {
 	int	 (*conf_check)(void *conf, const char **why);
 	/*
 	 * May be NULL. After conf_check: what the settings will cost at run
-	 * time that is no error (a name libpq resolves blocking), for the
+	 * time that is no error (a token file it cannot read), for the
 	 * configuration's warnings, with the key it is about; NULL if none.
 	 */
 	const char *(*conf_warning)(const void *conf, const char **key);
