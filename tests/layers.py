@@ -6,7 +6,10 @@ true to the tree.
   libevent or libcurl (the build refuses those too: see meson.build), and
   its code neither logs, nor reads a clock, nor does I/O: times come in as
   now_ms/wall_ms and what to log goes back to the caller as notes;
-- src/probes and src/daemon never include lbagent's control CLI;
+- every include points down: core <- sys <- probes <- daemon <- ctl, a
+  layer including its own headers and those below it (sys is the
+  operating system without policy: log, clock, workers, the curl loop,
+  sockets, atomic files, slabs; probes never reach the daemon);
 - the core library (argv[1], when given) needs nothing beyond itself but
   jansson and libc's memory, string, number and time-formatting functions;
 - every source file under src/ is named in docs/architecture.md, and every
@@ -23,12 +26,11 @@ os.chdir(root)
 bad = []
 inc = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
-ALLOWED = {
-    "core": ("lbagent/core/",),
-    "probes": ("lbagent/core/", "lbagent/daemon/", "lbagent/probes/"),
-    "daemon": ("lbagent/core/", "lbagent/daemon/", "lbagent/probes/"),
-    "ctl": ("lbagent/core/", "lbagent/daemon/", "lbagent/ctl/"),
-}
+# From the bottom: core <- sys <- probes <- daemon <- ctl. A layer includes
+# its own headers and those of the layers below it, never above.
+ORDER = ("core", "sys", "probes", "daemon", "ctl")
+ALLOWED = {layer: tuple(f"lbagent/{below}/" for below in ORDER[:i + 1])
+           for i, layer in enumerate(ORDER)}
 
 
 def layer_of(path):
@@ -52,8 +54,8 @@ files = list(sources())
 for path in files:
     layer = layer_of(path)
     if layer not in ALLOWED:
-        bad.append(f"{path}: not in a layer (src/core, src/daemon, "
-                   "src/probes, src/ctl)")
+        bad.append(f"{path}: not in a layer (src/core, src/sys, "
+                   "src/probes, src/daemon, src/ctl)")
         continue
     for n, line in enumerate(open(path), 1):
         m = inc.match(line)

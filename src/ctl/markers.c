@@ -15,7 +15,7 @@
 
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
-#include "lbagent/daemon/atomic_file.h"
+#include "lbagent/sys/atomic_file.h"
 
 int
 ctl_marker_path(char *buf, size_t size, const char *state_dir,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "lbagent/core/lbkeys.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/log.h"
 #include "lbagent/daemon/peers.h"
 #include "lbagent/daemon/scheduler.h"
 

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include "lbagent/core/units.h"
-#include "lbagent/daemon/clock.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/clock.h"
+#include "lbagent/sys/log.h"
 
 #include "agent_impl.h"
 

@@ -37,11 +37,11 @@
 #include <event2/http.h>
 
 #include "lbagent/core/text.h"
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/daemon/http_api.h"
 #include "lbagent/daemon/http_cache.h"
-#include "lbagent/daemon/log.h"
-#include "lbagent/daemon/net.h"
+#include "lbagent/sys/log.h"
+#include "lbagent/sys/net.h"
 
 #define HTTP_BACKLOG		64
 #define HTTP_DRAIN_MAX		(64 * 1024)	/* read after the reply, at most */

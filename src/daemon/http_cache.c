@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/daemon/http_cache.h"
 
 static void

@@ -27,11 +27,11 @@
 #include <event2/event_struct.h>
 
 #include "lbagent/core/lbkeys.h"
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/daemon/listener.h"
-#include "lbagent/daemon/log.h"
-#include "lbagent/daemon/net.h"
-#include "lbagent/daemon/slab.h"
+#include "lbagent/sys/log.h"
+#include "lbagent/sys/net.h"
+#include "lbagent/sys/slab.h"
 
 #define LISTEN_BACKLOG		4096
 #define NAME_KEY_MAX		160

@@ -16,12 +16,12 @@
 #include <event2/event.h>
 
 #include "lbagent/daemon/agent.h"
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/daemon/config.h"
-#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/sys/curl_loop.h"
 #include "lbagent/daemon/http_api.h"
 #include "lbagent/daemon/listener.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/log.h"
 #include "lbagent/daemon/systemd.h"
 #include "lbagent/probes/exec.h"
 

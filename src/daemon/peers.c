@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/daemon/fetch.h"
 #include "lbagent/daemon/peers.h"
 

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "lbagent/core/units.h"
-#include "lbagent/daemon/clock.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/clock.h"
+#include "lbagent/sys/log.h"
 #include "lbagent/daemon/scheduler.h"
 
 /* Unknown runs are logged at most this often per probe, with a count. */

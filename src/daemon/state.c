@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "lbagent/core/history.h"
-#include "lbagent/daemon/atomic_file.h"
-#include "lbagent/daemon/clock.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/atomic_file.h"
+#include "lbagent/sys/clock.h"
+#include "lbagent/sys/log.h"
 #include "lbagent/daemon/state.h"
 
 /* A state file is small; anything larger is not ours. */

@@ -15,7 +15,7 @@
 #include "lbagent/core/name.h"
 #include "lbagent/core/text.h"
 #include "lbagent/core/transition.h"
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/peers.h"
 #include "lbagent/daemon/scheduler.h"

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "lbagent/core/text.h"
-#include "lbagent/daemon/log.h"
-#include "lbagent/daemon/worker.h"
+#include "lbagent/sys/log.h"
+#include "lbagent/sys/worker.h"
 #include "curl_probe.h"
 #include "json_body.h"
 

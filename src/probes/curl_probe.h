@@ -11,7 +11,7 @@
 
 #include <curl/curl.h>
 
-#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/sys/curl_loop.h"
 #include "lbagent/probes/probe.h"
 
 /*

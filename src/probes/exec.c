@@ -53,8 +53,8 @@
 
 #include "lbagent/core/argv.h"
 #include "lbagent/core/plugin_output.h"
-#include "lbagent/daemon/clock.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/clock.h"
+#include "lbagent/sys/log.h"
 #include "lbagent/probes/exec.h"
 #include "lbagent/probes/kinds.h"
 #include "lbagent/probes/probe.h"

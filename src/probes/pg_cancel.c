@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbagent/daemon/clock.h"
-#include "lbagent/daemon/log.h"
-#include "lbagent/daemon/worker.h"
+#include "lbagent/sys/clock.h"
+#include "lbagent/sys/log.h"
+#include "lbagent/sys/worker.h"
 #include "pg_cancel.h"
 
 #define PG_CANCEL_ERR_MAX	256

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "lbagent/core/units.h"
-#include "lbagent/daemon/clock.h"
-#include "lbagent/daemon/worker.h"
+#include "lbagent/sys/clock.h"
+#include "lbagent/sys/worker.h"
 #include "sysprobe.h"
 
 ssize_t

@@ -13,7 +13,7 @@
 
 #include <event2/event.h>
 
-#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/sys/curl_loop.h"
 
 enum fetch_kind {
 	FETCH_HTTP,	/* GET url */

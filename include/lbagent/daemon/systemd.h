@@ -16,7 +16,7 @@
 
 #include <event2/event.h>
 
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/log.h"
 
 /* Longest STATUS= text sent; longer text is cut. */
 #define SYSTEMD_STATUS_MAX	200

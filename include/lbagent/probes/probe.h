@@ -14,7 +14,7 @@
 #include <event2/event.h>
 
 #include "lbagent/core/probe_result.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/log.h"
 
 /* A probe's own reason; the reply joins "name: reason" within 100 bytes. */
 #define PROBE_REASON_MAX	200

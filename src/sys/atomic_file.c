@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lbagent/daemon/atomic_file.h"
+#include "lbagent/sys/atomic_file.h"
 
 static int
 fail(struct atomic_file_error *e, enum atomic_file_step step, int error)

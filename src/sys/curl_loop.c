@@ -13,8 +13,8 @@
 
 #include <event2/event_struct.h>
 
-#include "lbagent/daemon/curl_loop.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/curl_loop.h"
+#include "lbagent/sys/log.h"
 
 /* A transfer in flight; found from its easy handle via CURLOPT_PRIVATE. */
 struct xfer {

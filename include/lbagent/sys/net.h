@@ -4,7 +4,7 @@
 
 #include <sys/socket.h>
 
-#include "lbagent/daemon/config.h"
+#include "lbagent/core/settings.h"
 
 /* Called with each bound (not yet listening) socket; 0, or -1 to stop. */
 typedef int (*net_bound_fn)(int fd, const struct sockaddr *sa, void *arg);

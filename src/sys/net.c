@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lbagent/daemon/log.h"
-#include "lbagent/daemon/net.h"
+#include "lbagent/sys/log.h"
+#include "lbagent/sys/net.h"
 
 void
 net_addr_text(const struct sockaddr *sa, char *buf, size_t size)

@@ -15,8 +15,8 @@
 
 #include <event2/event.h>
 
-#include "lbagent/daemon/clock.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/clock.h"
+#include "lbagent/sys/log.h"
 
 static enum { LOG_TO_TTY, LOG_TO_JOURNAL, LOG_TO_SYSLOG } log_mode = LOG_TO_TTY;
 static int log_debug_on;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-#include "lbagent/daemon/slab.h"
+#include "lbagent/sys/slab.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SLAB_ASAN	1

@@ -13,7 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "lbagent/daemon/worker.h"
+#include "lbagent/sys/worker.h"
 
 struct worker_job {
 	pthread_mutex_t	 lock;
