@@ -20,11 +20,12 @@ lock are not the bench's:
       end) or stall (nothing, until the client goes).
   hostile_peers.py csv PORT BYTES SERVER
       an HTTP server of HAProxy's stats CSV: backend "be" with SERVER UP
-      and as many other servers as make about BYTES. Prints requests=N
+      and as many other servers as make at most BYTES (at least 4 rows). Prints requests=N
       when stopped.
-  hostile_peers.py flood PORT CLIENTS PATH SOURCES
+  hostile_peers.py flood PORT CLIENTS PATH SOURCES [PAUSE]
       CLIENTS HTTP clients on PORT, each asking PATH again the moment its
-      answer is in, from the comma-separated SOURCES addresses in turn.
+      answer is in (or PAUSE seconds after), from the comma-separated
+      SOURCES addresses in turn.
       Prints requests=N bytes=B errors=E when stopped.
 
 No mocks of lbagent: these stand in for what lbagent talks to."""
@@ -237,13 +238,16 @@ def csv_doc(size, server):
            csv_row("fe", "FRONTEND", "OPEN", 0, "0"),
            csv_row("be", server, "UP", 100, "2"),
            csv_row("be", "other", "UP", 100, "2")]
-    total, i = sum(map(len, out)), 0
-    while total < size:
+    last = csv_row("be", "BACKEND", "UP", 200, "1")
+    total, i = sum(map(len, out)) + len(last), 0
+    while True:
         r = csv_row("be", f"filler{i:06d}", "UP" if i % 3 else "DRAIN", 100, "2")
+        if total + len(r) > size:
+            break
         out.append(r)
         total += len(r)
         i += 1
-    out.append(csv_row("be", "BACKEND", "UP", 200, "1"))
+    out.append(last)
     return "".join(out).encode()
 
 
@@ -277,7 +281,7 @@ def csv(port, size, server):
 
 # ---- HTTP clients without pause --------------------------------------
 
-def flood(port, clients, path, sources):
+def flood(port, clients, path, sources, pause_s=0.0):
     req = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").encode()
     sel = selectors.DefaultSelector()
     stats = {"requests": 0, "bytes": 0, "errors": 0}
@@ -300,8 +304,13 @@ def flood(port, clients, path, sources):
 
     for _ in range(clients):
         start()
+    due = []
     while True:
-        for key, _ in sel.select(0.1):
+        now = time.monotonic()
+        while due and due[0] <= now:
+            due.pop(0)
+            start()
+        for key, _ in sel.select(0.1 if not due else max(0.0, min(0.1, due[0] - now))):
             s, d = key.fileobj, key.data
             try:
                 if not d[0]:
@@ -322,7 +331,10 @@ def flood(port, clients, path, sources):
                 stats["bytes"] += d[1]
             else:
                 stats["errors"] += 1
-            start()
+            if pause_s:
+                due.append(time.monotonic() + pause_s)
+            else:
+                start()
         now = time.monotonic()
         for key in list(sel.get_map().values()):
             if now - key.data[2] > 5:       # a client held past 5 s: a new one
@@ -360,7 +372,8 @@ def main(argv):
     elif cmd == "csv":
         csv(int(args[0]), int(args[1]), args[2])
     elif cmd == "flood":
-        flood(int(args[0]), int(args[1]), args[2], args[3].split(","))
+        flood(int(args[0]), int(args[1]), args[2], args[3].split(","),
+              float(args[4]) if len(args) > 4 else 0.0)
     else:
         sys.exit(f"hostile_peers.py: unknown command {cmd}")
 

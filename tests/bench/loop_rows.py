@@ -28,7 +28,7 @@ WARM_S = 2.0              # from lbagent's start to the checks: its probes have 
 PROBE_INTERVAL = "1s"     # the postgres probes: a run a second
 PROBE_TIMEOUT = "500ms"
 STALL_S = 10              # pg_sleep, far past the probe's timeout
-CSV_BYTES = 8 * 1024 * 1024
+CSV_BYTES = 8000000       # 8 MB, under the 8 MiB that lbagent takes at most
 CSV_INTERVAL = "200ms"    # [peers] interval: a stats round every 200 ms
 FLOOD_CLIENTS = 256
 FLOOD_SOURCES = [f"127.0.0.{n}" for n in range(10, 18)]
@@ -46,7 +46,8 @@ DESCR = {
     "pg-rows": "PostgreSQL returning rows without end",
     "pg-stall": f"PostgreSQL stalling the query (pg_sleep({STALL_S}), timeout {PROBE_TIMEOUT})",
     "csv": f"HAProxy stats CSV of 8 MB, a round every {CSV_INTERVAL}",
-    "metrics": f"{FLOOD_CLIENTS} clients on public /metrics, {SERVICES} services",
+    "metrics": f"{FLOOD_CLIENTS} clients on public /metrics, {SERVICES} services; "
+               "well-behaved: one scrape a second",
 }
 
 
@@ -172,8 +173,10 @@ class Row:
                 self.query = {"hostile": "SELECT 1", "well": "SELECT 1"}
             else:
                 self.ports["hostile"] = real_pg.port
+                # generate_series in a select list streams its rows (in
+                # FROM it would make all 10 million before the first)
                 self.query = {"hostile": ("SELECT repeat('x', 1000) FROM "
-                                          "generate_series(1, 10000000)"
+                                          "(SELECT generate_series(1, 10000000)) AS s"
                                           if name == "pg-rows" else
                                           f"SELECT pg_sleep({STALL_S})"),
                               "well": "SELECT 1"}
@@ -235,9 +238,10 @@ class Row:
             t.start()
             return lambda: (stop.set(), t.join(10), {})[-1]
         if self.name == "metrics":
-            path = "/metrics" if variant == "hostile" else "/health"
-            p = peer(self.bf, "flood", self.http_port, FLOOD_CLIENTS, path,
-                     ",".join(FLOOD_SOURCES))
+            # well-behaved: one scraper, a scrape a second
+            p = peer(self.bf, "flood", self.http_port,
+                     FLOOD_CLIENTS if variant == "hostile" else 1, "/metrics",
+                     ",".join(FLOOD_SOURCES), 0 if variant == "hostile" else 1)
             return lambda: stop_peer(self.bf, p)
         return lambda: {}
 
@@ -248,6 +252,25 @@ class Row:
                 if q is p:
                     self.csv_requests = getattr(self, "csv_requests", {})
                     self.csv_requests[v] = int(out.get("requests", 0))
+
+
+def lb_read(bf, name):
+    """Whether the load balancer's CSV was read (this node found), or why not."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    try:
+        s.connect(os.path.join(bf.work, f"{name}.sock"))
+        s.sendall(b"GET /status HTTP/1.0\r\n\r\n")
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+        doc = json.loads(data.split(b"\r\n\r\n", 1)[1])
+        lb = doc["haproxy"][0]
+        return "read" if lb.get("ok") else f"not read: {lb.get('error')}"
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        return f"status unreadable: {e}"
+    finally:
+        s.close()
 
 
 def measure(bf, row, variant, duration_s):
@@ -287,11 +310,24 @@ def measure(bf, row, variant, duration_s):
     r["hwm"] = status_kib(server.pid, "VmHWM")
     r["anon_peak"] = peak[0]
     r["side"] = side_stop()
+    if row.name == "csv":
+        r["lb_read"] = lb_read(bf, sname)
     server.stop()
     return r
 
 
+def raise_priority(bf):
+    """nice -10 for the bench and all it starts (the dependencies, lbagent,
+    the checker): other work on a shared machine then moves the figures
+    less, and both variants alike. Left as it is when not allowed."""
+    try:
+        os.nice(-10)
+    except OSError:
+        bf.log("could not raise the priority (nice -10); measuring at the usual one")
+
+
 def hostile(bf, a):
+    raise_priority(bf)
     names = [n for n in (a.rows.split(",") if a.rows else ROWS)]
     for n in names:
         if n not in ROWS:
@@ -356,15 +392,18 @@ def report(bf, a, names, results):
                   f"{ms(m['p99']):>8} {ms(m['max']):>9} {m['hwm'] / 1024:>7.1f}MB "
                   f"{m['anon'] / 1024:>6.1f}MB  {' '.join(ms(x) for x in p99s)}")
         extra = ""
-        if n == "csv" and getattr(row, "csv_requests", None):
-            extra = (f"; stats requests: hostile {row.csv_requests.get('hostile', 0)}, "
-                     f"well {row.csv_requests.get('well', 0)}")
+        if n == "csv":
+            rq = getattr(row, "csv_requests", {})
+            extra = "; stats requests, CSV at the end of each round: " + "; ".join(
+                f"{v} {rq.get(v, 0)}, " + ", ".join(x.get("lb_read", "?") for x in res[v])
+                for v in ("hostile", "well"))
         if n == "metrics":
             side = {v: [x["side"] for x in res[v]] for v in res}
             rq = {v: sum(int(s.get("requests", 0)) for s in side[v]) for v in side}
             er = {v: sum(int(s.get("errors", 0)) for s in side[v]) for v in side}
-            extra = (f"; clients' answers: /metrics {rq['hostile']} ({er['hostile']} "
-                     f"failed), /health {rq['well']} ({er['well']} failed)")
+            extra = (f"; /metrics answers: {rq['hostile']} to the {FLOOD_CLIENTS} clients "
+                     f"({er['hostile']} failed), {rq['well']} to the one scraper "
+                     f"({er['well']} failed)")
         print(f"{'':<9} ({DESCR[n]}; {row.kind}{extra})")
         summary.append((n, agg))
     print("(p99: the median of the rounds' p99s; max: the highest of any check)")
@@ -391,6 +430,7 @@ def idle_row(bf, a):
     against the floor that waits, run twice a round (A and B) so that the
     floor against itself gives the band; then lbagent's RssAnon 60 s after
     the idle connections of its last round closed."""
+    raise_priority(bf)
     tools, fx = bf.tools, bf.start_fixtures()
     names = ["waitA", "lb20", "waitB"]
     res = {n: [] for n in names}
