@@ -11,7 +11,7 @@
 
 #include <event2/event.h>
 
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "probeutil.h"
 
 static void

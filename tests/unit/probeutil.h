@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/sys/curl_loop.h"
 #include "lbagent/probes/probe.h"
 #include "testutil.h"
 

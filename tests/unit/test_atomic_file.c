@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lbagent/daemon/atomic_file.h"
+#include "lbagent/sys/atomic_file.h"
 #include "testutil.h"
 
 static char	*dir;

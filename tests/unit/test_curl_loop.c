@@ -6,7 +6,7 @@
 
 #include <event2/event.h>
 
-#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/sys/curl_loop.h"
 #include "testhttpd.h"
 #include "testutil.h"
 

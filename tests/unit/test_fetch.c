@@ -20,7 +20,7 @@
 #include <event2/event.h>
 
 #include "lbagent/core/hastats.h"
-#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/sys/curl_loop.h"
 #include "lbagent/daemon/fetch.h"
 #include "testhttpd.h"
 #include "testutil.h"

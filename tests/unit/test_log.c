@@ -5,7 +5,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/log.h"
 #include "testutil.h"
 
 /* Runs with stderr in a file; returns what was written there. */

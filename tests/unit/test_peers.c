@@ -10,7 +10,7 @@
 #include <event2/event.h>
 
 #include "lbagent/daemon/config.h"
-#include "lbagent/daemon/curl_loop.h"
+#include "lbagent/sys/curl_loop.h"
 #include "lbagent/daemon/peers.h"
 #include "testhttpd.h"
 #include "testutil.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "lbagent/core/argv.h"
-#include "lbagent/daemon/clock.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/probes/exec.h"
 #include "lbagent/probes/kinds.h"
 #include "probeutil.h"

@@ -19,7 +19,7 @@
 #include <event2/event.h>
 
 #include "lbagent/core/redact.h"
-#include "lbagent/daemon/log.h"
+#include "lbagent/sys/log.h"
 #include "lbagent/probes/kinds.h"
 #include "testhttpd.h"
 #include "probeutil.h"

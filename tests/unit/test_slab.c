@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lbagent/daemon/slab.h"
+#include "lbagent/sys/slab.h"
 #include "testutil.h"
 
 #define OBJ	1200

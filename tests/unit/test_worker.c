@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lbagent/daemon/worker.h"
+#include "lbagent/sys/worker.h"
 #include "testutil.h"
 
 /* What one job touches; the test owns it, so release only records. */
