@@ -84,7 +84,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cp.body = p;
 	cp.len = (size_t)(end - p);
 	memset(&v, 0, sizeof(v));
-	json_judge(c, &cp, &v);
+	json_judge(c, cp.body, cp.len, &v);
 	/* Unknown only for max/min of nothing, and then as the check's. */
 	FZ_ASSERT(v.result == PROBE_OK || v.result == PROBE_WARN ||
 	    v.result == PROBE_CRIT || (v.result == PROBE_UNKNOWN &&
