@@ -10,6 +10,11 @@ true to the tree.
   layer including its own headers and those below it (sys is the
   operating system without policy: log, clock, workers, the curl loop,
   sockets, atomic files, slabs; probes never reach the daemon);
+- within a layer checked for it (CIRCLE_FREE), the modules' includes
+  form no circle: a module is a .c file and its headers (x.c,
+  include/lbagent/LAYER/x.h, a private x.h or x_impl.h beside x.c), and
+  no module reaches its own header through another module's, directly
+  (x includes y.h, y includes x.h) or round a longer cycle;
 - the core library (argv[1], when given) needs nothing beyond itself but
   jansson and libc's memory, string, number and time-formatting functions;
 - every source file under src/ is named in docs/architecture.md, and every
@@ -75,6 +80,116 @@ for path in files:
             continue
         if not name.startswith(ALLOWED[layer]):
             bad.append(f"{path}:{n}: the {layer} layer includes {name}")
+
+def module_of(path):
+    """x for src/LAYER/x.c, include/lbagent/LAYER/x.h and the private
+    headers beside the sources, src/LAYER/x.h and src/LAYER/x_impl.h (the
+    module's own layout, shared by its rooms)."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    return name[:-len("_impl")] if name.endswith("_impl") else name
+
+
+def include_cycles(layer):
+    """The circles among the modules of one layer, as lists of
+    (module, file:line, included header), each starting at the module
+    with the least name; one circle per strongly connected set."""
+    edges = {}	# module -> {module: (file:line, name)}, the first seen
+    for path in files:
+        if layer_of(path) != layer:
+            continue
+        src = module_of(path)
+        edges.setdefault(src, {})
+        for n, line in enumerate(open(path), 1):
+            m = inc.match(line)
+            if not m or m.group(1) != '"':
+                continue
+            name = m.group(2)
+            if name.startswith("lbagent/"):
+                if not name.startswith(f"lbagent/{layer}/"):
+                    continue
+            elif not os.path.exists(os.path.join(os.path.dirname(path),
+                                                 name)):
+                continue
+            dst = module_of(name)
+            if dst != src:
+                edges[src].setdefault(dst, (f"{path}:{n}", name))
+    # Tarjan's strongly connected components, without recursion.
+    index, low, on, stack, comps, count = {}, {}, set(), [], [], 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, {}))))]
+        index[start] = low[start] = count
+        count += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = count
+                    count += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges.get(w, {})))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = set()
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.add(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        comps.append(comp)
+    cycles = []
+    for comp in sorted(comps, key=min):
+        # The shortest way from the least module back to itself inside
+        # the component (breadth first).
+        first = min(comp)
+        prev, queue, found = {first: None}, [first], None
+        while queue and found is None:
+            nxt = []
+            for v in queue:
+                for w in sorted(edges.get(v, {})):
+                    if w not in comp:
+                        continue
+                    if w == first:
+                        found = v
+                        break
+                    if w not in prev:
+                        prev[w] = v
+                        nxt.append(w)
+                if found is not None:
+                    break
+            queue = nxt
+        chain, v = [], found
+        while v is not None:
+            chain.append(v)
+            v = prev[v]
+        chain.reverse()
+        cycles.append([(v, *edges[v][chain[i + 1] if i + 1 < len(chain)
+                                     else first])
+                       for i, v in enumerate(chain)])
+    return cycles
+
+
+# The layers whose modules form no include circle (the others are on
+# their way there).
+CIRCLE_FREE = ("core",)
+for layer in CIRCLE_FREE:
+    for cycle in include_cycles(layer):
+        steps = " -> ".join(f"{mod} ({where} includes {name})"
+                            for mod, where, name in cycle)
+        bad.append(f"src/{layer}: include circle: {steps} -> {cycle[0][0]}")
+
 
 # Calls the core may not make, outside comments and strings.
 FORBIDDEN_CALL = re.compile(

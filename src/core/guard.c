@@ -1,13 +1,17 @@
 /*
- * The peer guard, a room of the transition engine: before going out by
- * the rules, a fresh round must show another node serving; out, a node
- * alone comes back (latched when it was right after going out). Pure.
+ * The peer guard: before going out by the rules, a fresh round must show
+ * another node serving; out, a node alone comes back (latched when it was
+ * right after going out). It is told the engine's levels and says what to
+ * do with them (guard.h); the transition engine runs it. Pure.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "lbagent/core/guard.h"
 #include "lbagent/core/units.h"
-#include "transition_impl.h"
+
+#define NO_RUN		INT64_MIN
 
 const char *
 guard_state_name(enum guard_state g)
@@ -24,53 +28,72 @@ guard_state_name(enum guard_state g)
 }
 
 void
-guard_view(const struct transition *t, struct guard_view *v)
+guard_init(struct guard *g, int64_t now_ms)
 {
-	v->state = t->guard.state;
-	v->since_ms = t->guard.since_ms;
-	v->reason = t->guard.reason;
+	memset(g, 0, sizeof(*g));
+	g->state = GUARD_OFF;
+	g->since_ms = now_ms;
+	g->want_ms = g->out_ms = g->need_ms = NO_RUN;
 }
 
-int64_t
-guard_need_ms(const struct transition *t)
+void
+guard_forget_out(struct guard *g)
 {
-	return t->guard.need_ms;
+	g->out_ms = NO_RUN;
+}
+
+/* Adds a line to what the engine logs; past GUARD_NOTES_MAX, none. */
+static void __attribute__((format(printf, 3, 4)))
+guard_note(struct guard_out *out, bool warning, const char *fmt, ...)
+{
+	struct guard_note	*n;
+	va_list			 ap;
+
+	if (out->nnotes == GUARD_NOTES_MAX)
+		return;
+	n = &out->notes[out->nnotes++];
+	n->warning = warning;
+	va_start(ap, fmt);
+	vsnprintf(n->text, sizeof(n->text), fmt, ap);
+	va_end(ap);
 }
 
 static void
-guard_set(struct transition *t, enum guard_state g, int64_t now_ms)
+guard_set(struct guard *g, enum guard_state s, int64_t now_ms)
 {
-	if (t->guard.state != g)
-		t->guard.since_ms = now_ms;
-	t->guard.state = g;
+	if (g->state != s)
+		g->since_ms = now_ms;
+	g->state = s;
 }
 
 void
-guard_begin(struct transition *t, const struct peer_view *pv, int64_t now_ms)
+guard_begin(struct guard *g, const struct guard_in *in, struct guard_out *out)
 {
-	t->guard.need_ms = NO_RUN;
-	if (pv == NULL)
-		guard_set(t, GUARD_OFF, now_ms);
-	else if (t->guard.state == GUARD_OFF)
-		guard_set(t, GUARD_WATCHING, now_ms);
+	memset(out, 0, sizeof(*out));
+	g->need_ms = NO_RUN;
+	if (in->pv == NULL)
+		guard_set(g, GUARD_OFF, in->now_ms);
+	else if (g->state == GUARD_OFF)
+		guard_set(g, GUARD_WATCHING, in->now_ms);
 }
 
 void
-guard_episode(struct transition *t, int tl, int64_t now_ms,
-    struct transition_notes *notes)
+guard_episode(struct guard *g, const struct guard_in *in,
+    struct guard_out *out)
 {
-	if (tl < 1 && t->level >= 1)
+	memset(out, 0, sizeof(*out));
+	if (in->target < 1 && in->level >= 1)
 		return;		/* the rules still want out */
-	t->guard.want_ms = NO_RUN;
-	t->guard.warned = false;
-	if (t->level >= 1 && (t->guard.state == GUARD_ASKING ||
-	    t->guard.state == GUARD_HOLDING ||
-	    t->guard.state == GUARD_BACK_ALONE)) {
-		guard_set(t, GUARD_WATCHING, now_ms);
-		transition_note(notes, false, "peer-guard: the rules no longer "
+	g->want_ms = NO_RUN;
+	g->warned = false;
+	if (in->level >= 1 && (g->state == GUARD_ASKING ||
+	    g->state == GUARD_HOLDING ||
+	    g->state == GUARD_BACK_ALONE)) {
+		guard_set(g, GUARD_WATCHING, in->now_ms);
+		guard_note(out, false, "peer-guard: the rules no longer "
 		    "want this node out; nothing held");
 	}
-	t->guard.reason[0] = '\0';
+	g->reason[0] = '\0';
 }
 
 /*
@@ -106,14 +129,14 @@ failing_names(const char *reason, char *buf, size_t size)
  * fits, tail; within REASON_MAX so that the tail always shows.
  */
 static void
-guard_reason(struct transition *t, const char *head, const char *names,
-    const char *tail)
+guard_reason(struct guard *g, struct guard_out *out, const char *head,
+    const char *names, const char *tail)
 {
 	size_t	room = REASON_MAX - strlen(head) - strlen(tail);
 
-	snprintf(t->guard.reason, sizeof(t->guard.reason), "%s%.*s%s", head,
+	snprintf(g->reason, sizeof(g->reason), "%s%.*s%s", head,
 	    (int)room, names, tail);
-	snprintf(t->reason, sizeof(t->reason), "%s", t->guard.reason);
+	out->reason = true;
 }
 
 #define LATCHED_HEAD	"peer-guard: latched until restart; "
@@ -124,99 +147,93 @@ guard_reason(struct transition *t, const char *head, const char *names,
  * the node stays in (logged once per episode) or, latched, always.
  */
 bool
-guard_lets_out(struct transition *t, const struct peer_view *pv,
-    const struct decision *target, int64_t now_ms,
-    struct transition_notes *notes)
+guard_lets_out(struct guard *g, const struct guard_in *in,
+    struct guard_out *out)
 {
-	char	names[REASON_MAX + 1];
+	const struct peer_view	*pv = in->pv;
+	char			 names[REASON_MAX + 1];
 
-	failing_names(target->reason, names, sizeof(names));
-	if (t->guard.state == GUARD_LATCHED) {
-		guard_reason(t, LATCHED_HEAD, names, " failing");
-		if (!t->guard.warned)
-			transition_note(notes, true, "peer-guard: staying in: "
+	memset(out, 0, sizeof(*out));
+	failing_names(in->target_reason, names, sizeof(names));
+	if (g->state == GUARD_LATCHED) {
+		guard_reason(g, out, LATCHED_HEAD, names, " failing");
+		if (!g->warned)
+			guard_note(out, true, "peer-guard: staying in: "
 			    "%s failing, but latched since coming back right "
 			    "after going out: no automated going out until "
 			    "lbagent restarts", names);
-		t->guard.warned = true;
+		g->warned = true;
 		return false;
 	}
-	if (t->guard.want_ms == NO_RUN)
-		t->guard.want_ms = now_ms;
-	if (pv->round_ms == NO_RUN || pv->round_ms < t->guard.want_ms) {
+	if (g->want_ms == NO_RUN)
+		g->want_ms = in->now_ms;
+	if (pv->round_ms == NO_RUN || pv->round_ms < g->want_ms) {
 		/* Ask now; stay as we are until the answer. */
-		t->guard.need_ms = t->guard.want_ms;
-		if (t->guard.state == GUARD_WATCHING)
-			guard_set(t, GUARD_ASKING, now_ms);
+		g->need_ms = g->want_ms;
+		if (g->state == GUARD_WATCHING)
+			guard_set(g, GUARD_ASKING, in->now_ms);
 		return false;
 	}
 	if (pv->other_serving)
 		return true;
 	/* Back for alone_grace, it keeps saying so until someone serves. */
-	if (t->guard.state != GUARD_BACK_ALONE) {
-		guard_set(t, GUARD_HOLDING, now_ms);
-		guard_reason(t, "peer-guard: ", names, " failing but no other "
-		    "node serving");
+	if (g->state != GUARD_BACK_ALONE) {
+		guard_set(g, GUARD_HOLDING, in->now_ms);
+		guard_reason(g, out, "peer-guard: ", names, " failing but no "
+		    "other node serving");
 	} else
-		snprintf(t->reason, sizeof(t->reason), "%s", t->guard.reason);
-	if (!t->guard.warned)
-		transition_note(notes, true, "peer-guard: staying in although "
-		    "failing (%s): no other node serving (%s)", target->reason,
-		    pv->why);
-	t->guard.warned = true;
+		out->reason = true;
+	if (!g->warned)
+		guard_note(out, true, "peer-guard: staying in although "
+		    "failing (%s): no other node serving (%s)",
+		    in->target_reason, pv->why);
+	g->warned = true;
 	return false;
 }
 
 void
-guard_going_out(struct transition *t, const struct peer_view *pv,
-    int64_t now_ms, struct transition_notes *notes)
+guard_going_out(struct guard *g, const struct guard_in *in,
+    struct guard_out *out)
 {
-	transition_note(notes, false, "peer-guard: going out: serving: %s",
-	    pv->who);
-	guard_set(t, GUARD_WATCHING, now_ms);
-	t->guard.out_ms = now_ms;
-	t->guard.want_ms = NO_RUN;
+	memset(out, 0, sizeof(*out));
+	guard_note(out, false, "peer-guard: going out: serving: %s",
+	    in->pv->who);
+	guard_set(g, GUARD_WATCHING, in->now_ms);
+	g->out_ms = in->now_ms;
+	g->want_ms = NO_RUN;
 }
 
 /* Out by the rules: back in at once, at the rules' weight or 100%. */
 static void
-guard_back(struct transition *t, const struct peer_view *pv,
-    const struct decision *target, bool latch, int64_t now_ms,
-    struct transition_notes *notes)
+guard_back(struct guard *g, const struct guard_in *in, bool latch,
+    struct guard_out *out)
 {
-	const struct transition_conf	*c = t->conf;
-	int				 tl = transition_level(target);
-	int				 from = t->level;
-	char				 names[REASON_MAX + 1], g[32], a[32];
-	char				 lb[16], fb[16], head[80];
+	const struct peer_view	*pv = in->pv;
+	char			 names[REASON_MAX + 1], ga[32], a[32];
+	char			 head[80];
 
-	failing_names(target->reason, names, sizeof(names));
-	t->level = tl >= 1 ? tl : LEVEL_MAX;
-	t->since_ms = now_ms;
-	t->pending = 0;
-	t->ramping = false;
-	t->guard.out_ms = t->guard.want_ms = NO_RUN;
-	t->guard.warned = true;		/* this note is the episode's */
-	units_format_age((uint64_t)(now_ms - pv->served_ms), a, sizeof(a));
-	units_format_ms(c->alone_grace_ms, g, sizeof(g));
+	failing_names(in->target_reason, names, sizeof(names));
+	out->back = true;
+	g->out_ms = g->want_ms = NO_RUN;
+	g->warned = true;		/* this note is the episode's */
+	units_format_age((uint64_t)(in->now_ms - pv->served_ms), a, sizeof(a));
+	units_format_ms(in->alone_grace_ms, ga, sizeof(ga));
 	if (latch) {
-		guard_set(t, GUARD_LATCHED, now_ms);
-		guard_reason(t, LATCHED_HEAD, names, " failing");
-		transition_note(notes, true, "peer-guard: %s (was %s) right "
+		guard_set(g, GUARD_LATCHED, in->now_ms);
+		guard_reason(g, out, LATCHED_HEAD, names, " failing");
+		guard_note(out, true, "peer-guard: %s (was %s) right "
 		    "after going out: no other node serving (%s); latched: no "
 		    "automated going out until lbagent restarts",
-		    transition_level_text(t->level, lb),
-		    transition_level_text(from, fb), pv->why);
+		    in->back_words, in->level_words, pv->why);
 	} else {
-		guard_set(t, GUARD_BACK_ALONE, now_ms);
+		guard_set(g, GUARD_BACK_ALONE, in->now_ms);
 		snprintf(head, sizeof(head), "peer-guard: no other node served "
 		    "for %s; ", a);
-		guard_reason(t, head, names, " failing");
-		transition_note(notes, true, "peer-guard: %s (was %s) although "
+		guard_reason(g, out, head, names, " failing");
+		guard_note(out, true, "peer-guard: %s (was %s) although "
 		    "%s failing: no other node has served for %s (alone_grace "
-		    "%s; %s)",
-		    transition_level_text(t->level, lb),
-		    transition_level_text(from, fb), names, a, g, pv->why);
+		    "%s; %s)", in->back_words, in->level_words, names, a, ga,
+		    pv->why);
 	}
 }
 
@@ -226,28 +243,28 @@ guard_back(struct transition *t, const struct peer_view *pv,
  * anyone else serves.
  */
 void
-guard_while_out(struct transition *t, const struct peer_view *pv,
-    const struct decision *target, int64_t now_ms,
-    struct transition_notes *notes)
+guard_while_out(struct guard *g, const struct guard_in *in,
+    struct guard_out *out)
 {
-	const struct transition_conf	*c = t->conf;
-	int64_t				 look;
+	const struct peer_view	*pv = in->pv;
+	int64_t			 now_ms = in->now_ms, look;
 
-	if (pv == NULL || t->level > 0 || t->guard.state == GUARD_LATCHED)
+	memset(out, 0, sizeof(*out));
+	if (pv == NULL || in->level > 0 || g->state == GUARD_LATCHED)
 		return;
-	if (t->guard.out_ms != NO_RUN &&
-	    now_ms - t->guard.out_ms <= (int64_t)c->just_out_ms) {
-		look = t->guard.out_ms + (int64_t)c->recheck_after_ms;
+	if (g->out_ms != NO_RUN &&
+	    now_ms - g->out_ms <= (int64_t)in->just_out_ms) {
+		look = g->out_ms + (int64_t)in->recheck_after_ms;
 		if (now_ms >= look) {
 			if (pv->round_ms != NO_RUN && pv->round_ms >= look &&
 			    !pv->other_serving) {
-				guard_back(t, pv, target, true, now_ms, notes);
+				guard_back(g, in, true, out);
 				return;
 			}
-			t->guard.need_ms = now_ms;
+			g->need_ms = now_ms;
 		}
 	}
 	if (!pv->other_serving && pv->served_ms != NO_RUN &&
-	    now_ms - pv->served_ms >= (int64_t)c->alone_grace_ms)
-		guard_back(t, pv, target, false, now_ms, notes);
+	    now_ms - pv->served_ms >= (int64_t)in->alone_grace_ms)
+		guard_back(g, in, false, out);
 }

@@ -406,10 +406,6 @@ marker_guard(struct service *s, const struct decision *d,
 	s->marker_warned = true;
 }
 
-/*
- * The rules over the service's probes, the transition engine over the
- * rules (unless automation is off), then its markers over that.
- */
 /* HAProxy holds d from lbagent, since now (when it is new). */
 static void
 set_held(struct service *s, const struct decision *d, int64_t now_ms)
@@ -460,17 +456,97 @@ switched_shadow(const struct service *s, const char *why,
 	    REPLY_SHADOW_TEXT "...' (markers still act)", prefix(s, p), why);
 }
 
+/* Automation off: off's decision; what that means, said once. */
+static void
+run_off(struct service *s, const struct service_input *in, const char *wb,
+    struct service_effects *fx, struct decision *auto_d)
+{
+	snprintf(s->off_by, sizeof(s->off_by), "%s", wb);
+	if (!s->off || in->at_start)
+		switched_off(s, wb, in, fx);
+	s->off = true;
+	if (s->shadow)
+		clear_would(s);
+	s->shadow = false;
+	decision_off(auto_d);
+}
+
+/* Into auto or shadow mode (mode), from whatever the service was in. */
+static void
+switch_on(struct service *s, const struct service_input *in,
+    enum service_mode mode, const char *wb, struct service_effects *fx)
+{
+	if (mode == SERVICE_MODE_SHADOW) {
+		snprintf(s->shadow_by, sizeof(s->shadow_by), "%s", wb);
+		if (s->off) {
+			/* From off: the engine counts from now. */
+			transition_restart_counts(s->tr);
+			fx->save_soon = true;
+		}
+		if (!s->shadow || in->at_start) {
+			switched_shadow(s, wb, fx);
+			/* What HAProxy holds, kept across a restart. */
+			fx->save_soon = true;
+		}
+	} else if (s->off || s->shadow)
+		take_over(s, in, fx);
+	if (s->shadow && mode != SERVICE_MODE_SHADOW)
+		clear_would(s);
+	s->off = false;
+	s->shadow = mode == SERVICE_MODE_SHADOW;
+}
+
+/*
+ * The transition engine over the rules' target: its decision in *auto_d,
+ * its notes, whether to save and to ask the peers; what HAProxy holds
+ * unless in shadow mode.
+ */
+static void
+run_engine(struct service *s, const struct service_input *in,
+    const struct decision *target, struct service_effects *fx,
+    struct decision *auto_d)
+{
+	struct transition_notes	 tn;
+	char			 p[96];
+	const char		*sp = s->shadow ? "shadow: " : "";
+	size_t			 i;
+	bool			 settled = true;
+
+	for (i = 0; i < in->nprobes; i++)
+		settled = settled && in->settled[i];
+	/* Held from before a restart by probes no longer there. */
+	tn.count = 0;
+	if (transition_resumed(s->tr, in->probes, in->nprobes, &tn)) {
+		fx->save_soon = true;
+		for (i = 0; i < tn.count; i++)
+			note(fx, tn.n[i].warning, "%s%s%s", prefix(s, p),
+			    sp, tn.n[i].text);
+	}
+	if (transition_evaluate(s->tr, target, settled, in->peers,
+	    in->now_ms, auto_d, &tn))
+		fx->save_soon = true;
+	if (in->peers != NULL && guard_need_ms(s->tr) != INT64_MIN &&
+	    in->peers->round_ms < guard_need_ms(s->tr))
+		fx->ask_peers = true;
+	for (i = 0; i < tn.count; i++)
+		note(fx, tn.n[i].warning, "%s%s%s", prefix(s, p), sp,
+		    tn.n[i].text);
+	if (!s->shadow)
+		set_held(s, auto_d, in->now_ms);
+}
+
+/*
+ * The rules over the service's probes, the transition engine over the
+ * rules (unless automation is off), then its markers over that.
+ */
 void
 service_step(struct service *s, const struct service_input *in,
     struct service_effects *fx)
 {
 	struct decision		 target, auto_d, d, real;
-	struct transition_notes	 tn;
-	char			 wb[SERVICE_OFF_BY_MAX], p[96];
+	char			 wb[SERVICE_OFF_BY_MAX];
 	enum service_mode	 mode;
-	size_t			 i;
-	bool			 settled = true, would_changed = false;
-	const char		*sp;
+	bool			 would_changed = false;
 
 	memset(fx, 0, offsetof(struct service_effects, notes));
 	fx->nnotes = 0;
@@ -485,56 +561,11 @@ service_step(struct service *s, const struct service_input *in,
 		set_held(s, &d, transition_since_ms(s->tr));
 	}
 	mode = mode_of(s, in, wb, sizeof(wb));
-	if (mode == SERVICE_MODE_OFF) {
-		snprintf(s->off_by, sizeof(s->off_by), "%s", wb);
-		if (!s->off || in->at_start)
-			switched_off(s, wb, in, fx);
-		s->off = true;
-		if (s->shadow)
-			clear_would(s);
-		s->shadow = false;
-		decision_off(&auto_d);
-	} else {
-		if (mode == SERVICE_MODE_SHADOW) {
-			snprintf(s->shadow_by, sizeof(s->shadow_by), "%s", wb);
-			if (s->off) {
-				/* From off: the engine counts from now. */
-				transition_restart_counts(s->tr);
-				fx->save_soon = true;
-			}
-			if (!s->shadow || in->at_start) {
-				switched_shadow(s, wb, fx);
-				/* What HAProxy holds, kept across a restart. */
-				fx->save_soon = true;
-			}
-		} else if (s->off || s->shadow)
-			take_over(s, in, fx);
-		if (s->shadow && mode != SERVICE_MODE_SHADOW)
-			clear_would(s);
-		s->off = false;
-		s->shadow = mode == SERVICE_MODE_SHADOW;
-		sp = s->shadow ? "shadow: " : "";
-		for (i = 0; i < in->nprobes; i++)
-			settled = settled && in->settled[i];
-		/* Held from before a restart by probes no longer there. */
-		tn.count = 0;
-		if (transition_resumed(s->tr, in->probes, in->nprobes, &tn)) {
-			fx->save_soon = true;
-			for (i = 0; i < tn.count; i++)
-				note(fx, tn.n[i].warning, "%s%s%s", prefix(s, p),
-				    sp, tn.n[i].text);
-		}
-		if (transition_evaluate(s->tr, &target, settled, in->peers,
-		    in->now_ms, &auto_d, &tn))
-			fx->save_soon = true;
-		if (in->peers != NULL && guard_need_ms(s->tr) != INT64_MIN &&
-		    in->peers->round_ms < guard_need_ms(s->tr))
-			fx->ask_peers = true;
-		for (i = 0; i < tn.count; i++)
-			note(fx, tn.n[i].warning, "%s%s%s", prefix(s, p), sp,
-			    tn.n[i].text);
-		if (!s->shadow)
-			set_held(s, &auto_d, in->now_ms);
+	if (mode == SERVICE_MODE_OFF)
+		run_off(s, in, wb, fx, &auto_d);
+	else {
+		switch_on(s, in, mode, wb, fx);
+		run_engine(s, in, &target, fx, &auto_d);
 	}
 	if (s->shadow) {
 		/* What would be, markers and all; what is, as off. */

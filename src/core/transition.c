@@ -1,7 +1,7 @@
 /*
  * Safe transitions: hysteresis, recovery ramp, flap damping, and one
- * evaluation with the peer guard's steps (guard.c) in it. The state file's
- * part is in transition_json.c. Pure.
+ * evaluation with the peer guard's steps (run by transition_guard.c) in
+ * it. The state file's part is in transition_json.c. Pure.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -88,7 +88,7 @@ transition_hold(struct transition *t, const struct decision *held,
 	t->ramping = false;
 	t->pending = 0;
 	if (hl >= 1)
-		t->guard.out_ms = NO_RUN;
+		guard_forget_out(&t->guard);
 	snprintf(t->reason, sizeof(t->reason), "%s", held->reason);
 	return true;
 }
@@ -102,8 +102,7 @@ init(struct transition *t, const struct transition_conf *conf, int64_t now_ms)
 	t->since_ms = now_ms;
 	t->damping = 1;
 	t->last_target = INT_MIN;
-	t->guard.since_ms = now_ms;
-	t->guard.want_ms = t->guard.out_ms = t->guard.need_ms = NO_RUN;
+	guard_init(&t->guard, now_ms);
 	transition_restart_counts(t);
 }
 
@@ -505,7 +504,7 @@ transition_evaluate(struct transition *t, const struct decision *target,
 
 	if (notes != NULL)
 		notes->count = 0;
-	guard_begin(t, pv, now_ms);
+	transition_guard(t, TRANSITION_GUARD_BEGIN, pv, target, now_ms, notes);
 	if (t->damping > 1 && (t->nouts == 0 || now_ms -
 	    t->outs_ms[t->nouts - 1] >= (int64_t)t->conf->flap_window_ms)) {
 		t->damping = 1;
@@ -516,15 +515,18 @@ transition_evaluate(struct transition *t, const struct decision *target,
 	}
 	t->last_target = tl;
 	update_runs(t, tl, known, now_ms);
-	guard_episode(t, tl, now_ms, notes);
+	transition_guard(t, TRANSITION_GUARD_EPISODE, pv, target, now_ms,
+	    notes);
 	if (tl < t->level) {
 		to = worse_level(t, now_ms);
 		if (to != t->level && to <= 0 && t->level >= 1 && pv != NULL &&
-		    !guard_lets_out(t, pv, target, now_ms, notes))
+		    !transition_guard(t, TRANSITION_GUARD_LETS_OUT, pv, target,
+		    now_ms, notes))
 			;	/* held in by the peer guard */
 		else if (to != t->level) {
 			if (to <= 0 && t->level >= 1 && pv != NULL)
-				guard_going_out(t, pv, now_ms, notes);
+				transition_guard(t, TRANSITION_GUARD_GOING_OUT,
+				    pv, target, now_ms, notes);
 			move(t, to, target, now_ms, notes);
 		} else
 			held(t, -1, target, now_ms, notes);
@@ -538,7 +540,8 @@ transition_evaluate(struct transition *t, const struct decision *target,
 		unheld(t, now_ms, notes);
 		snprintf(t->reason, sizeof(t->reason), "%s", target->reason);
 	}
-	guard_while_out(t, pv, target, now_ms, notes);
+	transition_guard(t, TRANSITION_GUARD_WHILE_OUT, pv, target, now_ms,
+	    notes);
 	ramp_advance(t, now_ms, notes);
 	transition_current(t, out);
 	return target_changed || t->level != was_level ||

@@ -1,9 +1,9 @@
 /*
  * The transition engine's state, shared by its rooms and by nothing
  * else: transition.c (hysteresis, the recovery ramp, flap damping),
- * guard.c (the peer guard) and transition_json.c (its part of the state
- * file). Everyone else holds a struct transition * and reads it through
- * transition.h and guard.h.
+ * transition_guard.c (running the peer guard of guard.h) and
+ * transition_json.c (its part of the state file). Everyone else holds a struct transition * and reads it
+ * through transition.h.
  */
 #ifndef LBAGENT_TRANSITION_IMPL_H
 #define LBAGENT_TRANSITION_IMPL_H
@@ -17,18 +17,6 @@
 
 #define NO_RUN		INT64_MIN
 #define IDX(level)	((level) + 1)
-
-/* The peer guard's part of an engine. Not persisted. */
-struct guard {
-	enum guard_state state;
-	int64_t		since_ms;	/* in that state since */
-	int64_t		want_ms;	/* going out due since; INT64_MIN: not */
-	int64_t		out_ms;		/* went out by the rules; INT64_MIN: not */
-	int64_t		need_ms;	/* wants a round started at or after
-					   this; INT64_MIN: none */
-	bool		warned;		/* this episode's hold was logged */
-	char		reason[REASON_MAX + 1];	/* "" when nothing held */
-};
 
 struct transition {
 	const struct transition_conf *conf;
@@ -58,7 +46,7 @@ struct transition {
 	bool		resumed;	/* loaded from the state file, its
 					   reason not yet checked against
 					   the probes (transition_resumed) */
-	struct guard	guard;
+	struct guard	guard;		/* the peer guard's; not persisted */
 };
 
 /* --- transition.c, for the other rooms --- */
@@ -69,27 +57,23 @@ void	transition_note(struct transition_notes *, bool warning,
 /* Remembers a going-out; the oldest goes when the list is full. */
 void	transition_push_out(struct transition *, int64_t ms);
 
-/* --- guard.c: the peer guard's steps in transition_evaluate --- */
+/* --- transition_guard.c: the peer guard's steps in an evaluation --- */
 
-/* Sets up the guard for this evaluation (pv NULL: no peers). */
-void	guard_begin(struct transition *, const struct peer_view *pv,
-	    int64_t now_ms);
-/* An episode of the guard ends when the rules no longer want out. */
-void	guard_episode(struct transition *, int target, int64_t now_ms,
-	    struct transition_notes *);
+enum transition_guard_step {
+	TRANSITION_GUARD_BEGIN,		/* guard_begin() */
+	TRANSITION_GUARD_EPISODE,	/* guard_episode() */
+	TRANSITION_GUARD_LETS_OUT,	/* guard_lets_out() */
+	TRANSITION_GUARD_GOING_OUT,	/* guard_going_out() */
+	TRANSITION_GUARD_WHILE_OUT,	/* guard_while_out() */
+};
+
 /*
- * Going out by the rules is due: may it? It needs a round started since
- * it became due, and that round must show another node serving.
+ * Runs one step of the peer guard (guard.h) on t as it is now (pv NULL:
+ * no peers) and applies what it says: the node back in, the reason, the
+ * notes. Returns guard_lets_out()'s answer for that step, else true.
  */
-bool	guard_lets_out(struct transition *, const struct peer_view *pv,
-	    const struct decision *target, int64_t now_ms,
-	    struct transition_notes *);
-/* Going out by the rules, another node serving: what the guard notes. */
-void	guard_going_out(struct transition *, const struct peer_view *pv,
+bool	transition_guard(struct transition *, enum transition_guard_step,
+	    const struct peer_view *pv, const struct decision *target,
 	    int64_t now_ms, struct transition_notes *);
-/* Out by the rules: back in when no other node serves. */
-void	guard_while_out(struct transition *, const struct peer_view *pv,
-	    const struct decision *target, int64_t now_ms,
-	    struct transition_notes *);
 
 #endif

@@ -103,6 +103,67 @@ runs_from_json(int64_t ge[LEVEL_COUNT], const json_t *runs, int64_t now_ms,
 	return 0;
 }
 
+/*
+ * The recovery ramp (null: none) into n, whose level is loaded: it
+ * resumes from the step HAProxy was last told, not further.
+ */
+static int
+ramp_from_json(struct transition *n, const json_t *ramp, int64_t now_ms,
+    const char **why)
+{
+	json_t		*v;
+	json_int_t	 w;
+	int64_t		 age;
+
+	n->ramping = false;
+	if (json_is_null(ramp))
+		return 0;
+	if (json_unpack((json_t *)ramp, "{s:o, s:I}", "age_ms", &v, "weight",
+	    &w) != 0 || age_from(v, &age) == -1 || w < 0 || w > LEVEL_MAX) {
+		*why = "ramp lacks age_ms or a weight from 0 to 100";
+		return -1;
+	}
+	/* From the step HAProxy was last told, not further. */
+	n->ramping = n->level >= 1;
+	n->ramp_ms = now_ms - age;
+	n->ramp_weight = (unsigned)w;
+	n->ramp_step_ms = now_ms;
+	return 0;
+}
+
+/* The goings-out kept (flap damping) into n, aged by the gap. */
+static int
+outs_from_json(struct transition *n, const json_t *outs, int64_t now_ms,
+    int64_t gap_ms, const char **why)
+{
+	json_t	*v;
+	int64_t	 age;
+	size_t	 i;
+
+	if (!json_is_array(outs)) {
+		*why = "outs_age_ms is not an array";
+		return -1;
+	}
+	n->nouts = 0;
+	json_array_foreach(outs, i, v) {
+		if (age_from(v, &age) == -1) {
+			*why = "outs_age_ms holds something not a number";
+			return -1;
+		}
+		transition_push_out(n, now_ms - age - gap_ms);
+	}
+	/* Oldest first, whatever order the file had. */
+	for (i = 1; i < n->nouts; i++) {
+		int64_t x = n->outs_ms[i];
+		size_t j = i;
+
+		for (; j > 0 && n->outs_ms[j - 1] > x; j--)
+			n->outs_ms[j] = n->outs_ms[j - 1];
+		n->outs_ms[j] = x;
+	}
+	return 0;
+}
+
 int
 transition_from_json(struct transition *t, const json_t *o, int64_t now_ms,
     int64_t gap_ms, bool same_boot, const char **why)
@@ -112,7 +173,6 @@ transition_from_json(struct transition *t, const json_t *o, int64_t now_ms,
 	json_int_t		 level, damping;
 	const char		*reason;
 	int64_t			 age;
-	size_t			 i;
 
 	if (gap_ms < 0)
 		gap_ms = 0;
@@ -146,43 +206,9 @@ transition_from_json(struct transition *t, const json_t *o, int64_t now_ms,
 	if (runs_from_json(n.ge_ms, runs, now_ms, same_boot ? gap_ms : 0,
 	    why) == -1)
 		return -1;
-	n.ramping = false;
-	if (!json_is_null(ramp)) {
-		json_int_t w;
-
-		if (json_unpack(ramp, "{s:o, s:I}", "age_ms", &v, "weight",
-		    &w) != 0 || age_from(v, &age) == -1 || w < 0 ||
-		    w > LEVEL_MAX) {
-			*why = "ramp lacks age_ms or a weight from 0 to 100";
-			return -1;
-		}
-		/* From the step HAProxy was last told, not further. */
-		n.ramping = n.level >= 1;
-		n.ramp_ms = now_ms - age;
-		n.ramp_weight = (unsigned)w;
-		n.ramp_step_ms = now_ms;
-	}
-	if (!json_is_array(outs)) {
-		*why = "outs_age_ms is not an array";
+	if (ramp_from_json(&n, ramp, now_ms, why) == -1 ||
+	    outs_from_json(&n, outs, now_ms, gap_ms, why) == -1)
 		return -1;
-	}
-	n.nouts = 0;
-	json_array_foreach(outs, i, v) {
-		if (age_from(v, &age) == -1) {
-			*why = "outs_age_ms holds something not a number";
-			return -1;
-		}
-		transition_push_out(&n, now_ms - age - gap_ms);
-	}
-	/* Oldest first, whatever order the file had. */
-	for (i = 1; i < n.nouts; i++) {
-		int64_t x = n.outs_ms[i];
-		size_t j = i;
-
-		for (; j > 0 && n.outs_ms[j - 1] > x; j--)
-			n.outs_ms[j] = n.outs_ms[j - 1];
-		n.outs_ms[j] = x;
-	}
 	n.resumed = true;
 	*t = n;
 	return 0;

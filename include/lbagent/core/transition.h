@@ -43,7 +43,7 @@ struct transition_notes {
 
 /*
  * One service's engine, opaque: its state is read through the accessors
- * below (transition.c, guard.c and transition_json.c share its layout).
+ * below (transition.c and transition_json.c share its layout).
  */
 struct transition;
 
@@ -147,6 +147,15 @@ int64_t	 transition_out_ms(const struct transition *, size_t i);
  * above level (each with every probe's word); INT64_MIN: no run.
  */
 int64_t	 transition_passing_since_ms(const struct transition *, int level);
+
+/*
+ * The engine's peer guard (guard.h), for the status and the agent: its
+ * state, and after an evaluation whether a round started at or after the
+ * time returned is wanted (ask the peers unless the view is that fresh);
+ * INT64_MIN: none.
+ */
+void	 guard_view(const struct transition *, struct guard_view *);
+int64_t	 guard_need_ms(const struct transition *);
 
 /* "down", "up", "up 50%": a level in words. */
 const char *transition_level_text(int level, char buf[16]);
