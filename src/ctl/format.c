@@ -316,15 +316,46 @@ window_lines(struct fmt_out *o, const json_t *w)
 		    since, result, reason);
 }
 
+/*
+ * A probe's notes: whether it settled, what its last run counts as when
+ * not its result, its runs by result.
+ */
+static void
+probe_notes(char *notes, size_t size, const json_t *p, const char *counted,
+    const char *result)
+{
+	const json_t	*runs;
+	double		 v, ok, warn, crit;
+
+	notes[0] = '\0';
+	if (!json_is_true(json_object_get(p, "settled")))
+		snprintf(notes, size, "not settled yet");
+	else if (counted[0] != '\0' && strcmp(counted, result) != 0)
+		snprintf(notes, size, "counts as %s", counted);
+	runs = json_object_get(p, "runs");
+	if (json_is_object(runs) && fmt_num(runs, "ok", &ok) &&
+	    fmt_num(runs, "warn", &warn) && fmt_num(runs, "crit", &crit)) {
+		size_t	l = strlen(notes);
+
+		snprintf(notes + l, size - l,
+		    "%sruns %.0f ok, %.0f warn, %.0f crit",
+		    l > 0 ? "; " : "", ok, warn, crit);
+		/* Runs lbagent could not make, when there were. */
+		l = strlen(notes);
+		if (fmt_num(runs, "unknown", &v) && v > 0)
+			snprintf(notes + l, size - l, ", %.0f unknown", v);
+	}
+}
+
 static void
 probes(struct fmt_out *o, const json_t *svc)
 {
-	const json_t	*ps = json_object_get(svc, "probes"), *p, *last, *runs;
+	const json_t	*ps = json_object_get(svc, "probes"), *p, *last;
 	char		 name[TEXT_MAX], type[16], result[16], counted[16];
 	char		 value[64], ago[40], took[32], reason[TEXT_MAX];
 	char		 notes[256];
 	size_t		 i, nw = 12, n;
-	double		 v, ok, warn, crit;
+	double		 v;
 
 	if (!json_is_array(ps))
 		return;
@@ -372,26 +403,7 @@ probes(struct fmt_out *o, const json_t *svc)
 		fprintf(o->fp, " %-8s %-6s %10s  %-10s %s\n", type, result,
 		    value, ago, took);
 		/* What the rules go by, when it is not the last run's word. */
-		notes[0] = '\0';
-		if (!json_is_true(json_object_get(p, "settled")))
-			snprintf(notes, sizeof(notes), "not settled yet");
-		else if (counted[0] != '\0' && strcmp(counted, result) != 0)
-			snprintf(notes, sizeof(notes), "counts as %s", counted);
-		runs = json_object_get(p, "runs");
-		if (json_is_object(runs) && fmt_num(runs, "ok", &ok) &&
-		    fmt_num(runs, "warn", &warn) && fmt_num(runs,
-		    "crit", &crit)) {
-			size_t	l = strlen(notes);
-
-			snprintf(notes + l, sizeof(notes) - l,
-			    "%sruns %.0f ok, %.0f warn, %.0f crit",
-			    l > 0 ? "; " : "", ok, warn, crit);
-			/* Runs lbagent could not make, when there were. */
-			l = strlen(notes);
-			if (fmt_num(runs, "unknown", &v) && v > 0)
-				snprintf(notes + l, sizeof(notes) - l,
-				    ", %.0f unknown", v);
-		}
+		probe_notes(notes, sizeof(notes), p, counted, result);
 		if (reason[0] != '\0')
 			fmt_paraf(o, 6, "", 6, "%s (%s)", reason, notes);
 		else if (notes[0] != '\0')

@@ -36,16 +36,72 @@ lb_reply(const json_t *svc, const json_t *lb)
 	return n != NULL ? n : fmt_str(svc, "reply");
 }
 
+/*
+ * The load balancers from the from-th on that get reply r, in words: the
+ * first KEYS_NAMED named, then how many more.
+ */
+static void
+lbs_getting(char *who, size_t size, const json_t *svc, const json_t *lbs,
+    size_t from, const char *r)
+{
+	const json_t	*l2;
+	char		 key[TEXT_MAX];
+	size_t		 j, n = 0, named = 0;
+
+	who[0] = '\0';
+	json_array_foreach(lbs, j, l2) {
+		if (j < from || strcmp(lb_reply(svc, l2), r) != 0)
+			continue;
+		if (named++ >= KEYS_NAMED) {
+			n++;
+			continue;
+		}
+		key_words(key, sizeof(key), l2);
+		snprintf(who + strlen(who), size - strlen(who), "%s%s",
+		    who[0] ? ", " : "", key);
+	}
+	if (n > 0)
+		snprintf(who + strlen(who), size - strlen(who),
+		    " and %zu more", n);
+}
+
+/* One line per different reply, with the first few that get it. */
+static void
+replies_each(struct fmt_out *o, const json_t *svc, const json_t *lbs,
+    char *head, size_t hang)
+{
+	const json_t	*lb;
+	char		 reply[TEXT_MAX], who[4 * TEXT_MAX];
+	const char	*r;
+	size_t		 i, j;
+
+	json_array_foreach(lbs, i, lb) {
+		bool	 seen = false;
+
+		r = lb_reply(svc, lb);
+		for (j = 0; j < i && !seen; j++)
+			seen = strcmp(lb_reply(svc, json_array_get(lbs, j)),
+			    r) == 0;
+		if (seen)
+			continue;
+		lbs_getting(who, sizeof(who), svc, lbs, i, r);
+		fmt_clean(reply, sizeof(reply), r);
+		fmt_paraf(o, 0, head, (unsigned)hang, "replies \"%s\" to %s",
+		    reply, who);
+		memset(head, ' ', strlen(head));
+	}
+}
+
 void
 ctl_format_replies(FILE *fp, const json_t *svc, const char *label,
     unsigned width)
 {
 	struct fmt_out	 o = { fp, width < 40 ? 40 : width };
-	const json_t	*lbs = json_object_get(svc, "load_balancers"), *lb, *l2;
+	const json_t	*lbs = json_object_get(svc, "load_balancers"), *lb;
 	char		 head[TEXT_MAX], reply[TEXT_MAX], who[4 * TEXT_MAX];
 	char		 key[TEXT_MAX];
 	const char	*r;
-	size_t		 i, j, n, named, hang;
+	size_t		 i, n, hang;
 	bool		 same = true;
 
 	fmt_clean(head, sizeof(head), label);
@@ -76,47 +132,17 @@ ctl_format_replies(FILE *fp, const json_t *svc, const char *label,
 	json_array_foreach(lbs, i, lb)
 		if (strcmp(lb_reply(svc, lb), r) != 0)
 			same = false;
-	if (same) {
-		fmt_clean(reply, sizeof(reply), r);
-		n = json_array_size(lbs);
-		if (n == 1) {
-			key_words(key, sizeof(key), json_array_get(lbs, 0));
-			fmt_paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" "
-			    "to %s", reply, key);
-		} else
-			fmt_paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" "
-			    "to all %zu load balancers that ask", reply, n);
+	if (!same) {
+		replies_each(&o, svc, lbs, head, hang);
 		return;
 	}
-	/* One line per different reply, with the first few that get it. */
-	json_array_foreach(lbs, i, lb) {
-		bool	 seen = false;
-
-		r = lb_reply(svc, lb);
-		for (j = 0; j < i && !seen; j++)
-			seen = strcmp(lb_reply(svc, json_array_get(lbs, j)),
-			    r) == 0;
-		if (seen)
-			continue;
-		who[0] = '\0';
-		named = n = 0;
-		json_array_foreach(lbs, j, l2) {
-			if (j < i || strcmp(lb_reply(svc, l2), r) != 0)
-				continue;
-			if (named++ >= KEYS_NAMED) {
-				n++;
-				continue;
-			}
-			key_words(key, sizeof(key), l2);
-			snprintf(who + strlen(who), sizeof(who) - strlen(who),
-			    "%s%s", who[0] ? ", " : "", key);
-		}
-		if (n > 0)
-			snprintf(who + strlen(who), sizeof(who) - strlen(who),
-			    " and %zu more", n);
-		fmt_clean(reply, sizeof(reply), r);
+	fmt_clean(reply, sizeof(reply), r);
+	n = json_array_size(lbs);
+	if (n == 1) {
+		key_words(key, sizeof(key), json_array_get(lbs, 0));
 		fmt_paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" to %s",
-		    reply, who);
-		memset(head, ' ', strlen(head));
-	}
+		    reply, key);
+	} else
+		fmt_paraf(&o, 0, head, (unsigned)hang, "replies \"%s\" to all "
+		    "%zu load balancers that ask", reply, n);
 }

@@ -284,30 +284,16 @@ why_underneath(struct fmt_out *o, const json_t *svc)
 	    reason[0] ? " (" : "", reason, reason[0] ? ")" : "");
 }
 
+/* The first line: what it replies since when, and whether it serves. */
 static void
-why_service(struct fmt_out *o, const json_t *root, const json_t *svc, time_t
-    now)
+why_head(struct fmt_out *o, const json_t *root, const json_t *svc,
+    time_t now)
 {
-	const json_t	*tr = json_object_get(svc, "transition");
-	const json_t	*p = json_object_get(tr, "pending");
-	const json_t	*ramp = json_object_get(tr, "ramp");
-	const json_t	*damp = json_object_get(tr, "damping");
-	const json_t	*g = json_object_get(svc, "peer_guard");
-	const json_t	*m;
-	char		 name[TEXT_MAX], words[32], st[16], at[16], a1[64],
-	    a2[32];
-	char		 reason[TEXT_MAX], by[TEXT_MAX], undo[2 * TEXT_MAX],
-	    gs[32];
-	char		 until[32];
-	char		 started[16];
-	double		 v, fs, as, w, to, ends, factor, outs, upafter;
+	char		 name[TEXT_MAX], words[32], at[16], a1[64], a2[32];
 	time_t		 t;
-	bool		 held_over = false;
 
 	fmt_clean(name, sizeof(name), ctl_service_label(fmt_str(svc, "name")));
-	fmt_clean(st, sizeof(st), fmt_str(svc, "state"));
 	fmt_state_words(words, sizeof(words), svc);
-	fmt_clean(reason, sizeof(reason), fmt_str(svc, "reason"));
 	local_clock(at, sizeof(at), decided_at(root, svc));
 	if (iso_time(decided_at(root, svc), &t) && now >= t)
 		snprintf(a1, sizeof(a1), " (%s ago)", age(a2, sizeof(a2),
@@ -317,66 +303,100 @@ why_service(struct fmt_out *o, const json_t *root, const json_t *svc, time_t
 	fmt_paraf(o, 0, "", 2, "%s: %s since %s%s, %s", name, words, at, a1,
 	    json_is_true(json_object_get(svc, "serving")) ? "serving" :
 	    "not serving");
+}
 
-	/* A marker over everything: maint wins over drain. */
-	if ((strcmp(st, "maint") == 0 || strcmp(st, "drain") == 0) &&
-	    (m = marker_of(svc, st)) != NULL) {
-		marker_undo(undo, sizeof(undo), svc, m);
-		fmt_paraf(o, 2, "", 4, "because of the %s marker (%s)%s%s", st,
-		    strcmp(fmt_str(m, "scope"), "node") == 0 ? "node-wide" :
-		    "this service's", reason[0] ? ": " : "", reason);
-		if (json_is_string(json_object_get(m, "until"))) {
-			local_date_time(until, sizeof(until), fmt_str(m,
-			    "until"));
-			fmt_paraf(o, 2, "", 4, "ends by itself at %s, or with "
-			    "`%s`", until, undo);
-		} else
-			fmt_paraf(o, 2, "", 4, "ends with `%s`", undo);
-		why_underneath(o, svc);
-		return;
-	}
-	if (strcmp(fmt_str(svc, "automation"), "off") == 0) {
-		fmt_clean(by, sizeof(by), fmt_str(svc, "automation_off_by"));
-		fmt_paraf(o, 2, "", 4, "automation is off (%s): the load "
-		    "balancers keep what they were last told", by[0] ? by :
-		    "?");
-		if ((m = marker_of(svc, "off")) != NULL)
-			fmt_paraf(o, 2, "", 4, "ends with `lbagentctl mode "
-			    "auto%s%s`", strcmp(fmt_str(m, "scope"),
-			    "service") == 0 ? " --service " : "",
-			    strcmp(fmt_str(m, "scope"), "service") == 0 ? name :
-			    "");
-		else if (strncmp(by, "LBAGENT_MODE", 12) == 0)
-			fmt_paraf(o, 2, "", 4, "ends when lbagent restarts "
-			    "without LBAGENT_MODE=off in its environment");
-		else if (strncmp(by, "mode = off", 10) == 0)
-			fmt_paraf(o, 2, "", 4, "ends with mode = auto in the "
-			    "configuration and a reload");
-		why_underneath(o, svc);
-		return;
-	}
-	if (strcmp(fmt_str(svc, "automation"), "shadow") == 0) {
-		char	would[TEXT_MAX];
+/* A marker over everything (maint wins over drain): false when none. */
+static bool
+why_marker(struct fmt_out *o, const json_t *svc, const char *st,
+    const char *reason)
+{
+	const json_t	*m;
+	char		 undo[2 * TEXT_MAX], until[32];
 
-		fmt_clean(by, sizeof(by), fmt_str(svc, "shadow_by"));
-		fmt_clean(would, sizeof(would), fmt_str(svc, "shadow_reply"));
-		fmt_paraf(o, 2, "", 4, "shadow mode (%s): the load balancers "
-		    "keep what they were last told; automation would reply "
-		    "\"%s\"", by[0] ? by : "?", would);
-		if (strncmp(by, "marker ", 7) == 0)
-			fmt_paraf(o, 2, "", 4, "ends when %s is removed", by +
-			    7);
-		else if (strncmp(by, "LBAGENT_MODE", 12) == 0)
-			fmt_paraf(o, 2, "", 4, "ends when lbagent restarts "
-			    "without LBAGENT_MODE=shadow in its environment");
-		else if (strncmp(by, "mode = shadow", 13) == 0)
-			fmt_paraf(o, 2, "", 4, "ends with mode = auto in the "
-			    "configuration and a reload");
-		why_underneath(o, svc);
-		return;
-	}
+	if ((strcmp(st, "maint") != 0 && strcmp(st, "drain") != 0) ||
+	    (m = marker_of(svc, st)) == NULL)
+		return false;
+	marker_undo(undo, sizeof(undo), svc, m);
+	fmt_paraf(o, 2, "", 4, "because of the %s marker (%s)%s%s", st,
+	    strcmp(fmt_str(m, "scope"), "node") == 0 ? "node-wide" :
+	    "this service's", reason[0] ? ": " : "", reason);
+	if (json_is_string(json_object_get(m, "until"))) {
+		local_date_time(until, sizeof(until), fmt_str(m, "until"));
+		fmt_paraf(o, 2, "", 4, "ends by itself at %s, or with `%s`",
+		    until, undo);
+	} else
+		fmt_paraf(o, 2, "", 4, "ends with `%s`", undo);
+	why_underneath(o, svc);
+	return true;
+}
 
-	/* By the rules, through the transition engine. */
+/* Automation off, by whom and how it ends: false when it is not off. */
+static bool
+why_off(struct fmt_out *o, const json_t *svc)
+{
+	const json_t	*m;
+	char		 name[TEXT_MAX], by[TEXT_MAX];
+
+	if (strcmp(fmt_str(svc, "automation"), "off") != 0)
+		return false;
+	fmt_clean(name, sizeof(name), ctl_service_label(fmt_str(svc, "name")));
+	fmt_clean(by, sizeof(by), fmt_str(svc, "automation_off_by"));
+	fmt_paraf(o, 2, "", 4, "automation is off (%s): the load balancers "
+	    "keep what they were last told", by[0] ? by : "?");
+	if ((m = marker_of(svc, "off")) != NULL)
+		fmt_paraf(o, 2, "", 4, "ends with `lbagentctl mode auto%s%s`",
+		    strcmp(fmt_str(m, "scope"), "service") == 0 ?
+		    " --service " : "", strcmp(fmt_str(m, "scope"),
+		    "service") == 0 ? name : "");
+	else if (strncmp(by, "LBAGENT_MODE", 12) == 0)
+		fmt_paraf(o, 2, "", 4, "ends when lbagent restarts without "
+		    "LBAGENT_MODE=off in its environment");
+	else if (strncmp(by, "mode = off", 10) == 0)
+		fmt_paraf(o, 2, "", 4, "ends with mode = auto in the "
+		    "configuration and a reload");
+	why_underneath(o, svc);
+	return true;
+}
+
+/* Shadow mode, what it would reply and how it ends: false when not. */
+static bool
+why_shadow(struct fmt_out *o, const json_t *svc)
+{
+	char	by[TEXT_MAX], would[TEXT_MAX];
+
+	if (strcmp(fmt_str(svc, "automation"), "shadow") != 0)
+		return false;
+	fmt_clean(by, sizeof(by), fmt_str(svc, "shadow_by"));
+	fmt_clean(would, sizeof(would), fmt_str(svc, "shadow_reply"));
+	fmt_paraf(o, 2, "", 4, "shadow mode (%s): the load balancers keep "
+	    "what they were last told; automation would reply \"%s\"",
+	    by[0] ? by : "?", would);
+	if (strncmp(by, "marker ", 7) == 0)
+		fmt_paraf(o, 2, "", 4, "ends when %s is removed", by + 7);
+	else if (strncmp(by, "LBAGENT_MODE", 12) == 0)
+		fmt_paraf(o, 2, "", 4, "ends when lbagent restarts without "
+		    "LBAGENT_MODE=shadow in its environment");
+	else if (strncmp(by, "mode = shadow", 13) == 0)
+		fmt_paraf(o, 2, "", 4, "ends with mode = auto in the "
+		    "configuration and a reload");
+	why_underneath(o, svc);
+	return true;
+}
+
+/*
+ * By the rules, through the transition engine: the reason (without the
+ * "recovering" the ramp says itself: reason loses it), whether it is held
+ * over a restart.
+ */
+static void
+why_rules(struct fmt_out *o, const json_t *root, const json_t *svc,
+    const char *st, char *reason)
+{
+	const json_t	*tr = json_object_get(svc, "transition");
+	const json_t	*ramp = json_object_get(tr, "ramp");
+	char		 by[TEXT_MAX], gs[32], started[16];
+	bool		 held_over = false;
+
 	if (json_is_object(tr) && strcmp(fmt_str(tr, "since"), "") != 0 &&
 	    fmt_str(root, "started_at")[0] != '\0' &&
 	    strcmp(fmt_str(tr, "since"), fmt_str(root, "started_at")) < 0)
@@ -405,76 +425,129 @@ why_service(struct fmt_out *o, const json_t *root, const json_t *svc, time_t
 		fmt_paraf(o, 2, "", 4, "held from before lbagent started at %s "
 		    "(the state file)", started);
 	}
-	if (json_is_object(g)) {
-		fmt_clean(gs, sizeof(gs), fmt_str(g, "state"));
-		if (strcmp(gs, "holding") == 0 || strcmp(gs, "latched") == 0 ||
-		    strcmp(gs, "back_alone") == 0 || strcmp(gs, "asking") == 0)
-		    {
-			fmt_clean(by, sizeof(by), fmt_str(g, "reason"));
-			fmt_paraf(o, 2, "", 4, "the peer guard is %s%s%s", gs,
-			    by[0] ? ": " : "", by);
-			if (strcmp(gs, "latched") == 0)
-				fmt_paraf(o, 2, "", 4, "latched: stays in "
-				    "until lbagent restarts");
-		}
-	}
-	if (json_is_object(ramp)) {
-		if (!fmt_num(ramp, "weight", &w))
-			w = 0;
-		if (!fmt_num(ramp, "to", &to))
-			to = 100;
-		if (!fmt_num(ramp, "ends_in_s", &ends))
-			ends = 0;
-		local_clock_in(a2, sizeof(a2), now, ends);
-		fmt_paraf(o, 2, "", 4, "recovering: %.0f%% now, %.0f%% by %s "
-		    "(in %s)", w, to, a2, age(a1, sizeof(a1), ends));
-	}
-	if (json_is_object(p)) {
-		char	towards[32], text[TEXT_MAX];
+}
 
-		fmt_clean(towards, sizeof(towards), fmt_str(p, "towards"));
-		fmt_clean(text, sizeof(text), fmt_str(p, "text"));
-		if (!fmt_num(p, "after_s", &as))
-			as = 0;
-		if (!fmt_num(p, "for_s", &fs))
-			fmt_paraf(o, 2, "", 4, "towards %s: waiting for every "
-			    "probe's first verdict", towards);
-		else if (strstr(text, "held in") != NULL ||
-		    strstr(text, "asking") != NULL)
-			fmt_paraf(o, 2, "", 4, "%s", text);
-		else if (strcmp(towards, "up") == 0 || (strcmp(st, "up") != 0 &&
-		    strncmp(text, "passing", 7) == 0))
-			fmt_paraf(o, 2, "", 4, "comes back after %s of "
-			    "passing; %s so far", age(a1, sizeof(a1), as),
-			    age(a2, sizeof(a2), fs));
-		else if (strcmp(towards, "down") == 0)
-			fmt_paraf(o, 2, "", 4, "goes down after %s of failing; "
-			    "%s so far", age(a1, sizeof(a1), as), age(a2,
-			    sizeof(a2), fs));
-		else
-			fmt_paraf(o, 2, "", 4, "goes to %s after %s; %s so far",
-			    towards, age(a1, sizeof(a1), as), age(a2,
-			    sizeof(a2), fs));
-	} else if (strcmp(st, "up") != 0 && fmt_num(damp,
-	    "up_after_s", &upafter))
+/* The peer guard, when it holds the service in or asks. */
+static void
+why_guard(struct fmt_out *o, const json_t *g)
+{
+	char	gs[32], by[TEXT_MAX];
+
+	if (!json_is_object(g))
+		return;
+	fmt_clean(gs, sizeof(gs), fmt_str(g, "state"));
+	if (strcmp(gs, "holding") == 0 || strcmp(gs, "latched") == 0 ||
+	    strcmp(gs, "back_alone") == 0 || strcmp(gs, "asking") == 0) {
+		fmt_clean(by, sizeof(by), fmt_str(g, "reason"));
+		fmt_paraf(o, 2, "", 4, "the peer guard is %s%s%s", gs,
+		    by[0] ? ": " : "", by);
+		if (strcmp(gs, "latched") == 0)
+			fmt_paraf(o, 2, "", 4, "latched: stays in until "
+			    "lbagent restarts");
+	}
+}
+
+/* The recovery ramp: where the weight is and by when it is full. */
+static void
+why_ramp(struct fmt_out *o, const json_t *ramp, time_t now)
+{
+	char	a1[64], a2[32];
+	double	w, to, ends;
+
+	if (!json_is_object(ramp))
+		return;
+	if (!fmt_num(ramp, "weight", &w))
+		w = 0;
+	if (!fmt_num(ramp, "to", &to))
+		to = 100;
+	if (!fmt_num(ramp, "ends_in_s", &ends))
+		ends = 0;
+	local_clock_in(a2, sizeof(a2), now, ends);
+	fmt_paraf(o, 2, "", 4, "recovering: %.0f%% now, %.0f%% by %s (in %s)",
+	    w, to, a2, age(a1, sizeof(a1), ends));
+}
+
+/* A change under way: towards what, after how long, how long so far. */
+static void
+why_pending(struct fmt_out *o, const json_t *p, const char *st)
+{
+	char	towards[32], text[TEXT_MAX], a1[64], a2[32];
+	double	fs, as;
+
+	fmt_clean(towards, sizeof(towards), fmt_str(p, "towards"));
+	fmt_clean(text, sizeof(text), fmt_str(p, "text"));
+	if (!fmt_num(p, "after_s", &as))
+		as = 0;
+	if (!fmt_num(p, "for_s", &fs))
+		fmt_paraf(o, 2, "", 4, "towards %s: waiting for every probe's "
+		    "first verdict", towards);
+	else if (strstr(text, "held in") != NULL ||
+	    strstr(text, "asking") != NULL)
+		fmt_paraf(o, 2, "", 4, "%s", text);
+	else if (strcmp(towards, "up") == 0 || (strcmp(st, "up") != 0 &&
+	    strncmp(text, "passing", 7) == 0))
+		fmt_paraf(o, 2, "", 4, "comes back after %s of passing; %s so "
+		    "far", age(a1, sizeof(a1), as), age(a2, sizeof(a2), fs));
+	else if (strcmp(towards, "down") == 0)
+		fmt_paraf(o, 2, "", 4, "goes down after %s of failing; %s so "
+		    "far", age(a1, sizeof(a1), as), age(a2, sizeof(a2), fs));
+	else
+		fmt_paraf(o, 2, "", 4, "goes to %s after %s; %s so far",
+		    towards, age(a1, sizeof(a1), as), age(a2, sizeof(a2), fs));
+}
+
+/* What would change it: a change under way, else what it waits for. */
+static void
+why_next(struct fmt_out *o, const json_t *svc, const char *st,
+    const char *reason)
+{
+	const json_t	*tr = json_object_get(svc, "transition");
+	const json_t	*p = json_object_get(tr, "pending");
+	const json_t	*damp = json_object_get(tr, "damping");
+	char		 a1[64];
+	double		 v, factor, outs, upafter;
+
+	if (json_is_object(p))
+		why_pending(o, p, st);
+	else if (strcmp(st, "up") != 0 && fmt_num(damp, "up_after_s", &upafter))
 		fmt_paraf(o, 2, "", 4, "comes back after %s of passing, once "
 		    "the probes pass", age(a1, sizeof(a1), upafter));
-	else if (strcmp(st, "up") == 0 && fmt_num(tr, "weight", &v) && v >=
-	    100 && reason[0] == '\0' && json_array_size(json_object_get(svc,
-	    "probes")) > 0)
+	else if (strcmp(st, "up") == 0 && fmt_num(tr, "weight", &v) &&
+	    v >= 100 && reason[0] == '\0' &&
+	    json_array_size(json_object_get(svc, "probes")) > 0)
 		fmt_paraf(o, 2, "", 4, "goes out when a probe fails for its "
 		    "window (down_after, degrade_after)");
-	else if (strcmp(st, "up") == 0 && !json_is_object(ramp) &&
+	else if (strcmp(st, "up") == 0 &&
+	    !json_is_object(json_object_get(tr, "ramp")) &&
 	    fmt_num(svc, "weight", &v) && v < 100)
 		fmt_paraf(o, 2, "", 4, "back to 100%% once the probes pass for "
 		    "restore_after");
-	if (json_is_object(damp) && fmt_num(damp, "factor", &factor) && factor >
-	    1) {
+	if (json_is_object(damp) && fmt_num(damp, "factor", &factor) &&
+	    factor > 1) {
 		if (!fmt_num(damp, "outs_in_window", &outs))
 			outs = 0;
 		fmt_paraf(o, 2, "", 4, "flap damping: up_after x%.0f (%.0f "
 		    "goings-out in the flap window)", factor, outs);
 	}
+}
+
+static void
+why_service(struct fmt_out *o, const json_t *root, const json_t *svc,
+    time_t now)
+{
+	const json_t	*tr = json_object_get(svc, "transition");
+	char		 st[16], reason[TEXT_MAX];
+
+	fmt_clean(st, sizeof(st), fmt_str(svc, "state"));
+	fmt_clean(reason, sizeof(reason), fmt_str(svc, "reason"));
+	why_head(o, root, svc, now);
+	if (why_marker(o, svc, st, reason) || why_off(o, svc) ||
+	    why_shadow(o, svc))
+		return;
+	why_rules(o, root, svc, st, reason);
+	why_guard(o, json_object_get(svc, "peer_guard"));
+	why_ramp(o, json_object_get(tr, "ramp"), now);
+	why_next(o, svc, st, reason);
 }
 
 void
