@@ -163,24 +163,221 @@ marker_content(const struct ctl_opts *o, char *buf, size_t size)
 	return 0;
 }
 
+/* A marker command under way: what it wrote, and what it waits for. */
+struct marker_run {
+	struct ctl	*c;
+	const char	*path;
+	const char	*verb;		/* "wrote", "removed" */
+	struct target	*targets;
+	size_t		 ntargets;
+	json_t		*root;		/* the last status */
+	bool		 check_state;	/* maint, drain; mode: automation */
+};
+
+/*
+ * Writes the marker at path, or removes it, and says so on stdout.
+ * Returns its verb ("wrote", "removed"), or NULL said why.
+ */
+static const char *
+marker_write(struct ctl *c, enum marker_kind kind, const char *path)
+{
+	const struct ctl_opts	*o = c->o;
+	char			 err[ERR_MAX], body[MARKER_FILE_MAX];
+	const char		*verb;
+
+	if (o->on) {
+		const char	*content = o->reason;
+
+		if ((o->for_ms != 0 || o->until != NULL) &&
+		    marker_content(o, body, sizeof(body)) == -1)
+			return NULL;
+		if (o->for_ms != 0 || o->until != NULL)
+			content = body;
+		if (ctl_marker_set(c->conf.state_dir, o->service, kind,
+		    content, err, sizeof(err)) == -1) {
+			cmd_errx("%s", err);
+			return NULL;
+		}
+		verb = "wrote";
+	} else {
+		if (ctl_marker_clear(c->conf.state_dir, o->service, kind, err,
+		    sizeof(err)) == -1) {
+			cmd_errx("%s", err);
+			return NULL;
+		}
+		verb = "removed";
+	}
+	printf("%s %s\n", verb, path);
+	if (o->on && (o->for_ms != 0 || o->until != NULL))
+		printf("it ends at %s\n", body_until(body));
+	fflush(stdout);
+	return verb;
+}
+
+/* The services the marker applies to, from the first status: -1 said why. */
+static int
+targets_make(struct marker_run *m)
+{
+	const struct ctl_opts	*o = m->c->o;
+	size_t			 i;
+
+	m->ntargets = o->service != NULL ? 1 :
+	    json_array_size(json_object_get(m->root, "services"));
+	if ((m->targets = calloc(m->ntargets ? m->ntargets : 1,
+	    sizeof(*m->targets))) == NULL) {
+		cmd_errx("out of memory");
+		return -1;
+	}
+	for (i = 0; i < m->ntargets; i++) {
+		const char *n = o->service != NULL ? o->service :
+		    json_string_value(json_object_get(json_array_get(
+		    json_object_get(m->root, "services"), i), "name"));
+
+		snprintf(m->targets[i].name, sizeof(m->targets[i].name), "%s",
+		    n != NULL ? n : "");
+	}
+	return 0;
+}
+
+/* How many targets the last status shows as their markers say. */
+static size_t
+targets_done(struct marker_run *m)
+{
+	const json_t	*svc;
+	size_t		 i, done = 0;
+	bool		 check_state = m->check_state;
+
+	for (i = 0; m->root != NULL && i < m->ntargets; i++) {
+		/* Markers on disk, read again: another may change. */
+		target_read(&m->targets[i], m->c->conf.state_dir);
+		svc = ctl_service(m->root, m->targets[i].name);
+		if (svc != NULL && ctl_reflects(svc, &m->targets[i].expect,
+		    check_state, !check_state))
+			done++;
+		else if (svc != NULL && !check_state &&
+		    !m->targets[i].expect.off &&
+		    ctl_off_not_by_marker(svc) != NULL)
+			done++;		/* reported below */
+	}
+	return done;
+}
+
+/* The timeout: the first service that does not show it, or err. */
+static void
+not_reflected(const struct marker_run *m, const char *err)
+{
+	const struct ctl_opts	*o = m->c->o;
+	const json_t		*svc;
+	char			 what[4 * ERR_MAX], now[ERR_MAX];
+	char			 want[4 * REASON_MAX + 64], label[ERR_MAX];
+	size_t			 i;
+
+	what[0] = '\0';
+	for (i = 0; m->root != NULL && i < m->ntargets; i++) {
+		svc = ctl_service(m->root, m->targets[i].name);
+		if (svc != NULL && ctl_reflects(svc, &m->targets[i].expect,
+		    m->check_state, !m->check_state))
+			continue;
+		shown(svc, now, sizeof(now));
+		wanted(o, &m->targets[i].expect, want, sizeof(want));
+		snprintf(what, sizeof(what), "service %s %s, expected %s",
+		    cmd_safe(label, sizeof(label),
+		    ctl_service_label(m->targets[i].name)), now, want);
+		break;
+	}
+	if (m->root == NULL)
+		snprintf(what, sizeof(what), "%s", err);
+	cmd_errx("%s %s, but lbagent did not reflect it within %gs: %s",
+	    m->verb, m->path, o->timeout_s, what);
+	if (o->cmd == CTL_MODE && !o->on && !cmd_has_detail(m->root))
+		cmd_errx("automation may stay off by LBAGENT_MODE or mode = "
+		    "off; lbagent's detail (the unix socket or the token) "
+		    "would say");
+}
+
+/*
+ * Asks lbagent until every service the marker applies to shows it, or
+ * deadline: 0, or -1 said why.
+ */
+static int
+reflected(struct marker_run *m, double deadline)
+{
+	char			err[ERR_MAX];
+	enum ctl_http_result	r;
+	bool			first = true;
+
+	for (;;) {
+		json_decref(m->root);
+		r = cmd_get_status(m->c, &m->root, err, sizeof(err));
+		if (r != CTL_HTTP_OK && first) {
+			cmd_report_unreachable(m->c, r, err);
+			cmd_errx("%s %s, but lbagent was not there to confirm "
+			    "it; the marker acts once lbagent runs", m->verb,
+			    m->path);
+			return -1;
+		}
+		first = false;
+		if (r == CTL_HTTP_OK && m->root == NULL) {
+			cmd_errx("%s", err);
+			return -1;
+		}
+		if (m->root != NULL && m->targets == NULL &&
+		    targets_make(m) == -1)
+			return -1;
+		if (m->root != NULL && targets_done(m) == m->ntargets)
+			return 0;
+		if (cmd_now_s() >= deadline) {
+			not_reflected(m, err);
+			return -1;
+		}
+		cmd_sleep_ms(CTL_POLL_MS);
+	}
+}
+
+/* What the load balancers get now, and what still holds after an off. */
+static void
+report(const struct marker_run *m)
+{
+	const struct ctl_opts	*o = m->c->o;
+	const json_t		*svc;
+	const char		*by;
+	char			 label[ERR_MAX], by_[ERR_MAX];
+	size_t			 i;
+
+	for (i = 0; i < m->ntargets; i++) {
+		svc = ctl_service(m->root, m->targets[i].name);
+		/* What the load balancers get, not the plain reply. */
+		ctl_format_replies(stdout, svc, ctl_service_label(
+		    m->targets[i].name), WIDTH);
+		if (!o->on)
+			remaining(m->c, &m->targets[i]);
+		if (o->cmd == CTL_MODE && !o->on &&
+		    !m->targets[i].expect.off &&
+		    (by = ctl_off_not_by_marker(svc)) != NULL)
+			fprintf(stderr, "lbagentctl: note: %s: automation "
+			    "stays off: %s\n", cmd_safe(label, sizeof(label),
+			    ctl_service_label(m->targets[i].name)),
+			    cmd_safe(by_, sizeof(by_), by));
+		if (o->cmd == CTL_MODE && !o->on &&
+		    (by = ctl_shadow_by(svc)) != NULL)
+			fprintf(stderr, "lbagentctl: note: %s: in shadow mode "
+			    "(%s): replies say only what automation would "
+			    "reply\n", cmd_safe(label, sizeof(label),
+			    ctl_service_label(m->targets[i].name)),
+			    cmd_safe(by_, sizeof(by_), by));
+	}
+}
+
 int
 cmd_marker(struct ctl *c)
 {
 	const struct ctl_opts	*o = c->o;
 	enum marker_kind	 kind = o->cmd == CTL_MAINT ? MARKER_MAINT :
-				    o->cmd == CTL_DRAIN ? MARKER_DRAIN : MARKER_OFF;
-	struct target		*targets = NULL;
-	size_t			 ntargets = 0, i, done;
-	char			 path[4096], err[ERR_MAX], what[4 * ERR_MAX];
-	char			 now[ERR_MAX], want[4 * REASON_MAX + 64];
-	char			 label[ERR_MAX], by_[ERR_MAX];
-	char			 body[MARKER_FILE_MAX];
-	const char		*verb;
-	json_t			*root = NULL;
-	const json_t		*svc;
-	enum ctl_http_result	 r;
+				    o->cmd == CTL_DRAIN ? MARKER_DRAIN :
+				    MARKER_OFF;
+	struct marker_run	 m = { .c = c, .check_state = o->cmd != CTL_MODE };
+	char			 path[4096];
 	double			 deadline;
-	bool			 first = true, check_state = o->cmd != CTL_MODE;
 	int			 rc = CTL_EXIT_FAIL;
 
 	if (cmd_load_config(c, CMD_NEED) == -1 || cmd_setup_addresses(c) == -1)
@@ -191,152 +388,26 @@ cmd_marker(struct ctl *c)
 	}
 	ctl_marker_path(path, sizeof(path), c->conf.state_dir, o->service,
 	    kind);
+	m.path = path;
 	/* The whole of --wait's timeout, from now. */
 	deadline = cmd_now_s() + o->timeout_s;
 	if (o->wait && cmd_wait_possible(c, path) == -1)
 		return CTL_EXIT_FAIL;
-	if (o->on) {
-		const char	*content = o->reason;
-
-		if ((o->for_ms != 0 || o->until != NULL) &&
-		    marker_content(o, body, sizeof(body)) == -1)
-			return CTL_EXIT_FAIL;
-		if (o->for_ms != 0 || o->until != NULL)
-			content = body;
-		if (ctl_marker_set(c->conf.state_dir, o->service, kind,
-		    content, err, sizeof(err)) == -1) {
-			cmd_errx("%s", err);
-			return CTL_EXIT_FAIL;
-		}
-		verb = "wrote";
-	} else {
-		if (ctl_marker_clear(c->conf.state_dir, o->service, kind, err,
-		    sizeof(err)) == -1) {
-			cmd_errx("%s", err);
-			return CTL_EXIT_FAIL;
-		}
-		verb = "removed";
-	}
-	printf("%s %s\n", verb, path);
-	if (o->on && (o->for_ms != 0 || o->until != NULL))
-		printf("it ends at %s\n", body_until(body));
-	fflush(stdout);
+	if ((m.verb = marker_write(c, kind, path)) == NULL)
+		return CTL_EXIT_FAIL;
 
 	/* Wait until every service the marker applies to shows it. */
 	if (!o->wait)
 		deadline = cmd_now_s() + o->timeout_s;
-	for (;;) {
-		json_decref(root);
-		r = cmd_get_status(c, &root, err, sizeof(err));
-		if (r != CTL_HTTP_OK && first) {
-			cmd_report_unreachable(c, r, err);
-			cmd_errx("%s %s, but lbagent was not there to confirm "
-			    "it; the marker acts once lbagent runs", verb,
-			    path);
-			goto out;
+	if (reflected(&m, deadline) == 0) {
+		report(&m);
+		rc = CTL_EXIT_OK;
+		if (o->wait) {
+			fflush(stdout);
+			rc = cmd_wait_drained(c, deadline);
 		}
-		first = false;
-		if (r == CTL_HTTP_OK && root == NULL) {
-			cmd_errx("%s", err);
-			goto out;
-		}
-		if (root != NULL && targets == NULL) {
-			ntargets = o->service != NULL ? 1 :
-			    json_array_size(json_object_get(root, "services"));
-			if ((targets = calloc(ntargets ? ntargets : 1,
-			    sizeof(*targets))) == NULL) {
-				cmd_errx("out of memory");
-				goto out;
-			}
-			for (i = 0; i < ntargets; i++) {
-				const char *n = o->service != NULL ?
-				    o->service :
-				    json_string_value(json_object_get(
-				    json_array_get(json_object_get(root,
-				    "services"), i), "name"));
-
-				snprintf(targets[i].name,
-				    sizeof(targets[i].name), "%s", n != NULL ?
-				    n : "");
-			}
-		}
-		done = 0;
-		for (i = 0; root != NULL && i < ntargets; i++) {
-			/* Markers on disk, read again: another may change. */
-			target_read(&targets[i], c->conf.state_dir);
-			svc = ctl_service(root, targets[i].name);
-			if (svc != NULL && ctl_reflects(svc, &targets[i].expect,
-			    check_state, !check_state))
-				done++;
-			else if (svc != NULL && !check_state &&
-			    !targets[i].expect.off &&
-			    ctl_off_not_by_marker(svc) != NULL)
-				done++;		/* reported below */
-		}
-		if (root != NULL && done == ntargets)
-			break;
-		if (cmd_now_s() >= deadline) {
-			for (i = 0; root != NULL && i < ntargets; i++) {
-				svc = ctl_service(root, targets[i].name);
-				if (svc != NULL && ctl_reflects(svc,
-				    &targets[i].expect, check_state,
-				    !check_state))
-					continue;
-				shown(svc, now, sizeof(now));
-				wanted(o, &targets[i].expect, want,
-				    sizeof(want));
-				snprintf(what, sizeof(what), "service %s %s, "
-				    "expected %s", cmd_safe(label,
-				    sizeof(label),
-				    ctl_service_label(targets[i].name)), now,
-				    want);
-				break;
-			}
-			if (root == NULL)
-				snprintf(what, sizeof(what), "%s", err);
-			cmd_errx("%s %s, but lbagent did not reflect it within "
-			    "%gs: %s", verb, path, o->timeout_s, what);
-			if (o->cmd == CTL_MODE && !o->on &&
-			    !cmd_has_detail(root))
-				cmd_errx("automation may stay off by "
-				    "LBAGENT_MODE or mode = off; lbagent's "
-				    "detail (the unix socket or the token) "
-				    "would say");
-			goto out;
-		}
-		cmd_sleep_ms(CTL_POLL_MS);
 	}
-
-	rc = CTL_EXIT_OK;
-	for (i = 0; i < ntargets; i++) {
-		const char	*by;
-
-		svc = ctl_service(root, targets[i].name);
-		/* What the load balancers get, not the plain reply. */
-		ctl_format_replies(stdout, svc, ctl_service_label(
-		    targets[i].name), WIDTH);
-		if (!o->on)
-			remaining(c, &targets[i]);
-		if (o->cmd == CTL_MODE && !o->on && !targets[i].expect.off &&
-		    (by = ctl_off_not_by_marker(svc)) != NULL)
-			fprintf(stderr, "lbagentctl: note: %s: automation "
-			    "stays off: %s\n", cmd_safe(label, sizeof(label),
-			    ctl_service_label(targets[i].name)), cmd_safe(by_,
-			    sizeof(by_), by));
-		if (o->cmd == CTL_MODE && !o->on &&
-		    (by = ctl_shadow_by(svc)) != NULL)
-			fprintf(stderr, "lbagentctl: note: %s: in shadow mode "
-			    "(%s): replies say only what automation would "
-			    "reply\n", cmd_safe(label, sizeof(label),
-			    ctl_service_label(targets[i].name)), cmd_safe(by_,
-			    sizeof(by_), by));
-	}
-	if (o->wait) {
-		fflush(stdout);
-		rc = cmd_wait_drained(c, deadline);
-	}
-out:
-	free(targets);
-	json_decref(root);
+	free(m.targets);
+	json_decref(m.root);
 	return rc;
 }

@@ -53,6 +53,49 @@ drain_lines(FILE *fp, const struct ctl_drain_lb *lbs, size_t n)
 	}
 }
 
+/* At the deadline: what is left, on stderr. */
+static void
+not_drained(struct ctl *c, bool asked, const char *err,
+    const struct ctl_drain_lb *lbs, size_t n)
+{
+	char	took[32];
+
+	units_format_age((uint64_t)(c->o->timeout_s * 1000), took,
+	    sizeof(took));
+	if (!asked) {
+		cmd_errx("not drained within %s: lbagent did not answer: %s",
+		    took, err);
+		return;
+	}
+	cmd_errx("not drained within %s; left:", took);
+	if (n == 0)
+		fprintf(stderr, "  no load balancer in lbagent's status\n");
+	drain_lines(stderr, lbs, n);
+}
+
+/* On a terminal, once a second: how long so far and what is left. */
+static void
+progress(double waited_s, bool asked, const char *err,
+    const struct ctl_drain_lb *lbs, size_t n)
+{
+	char	took[32], line[1024], what[512];
+	size_t	i;
+
+	units_format_age((uint64_t)(waited_s * 1000), took, sizeof(took));
+	/* A line per load balancer, each within 80 columns. */
+	if (!asked)
+		snprintf(line, sizeof(line), "waiting %s: lbagent did not "
+		    "answer: %s", took, err);
+	else
+		snprintf(line, sizeof(line), "waiting %s:", took);
+	fprintf(stderr, "%.79s\n", line);
+	for (i = 0; asked && i < n; i++) {
+		ctl_drain_describe(&lbs[i], what, sizeof(what));
+		snprintf(line, sizeof(line), "  %s: %s", lbs[i].source, what);
+		fprintf(stderr, "%.79s\n", line);
+	}
+}
+
 /*
  * After the reply carries the marker: polls the detail until every load
  * balancer answered since, sends the node no new traffic, and has no
@@ -63,9 +106,9 @@ int
 cmd_wait_drained(struct ctl *c, double deadline)
 {
 	struct ctl_drain_lb	*lbs = NULL;
-	char			 err[ERR_MAX], took[32], line[1024];
+	char			 err[ERR_MAX], took[32];
 	double			 start = cmd_now_s(), sent, shown = start;
-	size_t			 n = 0, i;
+	size_t			 n = 0;
 	json_t			*root = NULL;
 	enum ctl_http_result	 r;
 	bool			 tty = isatty(STDERR_FILENO), asked = false;
@@ -95,40 +138,12 @@ cmd_wait_drained(struct ctl *c, double deadline)
 		} else if (r != CTL_HTTP_OK)
 			asked = false;
 		if (cmd_now_s() >= deadline) {
-			units_format_age((uint64_t)(c->o->timeout_s * 1000),
-			    took, sizeof(took));
-			if (!asked) {
-				cmd_errx("not drained within %s: lbagent did "
-				    "not answer: %s", took, err);
-				goto out;
-			}
-			cmd_errx("not drained within %s; left:", took);
-			if (n == 0)
-				fprintf(stderr, "  no load balancer in "
-				    "lbagent's status\n");
-			drain_lines(stderr, lbs, n);
+			not_drained(c, asked, err, lbs, n);
 			goto out;
 		}
 		if (tty && cmd_now_s() - shown >= 1) {
 			shown = cmd_now_s();
-			units_format_age((uint64_t)((shown - start) * 1000),
-			    took, sizeof(took));
-			/* A line per load balancer, each within 80 columns. */
-			if (!asked)
-				snprintf(line, sizeof(line), "waiting %s: "
-				    "lbagent did not answer: %s", took, err);
-			else
-				snprintf(line, sizeof(line), "waiting %s:",
-				    took);
-			fprintf(stderr, "%.79s\n", line);
-			for (i = 0; asked && i < n; i++) {
-				char what[512];
-
-				ctl_drain_describe(&lbs[i], what, sizeof(what));
-				snprintf(line, sizeof(line), "  %s: %s",
-				    lbs[i].source, what);
-				fprintf(stderr, "%.79s\n", line);
-			}
+			progress(shown - start, asked, err, lbs, n);
 		}
 		cmd_sleep_ms(CTL_WAIT_POLL_MS);
 	}
