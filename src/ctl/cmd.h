@@ -38,16 +38,16 @@ struct ctl {
 
 /* How a command takes a configuration it cannot read, or with errors. */
 enum cmd_need {
-	CMD_NEED,		/* cannot go on without it */
-	CMD_NEED_QUIET,		/* reload: the daemon reports the errors itself */
-	CMD_OPTIONAL,		/* -s given: only the token comes from it */
+	CMD_NEED,	/* cannot go on without it */
+	CMD_NEED_QUIET,	/* reload: the daemon reports the errors itself */
+	CMD_OPTIONAL,	/* -s given: only the token comes from it */
 };
 
 /* An error for the operator, on stderr, as "lbagentctl: ...". */
 void		 cmd_errx(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2)));
 
-/* Untrusted text (the daemon's, a peer's, HAProxy's, a file's) for a message. */
+/* Untrusted text (the daemon's, a peer's, HAProxy's, a file's), printable. */
 const char	*cmd_safe(char *buf, size_t size, const char *s);
 
 /* The monotonic clock in seconds, and a sleep that outlasts signals. */

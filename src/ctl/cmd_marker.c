@@ -375,7 +375,8 @@ cmd_marker(struct ctl *c)
 	enum marker_kind	 kind = o->cmd == CTL_MAINT ? MARKER_MAINT :
 				    o->cmd == CTL_DRAIN ? MARKER_DRAIN :
 				    MARKER_OFF;
-	struct marker_run	 m = { .c = c, .check_state = o->cmd != CTL_MODE };
+	struct marker_run	 m = { .c = c,
+				    .check_state = o->cmd != CTL_MODE };
 	char			 path[4096];
 	double			 deadline;
 	int			 rc = CTL_EXIT_FAIL;

@@ -51,12 +51,12 @@ void		 fmt_state_words(char *buf, size_t size, const json_t *obj);
  * Writes indent spaces, head, then text right after it, wrapped at the
  * width with every further line indented by hang columns.
  */
-void		 fmt_para(struct fmt_out *, unsigned indent, const char *head,
-		    unsigned hang, const char *text);
+void		 fmt_para(struct fmt_out *, unsigned indent,
+		    const char *head, unsigned hang, const char *text);
 
 /* A formatted paragraph. */
-void		 fmt_paraf(struct fmt_out *, unsigned indent, const char *head,
-		    unsigned hang, const char *fmt, ...)
+void		 fmt_paraf(struct fmt_out *, unsigned indent,
+		    const char *head, unsigned hang, const char *fmt, ...)
 		    __attribute__((format(printf, 5, 6)));
 
 /* "  label       " + value, wrapped under the value's column. */
