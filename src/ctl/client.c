@@ -32,43 +32,34 @@ digits(const char *s)
 	return true;
 }
 
-int
-ctl_addr_parse(const char *s, struct ctl_addr *a, const char **why)
+/* "unix:/path" (s, len bytes) into a. */
+static int
+addr_unix(const char *s, size_t len, struct ctl_addr *a, const char **why)
+{
+	if (s[5] != '/') {
+		*why = "expected unix:/absolute/path";
+		return -1;
+	}
+	if (len - 5 >= sizeof(a->unix_path)) {
+		*why = "socket path too long";
+		return -1;
+	}
+	memcpy(a->unix_path, s + 5, len - 5 + 1);
+	snprintf(a->url, sizeof(a->url), "http://localhost");
+	return 0;
+}
+
+/*
+ * "HOST:PORT" or "[IPv6]:PORT" (rest, after any http://) into a's URL; a
+ * wildcard host becomes its loopback one.
+ */
+static int
+addr_host_port(const char *rest, struct ctl_addr *a, const char **why)
 {
 	char		 host[128], port[8];
-	const char	*rest = s, *colon, *pend;
-	size_t		 len, hlen, plen;
+	const char	*colon, *pend;
+	size_t		 hlen, plen;
 	long		 p;
-
-	memset(a, 0, sizeof(*a));
-	/*
-	 * memcpy, not snprintf "%s": gcc's -fsanitize=undefined at -O2 sees
-	 * a NULL s in its format checks (false, but -Werror).
-	 */
-	if ((len = strlen(s)) >= sizeof(a->text)) {
-		*why = "too long";
-		return -1;
-	}
-	memcpy(a->text, s, len + 1);
-	if (strncmp(s, "unix:", 5) == 0) {
-		if (s[5] != '/') {
-			*why = "expected unix:/absolute/path";
-			return -1;
-		}
-		if (len - 5 >= sizeof(a->unix_path)) {
-			*why = "socket path too long";
-			return -1;
-		}
-		memcpy(a->unix_path, s + 5, len - 5 + 1);
-		snprintf(a->url, sizeof(a->url), "http://localhost");
-		return 0;
-	}
-	if (strncmp(s, "https://", 8) == 0) {
-		*why = "lbagent's API is plain HTTP (http://HOST:PORT)";
-		return -1;
-	}
-	if (strncmp(s, "http://", 7) == 0)
-		rest = s + 7;
 
 	if (rest[0] == '[') {
 		const char *rb = strchr(rest, ']');
@@ -119,6 +110,31 @@ ctl_addr_parse(const char *s, struct ctl_addr *a, const char **why)
 		snprintf(host, sizeof(host), "[::1]");
 	snprintf(a->url, sizeof(a->url), "http://%s:%s", host, port);
 	return 0;
+}
+
+int
+ctl_addr_parse(const char *s, struct ctl_addr *a, const char **why)
+{
+	size_t	len;
+
+	memset(a, 0, sizeof(*a));
+	/*
+	 * memcpy, not snprintf "%s": gcc's -fsanitize=undefined at -O2 sees
+	 * a NULL s in its format checks (false, but -Werror).
+	 */
+	if ((len = strlen(s)) >= sizeof(a->text)) {
+		*why = "too long";
+		return -1;
+	}
+	memcpy(a->text, s, len + 1);
+	if (strncmp(s, "unix:", 5) == 0)
+		return addr_unix(s, len, a, why);
+	if (strncmp(s, "https://", 8) == 0) {
+		*why = "lbagent's API is plain HTTP (http://HOST:PORT)";
+		return -1;
+	}
+	return addr_host_port(strncmp(s, "http://", 7) == 0 ? s + 7 : s, a,
+	    why);
 }
 
 bool
@@ -200,27 +216,11 @@ unix_failure(const struct ctl_addr *a, char *err, size_t errsize)
 	return CTL_HTTP_NOT_RUNNING;
 }
 
-/* One request, GET or POST (without a body). */
-static enum ctl_http_result
-request(const struct ctl_addr *a, const char *token, bool post,
-    const char *path, long *status, char **body, char *err, size_t errsize)
+/* The handle's options: the URL, bounds, never a proxy, HTTP only. */
+static void
+easy_setup(CURL *e, const struct ctl_addr *a, const char *url, bool post,
+    char *errbuf, struct body *b)
 {
-	char			 url[256], errbuf[CURL_ERROR_SIZE];
-	char			*auth = NULL;
-	struct curl_slist	*headers = NULL;
-	struct body		 b = { NULL, 0, false };
-	enum ctl_http_result	 r = CTL_HTTP_ERROR;
-	CURL			*e;
-	CURLcode		 rc;
-
-	*body = NULL;
-	*status = 0;
-	errbuf[0] = '\0';
-	snprintf(url, sizeof(url), "%s%s", a->url, path);
-	if ((e = curl_easy_init()) == NULL) {
-		snprintf(err, errsize, "cannot start libcurl");
-		return CTL_HTTP_ERROR;
-	}
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	if (post) {
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
@@ -237,57 +237,92 @@ request(const struct ctl_addr *a, const char *token, bool post,
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "lbagentctl/" LBAGENT_VERSION);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, body_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, b);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
 #else
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTP);
 #endif
-	if (token != NULL) {
-		size_t	n = strlen(token) + sizeof("Authorization: Bearer ");
+}
 
-		if ((auth = malloc(n)) == NULL) {
-			snprintf(err, errsize, "out of memory");
-			goto out;
-		}
-		snprintf(auth, n, "Authorization: Bearer %s", token);
-		if ((headers = curl_slist_append(NULL, auth)) == NULL) {
-			snprintf(err, errsize, "out of memory");
-			goto out;
-		}
-		curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-	}
+/*
+ * "Authorization: Bearer token" on the handle: 0, or -1 out of memory.
+ * *auth and *headers are the caller's to free (auth wiped first).
+ */
+static int
+easy_token(CURL *e, const char *token, char **auth,
+    struct curl_slist **headers)
+{
+	size_t	n = strlen(token) + sizeof("Authorization: Bearer ");
 
-	rc = curl_easy_perform(e);
+	if ((*auth = malloc(n)) == NULL)
+		return -1;
+	snprintf(*auth, n, "Authorization: Bearer %s", token);
+	if ((*headers = curl_slist_append(NULL, *auth)) == NULL)
+		return -1;
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, *headers);
+	return 0;
+}
+
+/* What came of curl_easy_perform: the answer taken, or err set. */
+static enum ctl_http_result
+outcome(CURL *e, CURLcode rc, const struct ctl_addr *a, struct body *b,
+    const char *errbuf, long *status, char **body, char *err,
+    size_t errsize)
+{
+	enum ctl_http_result	r;
+
 	switch (rc) {
 	case CURLE_OK:
 		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
-		*body = b.buf != NULL ? b.buf : strdup("");
-		b.buf = NULL;
+		*body = b->buf != NULL ? b->buf : strdup("");
+		b->buf = NULL;
 		r = *body != NULL ? CTL_HTTP_OK : CTL_HTTP_ERROR;
 		if (r != CTL_HTTP_OK)
 			snprintf(err, errsize, "out of memory");
-		break;
+		return r;
 	case CURLE_COULDNT_CONNECT:
-		if (a->unix_path[0] != '\0') {
-			r = unix_failure(a, err, errsize);
-		} else {
-			snprintf(err, errsize, "connection refused");
-			r = CTL_HTTP_NOT_RUNNING;
-		}
-		break;
+		if (a->unix_path[0] != '\0')
+			return unix_failure(a, err, errsize);
+		snprintf(err, errsize, "connection refused");
+		return CTL_HTTP_NOT_RUNNING;
 	case CURLE_OPERATION_TIMEDOUT:
 		snprintf(err, errsize, "no answer within %d ms",
 		    CTL_REQUEST_TIMEOUT_MS);
-		r = CTL_HTTP_TIMEOUT;
-		break;
+		return CTL_HTTP_TIMEOUT;
 	default:
-		snprintf(err, errsize, "%s", b.too_big ? "answer too large" :
+		snprintf(err, errsize, "%s", b->too_big ? "answer too large" :
 		    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(rc));
-		r = CTL_HTTP_ERROR;
-		break;
+		return CTL_HTTP_ERROR;
 	}
-out:
+}
+
+/* One request, GET or POST (without a body). */
+static enum ctl_http_result
+request(const struct ctl_addr *a, const char *token, bool post,
+    const char *path, long *status, char **body, char *err, size_t errsize)
+{
+	char			 url[256], errbuf[CURL_ERROR_SIZE];
+	char			*auth = NULL;
+	struct curl_slist	*headers = NULL;
+	struct body		 b = { NULL, 0, false };
+	enum ctl_http_result	 r = CTL_HTTP_ERROR;
+	CURL			*e;
+
+	*body = NULL;
+	*status = 0;
+	errbuf[0] = '\0';
+	snprintf(url, sizeof(url), "%s%s", a->url, path);
+	if ((e = curl_easy_init()) == NULL) {
+		snprintf(err, errsize, "cannot start libcurl");
+		return CTL_HTTP_ERROR;
+	}
+	easy_setup(e, a, url, post, errbuf, &b);
+	if (token != NULL && easy_token(e, token, &auth, &headers) == -1)
+		snprintf(err, errsize, "out of memory");
+	else
+		r = outcome(e, curl_easy_perform(e), a, &b, errbuf, status,
+		    body, err, errsize);
 	curl_slist_free_all(headers);
 	if (auth != NULL) {
 		/* The token is a secret: do not leave it in freed memory. */

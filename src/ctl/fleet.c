@@ -321,6 +321,25 @@ ctl_fleet_format(FILE *out, const json_t *f, int width)
 	free(text);
 }
 
+/* The header in lines of width at most, cut at spaces. */
+static void
+header_lines(FILE *fp, const char *s, int width)
+{
+	while (strlen(s) > (size_t)width) {
+		int cut = width;
+
+		while (cut > 0 && s[cut] != ' ')
+			cut--;
+		if (cut == 0)
+			cut = width;
+		fprintf(fp, "%.*s\n", cut, s);
+		s += cut;
+		while (*s == ' ')
+			s++;
+	}
+	fprintf(fp, "%s\n", s);
+}
+
 static void
 format(FILE *fp, const json_t *f, int width)
 {
@@ -367,24 +386,7 @@ format(FILE *fp, const json_t *f, int width)
 		    "dead_after")));
 	}
 	(void)n;
-	/* The header in lines of width at most, cut at spaces. */
-	{
-		const char	*s = line;
-
-		while (strlen(s) > (size_t)width) {
-			int cut = width;
-
-			while (cut > 0 && s[cut] != ' ')
-				cut--;
-			if (cut == 0)
-				cut = width;
-			fprintf(fp, "%.*s\n", cut, s);
-			s += cut;
-			while (*s == ' ')
-				s++;
-		}
-		fprintf(fp, "%s\n", s);
-	}
+	header_lines(fp, line, width);
 	fprintf(fp, "%-*s %-*s %-*s %-*s %-*s %-*s %-*s %-*s", W_NODE, "NODE",
 	    W_STATE, "STATE", W_WT, "WT", W_SERVE, "SERVE", W_AUTO, "AUTO",
 	    W_SEEN, "SEEN", W_LIVE, "LIVENESS", W_INC, "INC");

@@ -1,5 +1,7 @@
 /*
- * lbagentctl: the status document as text.
+ * lbagentctl: the status document as text: status in format.c, status
+ * --short and why in why.c, the replies after a marker change in
+ * replies.c, the pieces they share in fmt.c.
  */
 #ifndef LBAGENT_CTL_FORMAT_H
 #define LBAGENT_CTL_FORMAT_H
