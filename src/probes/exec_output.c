@@ -89,7 +89,8 @@ static const enum probe_result exit_results[] = {
 
 /* Reports the finished run: from the exit status, the output, errfd. */
 void
-exec_report_exit(struct probe_run *run, struct exec_child *c, const siginfo_t *si)
+exec_report_exit(struct probe_run *run, struct exec_child *c,
+    const siginfo_t *si)
 {
 	const struct exec_conf	*conf = c->conf;
 	struct child_error	 ce;

@@ -259,7 +259,8 @@ set_header(struct http_conf *c, const char *value, const char **why)
 
 /* One small file, opened so that nothing there can hold the loop. */
 int
-http_auth_read(const char *path, char **user, char **pass, const char **why)
+http_auth_read(const char *path, char **user, char **pass,
+    const char **why)
 {
 	char		 buf[HTTP_AUTH_MAX + 2], *colon;
 	struct stat	 st;
