@@ -134,12 +134,13 @@ void	 pg_keep_destroy(struct pg_keep *);
 void	 pg_connect(struct pg_run *, const struct pg_host_lists *lists);
 
 /* pg_judge.c: libpq's messages and the results, in lbagent's words. */
+/* libpq's message, as one trimmed line without "FATAL:  " and the like. */
 void	 pg_one_line(const char *msg, char *buf, size_t size);
 /* The connection failed: reports why. */
 void	 pg_connect_failed(struct pg_run *);
 /* Takes in one result of the current step. */
 void	 pg_result(struct pg_run *, PGresult *);
-/* The step failed (reported, true), or went on (false). */
+/* All of a step's results are in: true when it failed (then reported). */
 bool	 pg_step_failed(struct pg_run *);
 /* The role pg_is_in_recovery() gave is not the one asked (reported). */
 bool	 pg_role_wrong(struct pg_run *);
