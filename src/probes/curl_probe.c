@@ -277,14 +277,16 @@ curl_probe_local(struct curl_probe *cp, CURLcode rc)
 	return NULL;
 }
 
-const char *
-curl_probe_error(struct curl_probe *cp, CURLcode rc)
+/*
+ * The short reason for rc; *detail when libcurl's own text may say more
+ * than it (then worth logging at info, else at debug).
+ */
+static const char *
+error_reason(const struct curl_probe *cp, CURLcode rc, bool *detail)
 {
-	struct curl_probe_keep	*keep = cp->run->keep;
-	const char		*reason;
-	bool			 detail = false;
-	char			 esc[4 * CURL_ERROR_SIZE + 1];
+	const char	*reason;
 
+	*detail = false;
 	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
 		reason = connect_error(cp->easy);
@@ -297,15 +299,15 @@ curl_probe_error(struct curl_probe *cp, CURLcode rc)
 		break;
 	case CURLE_PEER_FAILED_VERIFICATION:
 		reason = "TLS: certificate verify failed";
-		detail = true;
+		*detail = true;
 		break;
 	case CURLE_SSL_CONNECT_ERROR:
 		reason = "TLS: handshake failed";
-		detail = true;
+		*detail = true;
 		break;
 	case CURLE_SSL_CACERT_BADFILE:	/* ca-certificates not installed */
 		reason = "TLS: no CA certificates to verify with";
-		detail = true;
+		*detail = true;
 		break;
 	case CURLE_GOT_NOTHING:
 		reason = "empty reply";
@@ -315,11 +317,11 @@ curl_probe_error(struct curl_probe *cp, CURLcode rc)
 		break;
 	case CURLE_RECV_ERROR:
 		reason = "receive failed";
-		detail = true;
+		*detail = true;
 		break;
 	case CURLE_SEND_ERROR:
 		reason = "send failed";
-		detail = true;
+		*detail = true;
 		break;
 	case CURLE_WEIRD_SERVER_REPLY:
 	case CURLE_UNSUPPORTED_PROTOCOL:	/* an HTTP/0.9 answer */
@@ -345,9 +347,21 @@ curl_probe_error(struct curl_probe *cp, CURLcode rc)
 	default:
 		/* libcurl's static text names no host, user or header. */
 		reason = curl_easy_strerror(rc);
-		detail = true;
+		*detail = true;
 		break;
 	}
+	return reason;
+}
+
+const char *
+curl_probe_error(struct curl_probe *cp, CURLcode rc)
+{
+	struct curl_probe_keep	*keep = cp->run->keep;
+	const char		*reason;
+	bool			 detail;
+	char			 esc[4 * CURL_ERROR_SIZE + 1];
+
+	reason = error_reason(cp, rc, &detail);
 	if (keep != NULL && keep->last != rc && cp->errbuf[0] != '\0') {
 		text_escape(esc, cp->errbuf, strnlen(cp->errbuf,
 		    sizeof(cp->errbuf)));
