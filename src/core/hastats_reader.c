@@ -464,10 +464,14 @@ hastats_reader_feed(struct hastats_reader *r, const char *data, size_t len,
 struct hastats_table *
 hastats_reader_finish(struct hastats_reader *r, const char **why)
 {
-	struct hastats_scan	 s = { r->line, r->line + r->len };
+	struct hastats_scan	 s = { "", "" };
 	struct hastats_table	*t;
 	const char		*err;
 
+	if (r->line != NULL) {
+		s.p = r->line;
+		s.end = r->line + r->len;
+	}
 	if (r->mode == MODE_FAILED) {
 		*why = r->error;
 		return NULL;

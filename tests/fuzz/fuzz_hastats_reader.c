@@ -6,6 +6,7 @@
  * table (or the same failure) as the answer in one piece; rows found are
  * those hastats_find finds in the whole answer, field for field.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,11 +25,15 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The answer in pieces of cut bytes, each an exact-size copy. */
+/*
+ * The answer in pieces of cut bytes, each an exact-size copy; a failure's
+ * reason copied to whybuf (the reader's own text goes with it).
+ */
 static struct hastats_table *
 read_in(const uint8_t *data, size_t size, size_t cut,
-    const struct hastats_limits *lim, const char **why)
+    const struct hastats_limits *lim, char whybuf[128])
 {
+	const char		*why[1] = { "" };
 	struct hastats_reader	*r = hastats_reader_new(backends, 2, lim);
 	struct hastats_table	*t = NULL;
 	size_t			 off, n;
@@ -48,6 +53,7 @@ read_in(const uint8_t *data, size_t size, size_t cut,
 	}
 	t = hastats_reader_finish(r, why);
 done:
+	snprintf(whybuf, 128, "%s", t == NULL ? why[0] : "");
 	hastats_reader_free(r);
 	return t;
 }
@@ -124,7 +130,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hastats_limits	 small = { 4096, 256, 16 }, *lim;
 	struct hastats_table	*whole, *pieces;
-	const char		*wa = NULL, *wb = NULL, *state;
+	const char		*state;
+	char			 wa[128], wb[128];
 	size_t			 cut, csv_len, state_len;
 	char			*copy;
 
@@ -134,8 +141,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lim = data[1] & 1 ? &small : NULL;
 	data += 2;
 	size -= 2;
-	whole = read_in(data, size, size > 0 ? size : 1, lim, &wa);
-	pieces = read_in(data, size, cut, lim, &wb);
+	whole = read_in(data, size, size > 0 ? size : 1, lim, wa);
+	pieces = read_in(data, size, cut, lim, wb);
 	FZ_ASSERT((whole == NULL) == (pieces == NULL));
 	if (whole == NULL) {
 		FZ_ASSERT(strcmp(wa, wb) == 0);
