@@ -401,16 +401,18 @@ int
 hastats_reader_feed(struct hastats_reader *r, const char *data, size_t len,
     const char **why)
 {
-	size_t	i;
+	size_t	i, room = r->lim.bytes_max - r->total;
+	bool	over = len > room;
 	char	c;
 
 	if (r->mode == MODE_FAILED) {
 		*why = r->error;
 		return -1;
 	}
-	if (len > r->lim.bytes_max - r->total)
-		return fail(r, "statistics larger than", r->lim.bytes_max,
-		    why);
+	/* The bytes within the limit first: the first limit met is told,
+	 * however the answer came in pieces. */
+	if (over)
+		len = room;
 	r->total += len;
 	for (i = 0; i < len && r->mode != MODE_BAD; i++) {
 		c = data[i];
@@ -458,6 +460,9 @@ hastats_reader_feed(struct hastats_reader *r, const char *data, size_t len,
 		} else
 			r->q = Q_PLAIN;
 	}
+	if (over)
+		return fail(r, "statistics larger than", r->lim.bytes_max,
+		    why);
 	return 0;
 }
 

@@ -392,7 +392,7 @@ big(size_t total, size_t *len)
 
 START_TEST(limit_bytes)
 {
-	struct hastats_limits	 lim = { 100, 64, 8 };
+	struct hastats_limits	 lim = { 100, 1000, 8 };
 	struct hastats_reader	*rd;
 	struct hastats_table	*t;
 	struct hastats_row	 r;
