@@ -101,7 +101,7 @@ fetch_finish(struct fetch *f, bool ok, const char *error)
 	fetch_done_fn	 done = f->done;
 	void		*arg = f->arg;
 	char		*body = f->body, why[FETCH_ERROR_MAX];
-	size_t		 len = f->piece != NULL ? f->got : f->len;
+	size_t		 len = f->len;	/* 0 in pieces: nothing kept */
 
 	snprintf(why, sizeof(why), "%s", ok ? "" : error);
 	f->body = NULL;
@@ -212,6 +212,8 @@ give_piece(struct fetch *f, const char *data, size_t len)
 static size_t
 http_piece(struct fetch *f, char *data, size_t len)
 {
+	struct timeval	 now = { 0, 0 };
+
 	if (f->spent) {
 		f->paused = true;
 		return CURL_WRITEFUNC_PAUSE;
@@ -219,7 +221,8 @@ http_piece(struct fetch *f, char *data, size_t len)
 	if (give_piece(f, data, len) == -1)
 		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
 	f->spent = true;
-	event_active(f->resume, EV_TIMEOUT, 0);
+	/* A timer, not event_active: that would run in this same turn. */
+	evtimer_add(f->resume, &now);
 	return len;
 }
 
@@ -330,8 +333,8 @@ http_start(struct fetch *f, struct event_base *base, struct curl_loop *curl,
 	CURL	*e;
 	long	 ms = timeout_ms > LONG_MAX ? LONG_MAX : (long)timeout_ms;
 
-	if (f->piece != NULL && (base == NULL || (f->resume = event_new(base,
-	    -1, 0, resume_cb, f)) == NULL))
+	if (f->piece != NULL && (base == NULL || (f->resume = evtimer_new(base,
+	    resume_cb, f)) == NULL))
 		return -1;
 	if (curl == NULL || (f->easy = e = curl_easy_init()) == NULL)
 		return -1;

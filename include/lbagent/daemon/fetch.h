@@ -80,7 +80,7 @@ typedef int	(*fetch_piece_fn)(void *arg, const char *data, size_t len,
 
 /*
  * As fetch_start, but the answer is handed to piece as it comes and not
- * kept: done then says ok with body "" and len the bytes handed over.
+ * kept: done then says ok with body "" and len 0.
  * An HTTP fetch needs base too.
  */
 struct fetch	*fetch_start_pieces(struct event_base *,
