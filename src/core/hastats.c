@@ -34,7 +34,8 @@ static const struct {
 
 /* Reads one field at s->p and steps past it and its separator. */
 enum hastats_end
-hastats_csv_field(struct hastats_scan *s, struct hastats_field *f, const char **why)
+hastats_csv_field(struct hastats_scan *s, struct hastats_field *f,
+    const char **why)
 {
 	const char	*q;
 
@@ -132,7 +133,8 @@ field_weight(const struct hastats_field *f, long *v)
 
 /* Shown text: quotes undone, first line, control bytes as '?'. */
 static void
-field_show(const struct hastats_field *f, char *dst, size_t size, bool in_progress)
+field_show(const struct hastats_field *f, char *dst, size_t size,
+    bool in_progress)
 {
 	char		 buf[256];
 	const char	*p = buf;
@@ -149,7 +151,8 @@ field_show(const struct hastats_field *f, char *dst, size_t size, bool in_progre
 
 /* Reads the header line: where each column we want is. */
 int
-hastats_csv_header(struct hastats_scan *s, size_t col[HASTATS_COL_COUNT], const char **why)
+hastats_csv_header(struct hastats_scan *s, size_t col[HASTATS_COL_COUNT],
+    const char **why)
 {
 	struct hastats_field	 f;
 	enum hastats_end	 e;
@@ -194,8 +197,9 @@ hastats_csv_header(struct hastats_scan *s, size_t col[HASTATS_COL_COUNT], const 
 
 /* Fills r from the fields of the row found. */
 int
-hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT], const bool have[HASTATS_COL_COUNT],
-    const size_t col[HASTATS_COL_COUNT], struct hastats_row *r, const char **why)
+hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT],
+    const bool have[HASTATS_COL_COUNT], const size_t col[HASTATS_COL_COUNT],
+    struct hastats_row *r, const char **why)
 {
 	int	c;
 
@@ -205,22 +209,26 @@ hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT], const bool have[HAS
 			return -1;
 		}
 	memset(r, 0, sizeof(*r));
-	field_show(&got[HASTATS_COL_STATUS], r->status, sizeof(r->status), false);
+	field_show(&got[HASTATS_COL_STATUS], r->status, sizeof(r->status),
+	    false);
 	if (field_weight(&got[HASTATS_COL_WEIGHT], &r->weight) == -1) {
 		*why = "the weight is not a number";
 		return -1;
 	}
 	c = col[HASTATS_COL_IWEIGHT] != HASTATS_COL_NONE ? HASTATS_COL_IWEIGHT :
-	    col[HASTATS_COL_UWEIGHT] != HASTATS_COL_NONE ? HASTATS_COL_UWEIGHT : -1;
+	    col[HASTATS_COL_UWEIGHT] != HASTATS_COL_NONE ? HASTATS_COL_UWEIGHT :
+	    -1;
 	r->initial_weight = -1;
 	if (c != -1 && field_weight(&got[c], &r->initial_weight) == -1) {
 		*why = "the initial weight is not a number";
 		return -1;
 	}
 	/* Counts only inform: one that is not a number is not known. */
-	if (!have[HASTATS_COL_SCUR] || field_weight(&got[HASTATS_COL_SCUR], &r->scur) == -1)
+	if (!have[HASTATS_COL_SCUR] ||
+	    field_weight(&got[HASTATS_COL_SCUR], &r->scur) == -1)
 		r->scur = -1;
-	if (!have[HASTATS_COL_QCUR] || field_weight(&got[HASTATS_COL_QCUR], &r->qcur) == -1)
+	if (!have[HASTATS_COL_QCUR] ||
+	    field_weight(&got[HASTATS_COL_QCUR], &r->qcur) == -1)
 		r->qcur = -1;
 	if (have[HASTATS_COL_AGENT_STATUS])
 		field_show(&got[HASTATS_COL_AGENT_STATUS], r->agent_status,
@@ -242,7 +250,7 @@ each_row(const char *csv, size_t len, const char *backend, const char *server,
     const char **why)
 {
 	struct hastats_scan		 s = { csv, csv + len };
-	struct hastats_field		 f, got[HASTATS_COL_COUNT];
+	struct hastats_field		 f, got[HASTATS_COL_COUNT], *sv;
 	struct hastats_row	 r;
 	bool			 have[HASTATS_COL_COUNT];
 	size_t			 col[HASTATS_COL_COUNT], i;
@@ -255,7 +263,8 @@ each_row(const char *csv, size_t len, const char *backend, const char *server,
 	while (s.p < s.end) {
 		memset(have, 0, sizeof(have));
 		for (i = 0;; i++) {
-			if ((e = hastats_csv_field(&s, &f, why)) == HASTATS_END_BAD)
+			if ((e = hastats_csv_field(&s, &f, why)) ==
+			    HASTATS_END_BAD)
 				return -1;
 			for (c = 0; c < HASTATS_COL_COUNT; c++)
 				if (col[c] == i) {
@@ -275,12 +284,13 @@ each_row(const char *csv, size_t len, const char *backend, const char *server,
 		if (!have[HASTATS_COL_PXNAME] || !have[HASTATS_COL_SVNAME] ||
 		    !hastats_csv_eq(&got[HASTATS_COL_PXNAME], backend))
 			continue;
-		if (server != NULL ? !hastats_csv_eq(&got[HASTATS_COL_SVNAME], server) :
-		    hastats_csv_eq(&got[HASTATS_COL_SVNAME], "BACKEND") ||
-		    hastats_csv_eq(&got[HASTATS_COL_SVNAME], "FRONTEND"))
+		sv = &got[HASTATS_COL_SVNAME];
+		if (server != NULL ? !hastats_csv_eq(sv, server) :
+		    hastats_csv_eq(sv, "BACKEND") ||
+		    hastats_csv_eq(sv, "FRONTEND"))
 			continue;
 		/* A name longer than we keep could not be looked up again. */
-		if (hastats_csv_text(&got[HASTATS_COL_SVNAME], name, sizeof(name)) ==
+		if (hastats_csv_text(sv, name, sizeof(name)) ==
 		    sizeof(name) - 1 && server == NULL)
 			continue;
 		if (hastats_csv_row(got, have, col, &r, why) == -1)
