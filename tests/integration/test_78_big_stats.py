@@ -10,8 +10,8 @@ go on.
 1. while the big CSV is served, round after round, the agent port keeps
    answering (replies counted, each well-formed; no timing bound), the
    detail shows s1 as HAProxy itself shows it (status, weight), and the
-   daemon's peak memory (VmHWM) grows by less than half the CSV: it never
-   holds the answer whole;
+   daemon's peak memory (VmHWM) grows by less than the CSV's size: it
+   never holds the answer whole;
 2. over a limit, the source is reported failed in the detail, never read
    in part: 9 MB (over 8 MiB), one line longer than 64 KiB, more than
    8192 rows of the backend read."""
@@ -147,7 +147,7 @@ def main():
         "http": {"listen": f"127.0.0.1:{http_port}", "token_file": token},
         "peers": {"interval": f"{INTERVAL_MS}ms", "timeout": "3s"},
         "haproxy": {"sources": [stats.url()], "backend": "be"},
-    })
+    }, asan_quarantine_mb=1)    # under ASan: freed memory reused, as without
     hap = h.Haproxy([lb], stats_http=True)
     h.wait_all_status([hap], "UP", h.startup_bound_s() + h.marker_bound_s(),
                       "s1 UP in HAProxy")
@@ -206,9 +206,10 @@ def main():
     grown_kb = vm_hwm_kb(lb.pid) - base_kb
     print(f"VmHWM grew by {grown_kb} kB over {served} big answers; "
           f"{at_end} agent replies", flush=True)
-    h.expect(grown_kb * 1024 < len(body) // 2,
-             f"peak memory grew by {grown_kb} kB, less than half the CSV "
-             f"({len(body) // 2048} kB)")
+    # Holding the answer once, whole, would grow it by the CSV's size.
+    h.expect(grown_kb * 1024 < len(body),
+             f"peak memory grew by {grown_kb} kB, less than the CSV "
+             f"({len(body) // 1024} kB)")
 
     def fails_with(text, what):
         h.wait_until(lambda: lb_row(detail(http_port)), h.startup_bound_s(),

@@ -65,6 +65,8 @@ fixture(const char *name, size_t *len)
 	return buf;
 }
 
+static char	whybuf[128];
+
 /* text read in pieces of cut bytes (the first at most first). */
 static struct hastats_table *
 read_pieces(const char *text, size_t len, size_t first, size_t cut,
@@ -95,6 +97,11 @@ read_pieces(const char *text, size_t len, size_t first, size_t cut,
 	}
 	t = hastats_reader_finish(r, why);
 done:
+	/* The reason is the reader's text: kept past it. */
+	if (t == NULL) {
+		snprintf(whybuf, sizeof(whybuf), "%s", *why);
+		*why = whybuf;
+	}
 	hastats_reader_free(r);
 	return t;
 }
