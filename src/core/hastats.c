@@ -13,62 +13,29 @@
 #include <string.h>
 
 #include "lbagent/core/hastats.h"
+#include "hastats_impl.h"
 #include "lbagent/core/text.h"
-
-#define COL_NONE	SIZE_MAX
-
-enum col {
-	COL_PXNAME,
-	COL_SVNAME,
-	COL_STATUS,
-	COL_WEIGHT,
-	COL_IWEIGHT,
-	COL_UWEIGHT,
-	COL_AGENT_STATUS,
-	COL_AGENT_DESC,
-	COL_SCUR,
-	COL_QCUR,
-	COL_COUNT
-};
 
 static const struct {
 	const char	*name;
 	const char	*missing;	/* why, when required; NULL: optional */
-} cols[COL_COUNT] = {
-	[COL_PXNAME] = { "pxname", "the header has no pxname column" },
-	[COL_SVNAME] = { "svname", "the header has no svname column" },
-	[COL_STATUS] = { "status", "the header has no status column" },
-	[COL_WEIGHT] = { "weight", "the header has no weight column" },
-	[COL_IWEIGHT] = { "iweight", NULL },
-	[COL_UWEIGHT] = { "uweight", NULL },
-	[COL_AGENT_STATUS] = { "agent_status", NULL },
-	[COL_AGENT_DESC] = { "agent_desc", NULL },
-	[COL_SCUR] = { "scur", NULL },
-	[COL_QCUR] = { "qcur", NULL },
-};
-
-/* A field as it stands in the text, its quotes included. */
-struct field {
-	const char	*p;
-	size_t		 len;
-	bool		 quoted;
-};
-
-/* How a field ended. */
-enum field_end {
-	END_BAD = -1,	/* malformed, *why set */
-	END_COMMA,	/* another field follows */
-	END_LINE,	/* the record is complete */
-	END_DATA,	/* the data ran out: the record is cut */
-};
-
-struct scan {
-	const char	*p, *end;
+} cols[HASTATS_COL_COUNT] = {
+	[HASTATS_COL_PXNAME] = { "pxname", "the header has no pxname column" },
+	[HASTATS_COL_SVNAME] = { "svname", "the header has no svname column" },
+	[HASTATS_COL_STATUS] = { "status", "the header has no status column" },
+	[HASTATS_COL_WEIGHT] = { "weight", "the header has no weight column" },
+	[HASTATS_COL_IWEIGHT] = { "iweight", NULL },
+	[HASTATS_COL_UWEIGHT] = { "uweight", NULL },
+	[HASTATS_COL_AGENT_STATUS] = { "agent_status", NULL },
+	[HASTATS_COL_AGENT_DESC] = { "agent_desc", NULL },
+	[HASTATS_COL_SCUR] = { "scur", NULL },
+	[HASTATS_COL_QCUR] = { "qcur", NULL },
 };
 
 /* Reads one field at s->p and steps past it and its separator. */
-static enum field_end
-next_field(struct scan *s, struct field *f, const char **why)
+enum hastats_end
+hastats_csv_field(struct hastats_scan *s, struct hastats_field *f,
+    const char **why)
 {
 	const char	*q;
 
@@ -79,17 +46,17 @@ next_field(struct scan *s, struct field *f, const char **why)
 			s->p++;
 		f->len = (size_t)(s->p - f->p);
 		if (s->p == s->end)
-			return END_DATA;
+			return HASTATS_END_DATA;
 		/* A "\r\n" line end leaves no '\r' in the field. */
 		if (*s->p == '\n' && f->len > 0 && f->p[f->len - 1] == '\r')
 			f->len--;
-		return *s->p++ == ',' ? END_COMMA : END_LINE;
+		return *s->p++ == ',' ? HASTATS_END_COMMA : HASTATS_END_LINE;
 	}
 	f->p = s->p + 1;
 	for (q = f->p;; q += 2) {
 		if ((q = memchr(q, '"', (size_t)(s->end - q))) == NULL) {
 			s->p = s->end;
-			return END_DATA;
+			return HASTATS_END_DATA;
 		}
 		if (q + 1 == s->end || q[1] != '"')
 			break;
@@ -99,21 +66,21 @@ next_field(struct scan *s, struct field *f, const char **why)
 	if (s->p < s->end && *s->p == '\r')
 		s->p++;
 	if (s->p == s->end)
-		return END_DATA;
+		return HASTATS_END_DATA;
 	if (s->p[-1] == '\r' && *s->p != '\n') {
 		*why = "text after a closing quote";
-		return END_BAD;
+		return HASTATS_END_BAD;
 	}
 	if (*s->p != ',' && *s->p != '\n') {
 		*why = "text after a closing quote";
-		return END_BAD;
+		return HASTATS_END_BAD;
 	}
-	return *s->p++ == ',' ? END_COMMA : END_LINE;
+	return *s->p++ == ',' ? HASTATS_END_COMMA : HASTATS_END_LINE;
 }
 
 /* Copies f's text, quotes undone, cut at size - 1; returns its length. */
-static size_t
-field_text(const struct field *f, char *buf, size_t size)
+size_t
+hastats_csv_text(const struct hastats_field *f, char *buf, size_t size)
 {
 	size_t	i, n = 0;
 
@@ -128,8 +95,8 @@ field_text(const struct field *f, char *buf, size_t size)
 }
 
 /* Whether f's text, quotes undone, is s. */
-static bool
-field_eq(const struct field *f, const char *s)
+bool
+hastats_csv_eq(const struct hastats_field *f, const char *s)
 {
 	size_t	i;
 
@@ -144,12 +111,12 @@ field_eq(const struct field *f, const char *s)
 
 /* A weight: digits, or empty for -1. */
 static int
-field_weight(const struct field *f, long *v)
+field_weight(const struct hastats_field *f, long *v)
 {
 	char	buf[24];
 	size_t	i, n;
 
-	if ((n = field_text(f, buf, sizeof(buf))) == 0) {
+	if ((n = hastats_csv_text(f, buf, sizeof(buf))) == 0) {
 		*v = -1;
 		return 0;
 	}
@@ -166,13 +133,14 @@ field_weight(const struct field *f, long *v)
 
 /* Shown text: quotes undone, first line, control bytes as '?'. */
 static void
-field_show(const struct field *f, char *dst, size_t size, bool in_progress)
+field_show(const struct hastats_field *f, char *dst, size_t size,
+    bool in_progress)
 {
 	char		 buf[256];
 	const char	*p = buf;
 	size_t		 n;
 
-	n = field_text(f, buf, sizeof(buf));
+	n = hastats_csv_text(f, buf, sizeof(buf));
 	/* A check under way is "* L7OK": the last result, marked. */
 	if (in_progress && n >= 2 && buf[0] == '*' && buf[1] == ' ') {
 		p += 2;
@@ -182,11 +150,12 @@ field_show(const struct field *f, char *dst, size_t size, bool in_progress)
 }
 
 /* Reads the header line: where each column we want is. */
-static int
-read_header(struct scan *s, size_t col[COL_COUNT], const char **why)
+int
+hastats_csv_header(struct hastats_scan *s, size_t col[HASTATS_COL_COUNT],
+    const char **why)
 {
-	struct field	 f;
-	enum field_end	 e;
+	struct hastats_field	 f;
+	enum hastats_end	 e;
 	size_t		 i;
 	int		 c;
 
@@ -197,29 +166,29 @@ read_header(struct scan *s, size_t col[COL_COUNT], const char **why)
 	}
 	for (s->p++; s->p < s->end && *s->p == ' '; s->p++)
 		;
-	for (c = 0; c < COL_COUNT; c++)
-		col[c] = COL_NONE;
+	for (c = 0; c < HASTATS_COL_COUNT; c++)
+		col[c] = HASTATS_COL_NONE;
 	for (i = 0;; i++) {
-		if ((e = next_field(s, &f, why)) == END_BAD)
+		if ((e = hastats_csv_field(s, &f, why)) == HASTATS_END_BAD)
 			return -1;
-		if (e == END_DATA) {
+		if (e == HASTATS_END_DATA) {
 			*why = "cut short in the header";
 			return -1;
 		}
-		for (c = 0; c < COL_COUNT; c++) {
-			if (!field_eq(&f, cols[c].name))
+		for (c = 0; c < HASTATS_COL_COUNT; c++) {
+			if (!hastats_csv_eq(&f, cols[c].name))
 				continue;
-			if (col[c] != COL_NONE) {
+			if (col[c] != HASTATS_COL_NONE) {
 				*why = "a column appears twice in the header";
 				return -1;
 			}
 			col[c] = i;
 		}
-		if (e == END_LINE)
+		if (e == HASTATS_END_LINE)
 			break;
 	}
-	for (c = 0; c < COL_COUNT; c++)
-		if (col[c] == COL_NONE && cols[c].missing != NULL) {
+	for (c = 0; c < HASTATS_COL_COUNT; c++)
+		if (col[c] == HASTATS_COL_NONE && cols[c].missing != NULL) {
 			*why = cols[c].missing;
 			return -1;
 		}
@@ -227,40 +196,45 @@ read_header(struct scan *s, size_t col[COL_COUNT], const char **why)
 }
 
 /* Fills r from the fields of the row found. */
-static int
-fill_row(struct field got[COL_COUNT], const bool have[COL_COUNT],
-    const size_t col[COL_COUNT], struct hastats_row *r, const char **why)
+int
+hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT],
+    const bool have[HASTATS_COL_COUNT], const size_t col[HASTATS_COL_COUNT],
+    struct hastats_row *r, const char **why)
 {
 	int	c;
 
-	for (c = 0; c < COL_COUNT; c++)
-		if (col[c] != COL_NONE && !have[c]) {
+	for (c = 0; c < HASTATS_COL_COUNT; c++)
+		if (col[c] != HASTATS_COL_NONE && !have[c]) {
 			*why = "the row has fewer fields than the header";
 			return -1;
 		}
 	memset(r, 0, sizeof(*r));
-	field_show(&got[COL_STATUS], r->status, sizeof(r->status), false);
-	if (field_weight(&got[COL_WEIGHT], &r->weight) == -1) {
+	field_show(&got[HASTATS_COL_STATUS], r->status, sizeof(r->status),
+	    false);
+	if (field_weight(&got[HASTATS_COL_WEIGHT], &r->weight) == -1) {
 		*why = "the weight is not a number";
 		return -1;
 	}
-	c = col[COL_IWEIGHT] != COL_NONE ? COL_IWEIGHT :
-	    col[COL_UWEIGHT] != COL_NONE ? COL_UWEIGHT : -1;
+	c = col[HASTATS_COL_IWEIGHT] != HASTATS_COL_NONE ? HASTATS_COL_IWEIGHT :
+	    col[HASTATS_COL_UWEIGHT] != HASTATS_COL_NONE ? HASTATS_COL_UWEIGHT :
+	    -1;
 	r->initial_weight = -1;
 	if (c != -1 && field_weight(&got[c], &r->initial_weight) == -1) {
 		*why = "the initial weight is not a number";
 		return -1;
 	}
 	/* Counts only inform: one that is not a number is not known. */
-	if (!have[COL_SCUR] || field_weight(&got[COL_SCUR], &r->scur) == -1)
+	if (!have[HASTATS_COL_SCUR] ||
+	    field_weight(&got[HASTATS_COL_SCUR], &r->scur) == -1)
 		r->scur = -1;
-	if (!have[COL_QCUR] || field_weight(&got[COL_QCUR], &r->qcur) == -1)
+	if (!have[HASTATS_COL_QCUR] ||
+	    field_weight(&got[HASTATS_COL_QCUR], &r->qcur) == -1)
 		r->qcur = -1;
-	if (have[COL_AGENT_STATUS])
-		field_show(&got[COL_AGENT_STATUS], r->agent_status,
+	if (have[HASTATS_COL_AGENT_STATUS])
+		field_show(&got[HASTATS_COL_AGENT_STATUS], r->agent_status,
 		    sizeof(r->agent_status), true);
-	if (have[COL_AGENT_DESC])
-		field_show(&got[COL_AGENT_DESC], r->agent_desc,
+	if (have[HASTATS_COL_AGENT_DESC])
+		field_show(&got[HASTATS_COL_AGENT_DESC], r->agent_desc,
 		    sizeof(r->agent_desc), false);
 	return 0;
 }
@@ -275,49 +249,51 @@ each_row(const char *csv, size_t len, const char *backend, const char *server,
     int (*fn)(void *, const char *, const struct hastats_row *), void *arg,
     const char **why)
 {
-	struct scan		 s = { csv, csv + len };
-	struct field		 f, got[COL_COUNT];
+	struct hastats_scan		 s = { csv, csv + len };
+	struct hastats_field		 f, got[HASTATS_COL_COUNT], *sv;
 	struct hastats_row	 r;
-	bool			 have[COL_COUNT];
-	size_t			 col[COL_COUNT], i;
-	enum field_end		 e;
+	bool			 have[HASTATS_COL_COUNT];
+	size_t			 col[HASTATS_COL_COUNT], i;
+	enum hastats_end		 e;
 	char			 name[HASTATS_NAME_MAX];
 	int			 c;
 
-	if (read_header(&s, col, why) == -1)
+	if (hastats_csv_header(&s, col, why) == -1)
 		return -1;
 	while (s.p < s.end) {
 		memset(have, 0, sizeof(have));
 		for (i = 0;; i++) {
-			if ((e = next_field(&s, &f, why)) == END_BAD)
+			if ((e = hastats_csv_field(&s, &f, why)) ==
+			    HASTATS_END_BAD)
 				return -1;
-			for (c = 0; c < COL_COUNT; c++)
+			for (c = 0; c < HASTATS_COL_COUNT; c++)
 				if (col[c] == i) {
 					got[c] = f;
 					have[c] = true;
 				}
-			if (e != END_COMMA)
+			if (e != HASTATS_END_COMMA)
 				break;
 		}
 		/* HAProxy ends every line: the row we want may be the rest. */
-		if (e == END_DATA) {
+		if (e == HASTATS_END_DATA) {
 			*why = server != NULL ? "cut short before the row was "
 			    "found" : "cut short";
 			return -1;
 		}
 		/* Blank lines and short ones name no server. */
-		if (!have[COL_PXNAME] || !have[COL_SVNAME] ||
-		    !field_eq(&got[COL_PXNAME], backend))
+		if (!have[HASTATS_COL_PXNAME] || !have[HASTATS_COL_SVNAME] ||
+		    !hastats_csv_eq(&got[HASTATS_COL_PXNAME], backend))
 			continue;
-		if (server != NULL ? !field_eq(&got[COL_SVNAME], server) :
-		    field_eq(&got[COL_SVNAME], "BACKEND") ||
-		    field_eq(&got[COL_SVNAME], "FRONTEND"))
+		sv = &got[HASTATS_COL_SVNAME];
+		if (server != NULL ? !hastats_csv_eq(sv, server) :
+		    hastats_csv_eq(sv, "BACKEND") ||
+		    hastats_csv_eq(sv, "FRONTEND"))
 			continue;
 		/* A name longer than we keep could not be looked up again. */
-		if (field_text(&got[COL_SVNAME], name, sizeof(name)) ==
+		if (hastats_csv_text(sv, name, sizeof(name)) ==
 		    sizeof(name) - 1 && server == NULL)
 			continue;
-		if (fill_row(got, have, col, &r, why) == -1)
+		if (hastats_csv_row(got, have, col, &r, why) == -1)
 			return -1;
 		if (fn(arg, name, &r) != 0)
 			return 1;

@@ -151,7 +151,7 @@ peer_view_peer_ok(const struct peer_source *p)
 bool
 peer_view_lb_ok(const struct lb_source *lb)
 {
-	return lb->answered && lb->csv != NULL;
+	return lb->answered && lb->table != NULL;
 }
 
 const char *
@@ -250,7 +250,7 @@ peer_view_judge(const struct peer_source *p, const struct lb_source *lbs,
 		if (!in_time(peer_view_lb_ok(lb), lb->took_ms, timeout_ms))
 			continue;
 		answered++;
-		found = hastats_find(lb->csv, lb->len, backend, server, &row,
+		found = hastats_table_find(lb->table, backend, server, &row,
 		    &why);
 		if (found == -1) {
 			snprintf(v->why, sizeof(v->why), "%s: %s", lb->text,
@@ -318,7 +318,7 @@ count_others(const struct lb_source *lb, const char *backend,
 {
 	struct count	 c = { server, 0 };
 
-	if (hastats_each(lb->csv, lb->len, backend, count_serving, &c,
+	if (hastats_table_each(lb->table, backend, count_serving, &c,
 	    why) == -1)
 		return -1;
 	return c.n;
@@ -339,7 +339,8 @@ peer_view_lb(const struct lb_source *lb, const char *backend,
 		    peer_view_lb_error(lb));
 		return;
 	}
-	found = hastats_find(lb->csv, lb->len, backend, server, &v->row, &why);
+	found = hastats_table_find(lb->table, backend, server, &v->row,
+	    &why);
 	if (found != 1) {
 		if (found == -1)
 			snprintf(v->error, sizeof(v->error), "%s", why);
@@ -355,10 +356,7 @@ peer_view_lb(const struct lb_source *lb, const char *backend,
 	 * gives it; 2.6's CSV has only the current one (an agent's
 	 * percentage applied), so otherwise it is not known.
 	 */
-	iw = -1;
-	if (lb->state != NULL && hastats_initial_weight(lb->state,
-	    lb->state_len, backend, server, &iw, &why) != 1)
-		iw = -1;
+	iw = hastats_table_initial_weight(lb->table, backend, server);
 	v->row.initial_weight = iw;
 	if (iw >= 0 && iw < 10)
 		lb_warn(v, "initial weight %ld is below 10: percentages truncate "
@@ -464,7 +462,7 @@ lbs_alone(const struct lb_source *lbs, size_t nlbs,
 		}
 		memset(set, 0, sizeof(*set));
 		set->self = self;
-		if (hastats_each(lbs[i].csv, lbs[i].len, tc->backend,
+		if (hastats_table_each(lbs[i].table, tc->backend,
 		    add_serving, set, &why) == -1 || set->failed) {
 			append(v->why, sizeof(v->why), "; ", "%s: %s",
 			    lbs[i].text, set->failed ? "out of memory" : why);

@@ -40,8 +40,15 @@ enum stream_state {
 
 struct fetch {
 	fetch_done_fn		 done;
+	fetch_piece_fn		 piece;		/* NULL: the body is kept */
 	void			*arg;
 	size_t			 cap;
+	size_t			 got;		/* bytes handed to piece */
+	char			*pbuf;		/* a piece read from a socket */
+	struct event		*resume;	/* the next turn: another piece */
+	bool			 spent;		/* a piece went this turn */
+	bool			 paused;	/* libcurl holds the next one */
+	bool			 stopped;	/* piece said stop, in error */
 	char			*body;		/* room for len bytes and a NUL */
 	size_t			 len, room;
 	bool			 too_big;
@@ -77,6 +84,9 @@ fetch_release(struct fetch *f)
 		event_del(&f->io);
 	if (f->timer != NULL)
 		event_free(f->timer);
+	if (f->resume != NULL)
+		event_free(f->resume);
+	free(f->pbuf);
 	if (f->fd != -1)
 		close(f->fd);
 	free(f->request);
@@ -91,7 +101,7 @@ fetch_finish(struct fetch *f, bool ok, const char *error)
 	fetch_done_fn	 done = f->done;
 	void		*arg = f->arg;
 	char		*body = f->body, why[FETCH_ERROR_MAX];
-	size_t		 len = f->len;
+	size_t		 len = f->len;	/* 0 in pieces: nothing kept */
 
 	snprintf(why, sizeof(why), "%s", ok ? "" : error);
 	f->body = NULL;
@@ -176,6 +186,61 @@ errno_text(struct fetch *f, const char *what, int err)
 	}
 }
 
+/* Hands a piece on; -1 when it is one too many or the owner says stop. */
+static int
+give_piece(struct fetch *f, const char *data, size_t len)
+{
+	const char	*why = "stopped";
+
+	if (len > f->cap - f->got) {
+		f->too_big = true;
+		return -1;
+	}
+	f->got += len;
+	if (f->piece(f->arg, data, len, &why) == -1) {
+		snprintf(f->error, sizeof(f->error), "%s", why);
+		f->stopped = true;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One piece a turn of the loop: libcurl may hand several in one call, the
+ * next ones wait (paused) until the loop has run once more.
+ */
+static size_t
+http_piece(struct fetch *f, char *data, size_t len)
+{
+	struct timeval	 now = { 0, 0 };
+
+	if (f->spent) {
+		f->paused = true;
+		return CURL_WRITEFUNC_PAUSE;
+	}
+	if (give_piece(f, data, len) == -1)
+		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
+	f->spent = true;
+	/* A timer, not event_active: that would run in this same turn. */
+	evtimer_add(f->resume, &now);
+	return len;
+}
+
+/* The loop ran: the next piece may go. */
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fetch	*f = arg;
+
+	(void)fd;
+	(void)what;
+	f->spent = false;
+	if (f->paused) {
+		f->paused = false;
+		curl_easy_pause(f->easy, CURLPAUSE_CONT);
+	}
+}
+
 /* libcurl's CURLOPT_WRITEFUNCTION: keep the body, up to the cap. */
 static size_t
 http_write(char *data, size_t size, size_t n, void *arg)
@@ -183,6 +248,8 @@ http_write(char *data, size_t size, size_t n, void *arg)
 	struct fetch	*f = arg;
 	size_t		 len = size * n;
 
+	if (f->piece != NULL)
+		return http_piece(f, data, len);
 	if (len > f->cap - f->len) {
 		f->too_big = true;
 		return 0;	/* libcurl stops with CURLE_WRITE_ERROR */
@@ -226,6 +293,8 @@ http_error(struct fetch *f, CURLcode rc)
 	case CURLE_FILESIZE_EXCEEDED:		/* said by Content-Length */
 		return too_big_text(f);
 	case CURLE_WRITE_ERROR:
+		if (f->stopped)
+			return f->error;
 		if (f->too_big)
 			return too_big_text(f);
 		if (f->no_memory)
@@ -258,12 +327,15 @@ http_done(CURL *easy, CURLcode rc, void *arg)
 }
 
 static int
-http_start(struct fetch *f, struct curl_loop *curl,
+http_start(struct fetch *f, struct event_base *base, struct curl_loop *curl,
     const struct fetch_source *src, uint64_t timeout_ms)
 {
 	CURL	*e;
 	long	 ms = timeout_ms > LONG_MAX ? LONG_MAX : (long)timeout_ms;
 
+	if (f->piece != NULL && (base == NULL || (f->resume = evtimer_new(base,
+	    resume_cb, f)) == NULL))
+		return -1;
 	if (curl == NULL || (f->easy = e = curl_easy_init()) == NULL)
 		return -1;
 	f->curl = curl;
@@ -287,6 +359,8 @@ http_start(struct fetch *f, struct curl_loop *curl,
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "lbagent/" LBAGENT_VERSION);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, http_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
+	if (f->piece != NULL)
+		curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)FETCH_PIECE_MAX);
 	/* A Content-Length over the cap fails before any byte is read. */
 	if (f->cap <= INT64_MAX)
 		curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
@@ -310,6 +384,40 @@ stream_wait(struct fetch *f, short what)
 	return 0;
 }
 
+/* Reads one piece, then lets the loop run before the next. */
+static void
+stream_read_piece(struct fetch *f)
+{
+	ssize_t	n;
+
+	for (;;) {
+		n = recv(f->fd, f->pbuf, FETCH_PIECE_MAX, 0);
+		if (n > 0) {
+			if (give_piece(f, f->pbuf, (size_t)n) == -1)
+				fetch_finish(f, false, f->stopped ? f->error :
+				    too_big_text(f));
+			else
+				stream_wait(f, EV_READ);
+			return;
+		}
+		if (n == 0) {
+			if (f->got == 0)
+				fetch_finish(f, false, "closed without an "
+				    "answer");
+			else
+				fetch_finish(f, true, NULL);
+			return;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			stream_wait(f, EV_READ);
+		else
+			fetch_finish(f, false, errno_text(f, "read", errno));
+		return;
+	}
+}
+
 /* Reads what has come, until the server closes, would block, or errs. */
 static void
 stream_read(struct fetch *f)
@@ -318,6 +426,10 @@ stream_read(struct fetch *f)
 	size_t	 room;
 	ssize_t	 n;
 
+	if (f->piece != NULL) {
+		stream_read_piece(f);
+		return;
+	}
 	for (;;) {
 		if (f->len < f->cap) {
 			if (body_reserve(f, 1) == -1) {
@@ -478,6 +590,8 @@ stream_start(struct fetch *f, struct event_base *base,
 
 	if (base == NULL || stream_address(src, &ss, &sslen) == -1)
 		return -1;
+	if (f->piece != NULL && (f->pbuf = malloc(FETCH_PIECE_MAX)) == NULL)
+		return -1;
 	if (request != NULL && *request != '\0') {
 		if ((f->request = strdup(request)) == NULL)
 			return -1;
@@ -508,10 +622,11 @@ stream_start(struct fetch *f, struct event_base *base,
 	return 0;
 }
 
-struct fetch *
-fetch_start(struct event_base *base, struct curl_loop *curl,
+static struct fetch *
+begin(struct event_base *base, struct curl_loop *curl,
     const struct fetch_source *src, const char *request,
-    uint64_t timeout_ms, size_t cap, fetch_done_fn done, void *arg)
+    uint64_t timeout_ms, size_t cap, fetch_piece_fn piece, fetch_done_fn done,
+    void *arg)
 {
 	struct fetch	*f;
 	int		 rv = -1;
@@ -522,12 +637,13 @@ fetch_start(struct event_base *base, struct curl_loop *curl,
 		return NULL;
 	f->fd = -1;
 	f->done = done;
+	f->piece = piece;
 	f->arg = arg;
 	/* Room for cap bytes and a NUL must not wrap. */
 	f->cap = cap < SIZE_MAX - 1 ? cap : SIZE_MAX - 2;
 	switch (src->kind) {
 	case FETCH_HTTP:
-		rv = http_start(f, curl, src, timeout_ms);
+		rv = http_start(f, base, curl, src, timeout_ms);
 		break;
 	case FETCH_UNIX:
 	case FETCH_TCP:
@@ -539,6 +655,26 @@ fetch_start(struct event_base *base, struct curl_loop *curl,
 		return NULL;
 	}
 	return f;
+}
+
+struct fetch *
+fetch_start(struct event_base *base, struct curl_loop *curl,
+    const struct fetch_source *src, const char *request,
+    uint64_t timeout_ms, size_t cap, fetch_done_fn done, void *arg)
+{
+	return begin(base, curl, src, request, timeout_ms, cap, NULL, done, arg);
+}
+
+struct fetch *
+fetch_start_pieces(struct event_base *base, struct curl_loop *curl,
+    const struct fetch_source *src, const char *request,
+    uint64_t timeout_ms, size_t cap, fetch_piece_fn piece, fetch_done_fn done,
+    void *arg)
+{
+	if (piece == NULL)
+		return NULL;
+	return begin(base, curl, src, request, timeout_ms, cap, piece, done,
+	    arg);
 }
 
 void

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbagent/core/hastats_reader.h"
 #include "lbagent/sys/clock.h"
 #include "lbagent/daemon/fetch.h"
 #include "lbagent/daemon/peers.h"
@@ -22,6 +23,7 @@ struct asked {
 	struct peers		*owner;		/* NULL: taken by a reload */
 	struct fetch_source	 src;
 	struct fetch		*fetch;		/* in flight */
+	struct hastats_reader	*reader;	/* a load balancer's, in flight */
 	size_t			 i;		/* in peers or lbs */
 };
 
@@ -49,6 +51,9 @@ struct peers {
 	size_t			 nlbs;
 	struct svc_guard	*svcs;
 	size_t			 nsvcs;
+	const char		**backends;	/* every service's, once: the
+						   rows read (in cfg) */
+	size_t			 nbackends;
 	uint64_t		 timeout_ms;	/* the longest any service allows */
 	bool			 in_flight, again;
 	bool			 kick;		/* the timer's round is due anyway */
@@ -187,36 +192,41 @@ peer_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 		round_done(ps);
 }
 
+/* A piece of a load balancer's answer, read as it comes. */
+static int
+lb_piece(void *arg, const char *data, size_t len, const char **why)
+{
+	struct asked	*q = arg;
+
+	return hastats_reader_feed(q->reader, data, len, why);
+}
+
 static void
 lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 {
 	struct asked		*q = arg;
 	struct peers		*ps = q->owner;
 	struct lb_source	*lb = &ps->lbs[q->i];
-	char			*copy = NULL;
+	struct hastats_table	*t = NULL;
 
+	(void)body;
+	(void)len;
 	q->fetch = NULL;
 	lb->took_ms = clock_now_ms() - ps->round_ms;
-	if (ok && (copy = malloc(len + 1)) == NULL) {
+	/* Over a limit, the answer is no answer: never a part of one. */
+	if (ok && (t = hastats_reader_finish(q->reader, &error)) == NULL)
 		ok = false;
-		error = "out of memory";
-	}
-	free(lb->csv);
-	lb->csv = NULL;
-	lb->len = 0;
-	lb->state = NULL;
-	lb->state_len = 0;
+	hastats_table_free(lb->table);
+	lb->table = t;
 	lb->answered = ok;
 	if (!ok)
 		snprintf(lb->error, sizeof(lb->error), "%s", error);
 	else {
-		memcpy(copy, body, len);
-		copy[len] = '\0';
-		lb->csv = copy;
-		lb->len = hastats_split(copy, len, &lb->state, &lb->state_len);
 		lb->error[0] = '\0';
 		lb->seen_ms = clock_now_ms();
 	}
+	hastats_reader_free(q->reader);
+	q->reader = NULL;
 	if (--ps->waiting == 0)
 		round_done(ps);
 }
@@ -251,11 +261,16 @@ round_start(struct peers *ps)
 		struct lb_source *lb = &ps->lbs[i];
 		struct asked *q = &ps->lbs_asked[i];
 
-		if ((q->fetch = fetch_start(ps->base, ps->curl, &q->src,
-		    LB_REQUEST, ps->timeout_ms, PEERS_CSV_MAX, lb_done,
+		hastats_reader_free(q->reader);
+		if ((q->reader = hastats_reader_new(ps->backends,
+		    ps->nbackends, NULL)) != NULL &&
+		    (q->fetch = fetch_start_pieces(ps->base, ps->curl, &q->src,
+		    LB_REQUEST, ps->timeout_ms, PEERS_CSV_MAX, lb_piece, lb_done,
 		    q)) != NULL)
 			ps->waiting++;
 		else {
+			hastats_reader_free(q->reader);
+			q->reader = NULL;
 			lb->answered = false;
 			snprintf(lb->error, sizeof(lb->error), "cannot ask (out "
 			    "of resources)");
@@ -331,11 +346,13 @@ sources_free(struct peers *ps)
 			fetch_cancel(ps->peers_asked[i].fetch);
 	for (i = 0; ps->peers != NULL && i < ps->npeers; i++)
 		peer_view_answer_free(&ps->peers[i].ans);
-	for (i = 0; ps->lbs_asked != NULL && i < ps->nlbs; i++)
+	for (i = 0; ps->lbs_asked != NULL && i < ps->nlbs; i++) {
 		if (ps->lbs_asked[i].fetch != NULL)
 			fetch_cancel(ps->lbs_asked[i].fetch);
+		hastats_reader_free(ps->lbs_asked[i].reader);
+	}
 	for (i = 0; ps->lbs != NULL && i < ps->nlbs; i++)
-		free(ps->lbs[i].csv);
+		hastats_table_free(ps->lbs[i].table);
 	for (i = 0; ps->svcs != NULL && i < ps->nsvcs; i++)
 		free(ps->svcs[i].verdicts);
 	free(ps->peers);
@@ -343,7 +360,9 @@ sources_free(struct peers *ps)
 	free(ps->lbs);
 	free(ps->lbs_asked);
 	free(ps->svcs);
-	ps->npeers = ps->nlbs = ps->nsvcs = 0;
+	free(ps->backends);
+	ps->backends = NULL;
+	ps->npeers = ps->nlbs = ps->nsvcs = ps->nbackends = 0;
 }
 
 void
@@ -355,6 +374,20 @@ peers_free(struct peers *ps)
 	if (ps->timer != NULL)
 		event_free(ps->timer);
 	free(ps);
+}
+
+/* Reads backend's rows from the load balancers (once, and not ""). */
+static void
+add_backend(struct peers *ps, const char *backend)
+{
+	size_t	i;
+
+	if (backend[0] == '\0')
+		return;
+	for (i = 0; i < ps->nbackends; i++)
+		if (strcmp(ps->backends[i], backend) == 0)
+			return;
+	ps->backends[ps->nbackends++] = backend;
 }
 
 /* Builds the sources and services of cfg into an empty module. */
@@ -379,8 +412,9 @@ build(struct peers *ps, const struct config *cfg)
 	ps->lbs = calloc(ps->nlbs ? ps->nlbs : 1, sizeof(*ps->lbs));
 	ps->lbs_asked = calloc(ps->nlbs ? ps->nlbs : 1, sizeof(*ps->lbs_asked));
 	ps->svcs = calloc(ps->nsvcs, sizeof(*ps->svcs));
+	ps->backends = calloc(ps->nsvcs, sizeof(*ps->backends));
 	if (ps->peers == NULL || ps->peers_asked == NULL || ps->lbs == NULL ||
-	    ps->lbs_asked == NULL || ps->svcs == NULL)
+	    ps->lbs_asked == NULL || ps->svcs == NULL || ps->backends == NULL)
 		return -1;
 	ps->timeout_ms = 0;
 	for (i = 0; i < ps->nsvcs; i++) {
@@ -397,6 +431,7 @@ build(struct peers *ps, const struct config *cfg)
 			return -1;
 		if (tc->peer_timeout_ms > ps->timeout_ms)
 			ps->timeout_ms = tc->peer_timeout_ms;
+		add_backend(ps, tc->backend);
 	}
 	for (i = 0; i < ps->npeers; i++) {
 		struct peer_source *p = &ps->peers[i];
@@ -538,15 +573,12 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 				continue;
 			n->answered = peer_view_lb_ok(o);
 			memcpy(n->error, o->error, sizeof(n->error));
-			n->csv = o->csv;
-			n->len = o->len;
-			n->state = o->state;
-			n->state_len = o->state_len;
+			/* A backend the new settings add is "not read" in
+			 * it until the round that follows at once. */
+			n->table = o->table;
 			n->took_ms = o->took_ms;
 			n->seen_ms = o->seen_ms;
-			o->csv = NULL;
-			o->len = o->state_len = 0;
-			o->state = NULL;
+			o->table = NULL;
 			o->answered = false;
 			oq->owner = NULL;
 			break;

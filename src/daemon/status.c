@@ -432,7 +432,7 @@ peer_lbs_json(const struct peers *ps, const struct peer_source *p,
 		const struct lb_source *lb = peers_lb(ps, k);
 
 		found = server[0] != '\0' && peer_view_lb_ok(lb) ?
-		    hastats_find(lb->csv, lb->len, backend, server, &row, &why) :
+		    hastats_table_find(lb->table, backend, server, &row, &why) :
 		    -1;
 		json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:o}",
 		    "source", peer_view_lb_text(lb), "server", text_or_null(

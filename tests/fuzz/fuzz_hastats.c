@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lbagent/core/hastats.h"
+#include "lbagent/core/hastats_reader.h"
 #include "lbagent/daemon/peers.h"
 #include "fuzzutil.h"
 
@@ -47,6 +48,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char	*names[][2] = {
 		{ "be", "s1" }, { "be", "n1" }, { "be", "srv" }, { "", "" },
 	};
+	static const char	*const backends[] = { "be" };
+	struct hastats_reader	*rd;
 	char			*copy = malloc(size > 0 ? size : 1);
 	struct hastats_row	 row;
 	struct lb_source	 lb;
@@ -89,11 +92,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The peer guard's view of this node on such a load balancer. */
 	memset(&lb, 0, sizeof(lb));
 	lb.answered = true;
-	lb.csv = malloc(size + 1);
-	FZ_ASSERT(lb.csv != NULL);
-	memcpy(lb.csv, data, size);
-	lb.csv[size] = '\0';
-	lb.len = hastats_split(lb.csv, size, &lb.state, &lb.state_len);
+	FZ_ASSERT((rd = hastats_reader_new(backends, 1, NULL)) != NULL);
+	FZ_ASSERT(hastats_reader_feed(rd, copy, size, &why) == 0);
+	FZ_ASSERT((lb.table = hastats_reader_finish(rd, &why)) != NULL);
+	hastats_reader_free(rd);
 	memset(&told, 0, sizeof(told));
 	decision_up(&told);
 	peer_view_lb(&lb, "be", "n1", &told, &v);
@@ -101,7 +103,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(memchr(v.error, '\0', sizeof(v.error)) != NULL);
 	told.state = NODE_DRAIN;
 	peer_view_lb(&lb, "be", "n1", &told, &v);
-	free(lb.csv);
+	hastats_table_free(lb.table);
 	free(copy);
 	return 0;
 }

@@ -34,6 +34,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char	*services[] = { "", "web", "api" };
+	static const char	*const backends[] = { "be" };
+	struct hastats_reader	*rd;
 	struct peer_source	 ps[2];
 	struct lb_source	 lb;
 	struct peer_verdict	 v[2];
@@ -64,8 +66,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(ps[1].error, sizeof(ps[1].error), "connection refused");
 	memset(&lb, 0, sizeof(lb));
 	lb.answered = true;
-	lb.csv = (char *)csv;
-	lb.len = sizeof(csv) - 1;
+	FZ_ASSERT((rd = hastats_reader_new(backends, 1, NULL)) != NULL);
+	FZ_ASSERT(hastats_reader_feed(rd, csv, sizeof(csv) - 1, &why) == 0);
+	FZ_ASSERT((lb.table = hastats_reader_finish(rd, &why)) != NULL);
+	hastats_reader_free(rd);
 	memset(&tc, 0, sizeof(tc));
 	snprintf(tc.backend, sizeof(tc.backend), "be");
 	tc.peer_timeout_ms = 1000;
@@ -79,5 +83,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_ASSERT(!v[1].serving);
 		}
 	peer_view_answer_free(&ps[0].ans);
+	hastats_table_free(lb.table);
 	return 0;
 }

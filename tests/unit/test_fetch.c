@@ -533,6 +533,7 @@ static const struct th_route routes[] = {
 	    .headers = "Location: /status\r\n" },
 	{ .path = "/big", .status = 200, .body_len = 64 * KIB + 1 },
 	{ .path = "/just", .status = 200, .body_len = 64 * KIB },
+	{ .path = "/mib", .status = 200, .body_len = 1024 * KIB },
 	{ .path = "/big503", .status = 503, .body_len = 200 * KIB },
 	{ .path = "/empty", .status = 200, .body = "" },
 	{ .path = "/slow", .status = 200, .body = "late\n", .delay_ms = 5000 },
@@ -1084,6 +1085,146 @@ START_TEST(cancel_from_done)
 }
 END_TEST
 
+/* ---- an answer in pieces ---- */
+
+/* What the pieces were, and the loop's turns between them. */
+struct pieces {
+	size_t		 n, total, max;
+	char		*copy;		/* every piece, in order */
+	size_t		 room;
+	unsigned	 turns;		/* loop turns seen by another event */
+	unsigned	 last_turns;
+	unsigned	 same;		/* pieces in a row on one count */
+	bool		 crowded;	/* three of them */
+	size_t		 stop_after;	/* bytes; 0: never stop */
+};
+
+static struct pieces	pc;
+
+static int
+piece_cb(void *arg, const char *data, size_t len, const char **why)
+{
+	(void)arg;
+	pc.same = pc.n > 0 && pc.turns == pc.last_turns ? pc.same + 1 : 1;
+	if (pc.same >= 3)
+		pc.crowded = true;
+	pc.last_turns = pc.turns;
+	pc.n++;
+	if (len > pc.max)
+		pc.max = len;
+	if (pc.total + len <= pc.room)
+		memcpy(pc.copy + pc.total, data, len);
+	pc.total += len;
+	if (pc.stop_after > 0 && pc.total >= pc.stop_after) {
+		*why = "enough of it";
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Always readable: runs once in every turn of the loop, before or after
+ * the fetch's events. Pieces one a turn see its count move at least every
+ * second piece; three pieces that see the same count came in fewer turns.
+ */
+static void
+turn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	pc.turns++;
+}
+
+/* Fetches text in pieces; every piece came in a turn of its own. */
+static void
+fetch_pieces(const char *text, const char *request, size_t cap,
+    size_t stop_after, struct result *r)
+{
+	struct fetch_source	 src;
+	struct event		*turn;
+	int			 p[2];
+
+	memset(&pc, 0, sizeof(pc));
+	pc.room = 2048 * KIB;
+	pc.stop_after = stop_after;
+	ck_assert_ptr_nonnull(pc.copy = malloc(pc.room));
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	turn = event_new(fx.base, p[0], EV_READ | EV_PERSIST, turn_cb, NULL);
+	event_add(turn, NULL);
+	source(text, &src);
+	memset(r, 0, sizeof(*r));
+	ck_assert_ptr_nonnull(fetch_start_pieces(fx.base, fx.curl, &src,
+	    request, 10000, cap, piece_cb, done_cb, r));
+	fx.pending++;
+	run_for(30000);
+	ck_assert_uint_eq(r->calls, 1);
+	event_free(turn);
+	close(p[0]);
+	close(p[1]);
+	ck_assert_uint_le(pc.max, FETCH_PIECE_MAX);
+	ck_assert_msg(!pc.crowded, "two pieces in one turn of the loop");
+	ck_assert_msg(pc.n <= pc.turns + 1, "%zu pieces in %u turns", pc.n,
+	    pc.turns);
+}
+
+START_TEST(pieces_http_and_unix)
+{
+	struct th_server	*srv;
+	struct ts_server	*ts;
+	struct result		 r;
+	char			*u, *sock, *text, *mib = x_bytes(1024 * KIB);
+	size_t			 i;
+	int			 port;
+
+	setup();
+	for (i = 0; i < 1024 * KIB; i++)
+		mib[i] = (char)('a' + i % 23);
+	srv = httpd(&port);
+	u = url(port, "/mib");
+	fetch_pieces(u, NULL, 8 * 1024 * KIB, 0, &r);
+	ck_assert_msg(r.ok, "%s", r.error);
+	ck_assert_uint_eq(r.len, 0);
+	ck_assert_uint_eq(pc.total, 1024 * KIB);
+	ck_assert_uint_ge(pc.n, 64);
+	ck_assert_str_eq(r.body, "");
+	free(r.body);
+	free(pc.copy);
+	/* Over the cap, or stopped by the owner: an error, nothing more. */
+	fetch_pieces(u, NULL, 512 * KIB, 0, &r);
+	want_error(&r, "answer larger than 512 KiB");
+	free(pc.copy);
+	fetch_pieces(u, NULL, 8 * 1024 * KIB, 100 * KIB, &r);
+	want_error(&r, "enough of it");
+	free(pc.copy);
+	free(u);
+	th_stop(srv);
+
+	sock = path_in("admin.sock");
+	ts = ts_unix(sock, TS_ANSWER, mib, 1024 * KIB);
+	ck_assert_int_ne(asprintf(&text, "unix:%s", sock), -1);
+	fetch_pieces(text, "show stat\n", 8 * 1024 * KIB, 0, &r);
+	ck_assert_msg(r.ok, "%s", r.error);
+	ck_assert_uint_eq(r.len, 0);
+	ck_assert_uint_eq(pc.total, 1024 * KIB);
+	ck_assert_mem_eq(pc.copy, mib, 1024 * KIB);
+	free(r.body);
+	free(pc.copy);
+	fetch_pieces(text, "show stat\n", 8 * 1024 * KIB, 100 * KIB, &r);
+	want_error(&r, "enough of it");
+	free(pc.copy);
+	fetch_pieces(text, "show stat\n", 512 * KIB, 0, &r);
+	want_error(&r, "answer larger than 512 KiB");
+	free(pc.copy);
+	ts_stop(ts);
+	free(text);
+	free(sock);
+	free(mib);
+	teardown();
+}
+END_TEST
+
 static Suite *
 fetch_suite(void)
 {
@@ -1110,6 +1251,7 @@ fetch_suite(void)
 	tcase_add_test(tc, stream_empty);
 	tcase_add_test(tc, cancel_in_flight);
 	tcase_add_test(tc, cancel_from_done);
+	tcase_add_test(tc, pieces_http_and_unix);
 	suite_add_tcase(s, tc);
 	return s;
 }

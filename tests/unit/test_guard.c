@@ -103,18 +103,30 @@ set_serving(size_t i, const char *id, bool serving)
 	set_answer(i, json);
 }
 
+/* Load balancer i answered text, read as the daemon reads it. */
+static void
+set_lb_text(size_t i, const char *text)
+{
+	static const char	*const backends[] = { "be" };
+	struct hastats_reader	*r = hastats_reader_new(backends, 1, NULL);
+	const char		*why;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(hastats_reader_feed(r, text, strlen(text), &why), 0);
+	hastats_table_free(lbs[i].table);
+	lbs[i].table = hastats_reader_finish(r, &why);
+	ck_assert_ptr_nonnull(lbs[i].table);
+	hastats_reader_free(r);
+}
+
 static void
 set_lb(size_t i, const char *rows)
 {
-	size_t	len = strlen(CSV_HEAD) + strlen(rows);
+	char	*text;
 
-	free(lbs[i].csv);
-	lbs[i].csv = malloc(len + 1);
-	ck_assert_ptr_nonnull(lbs[i].csv);
-	snprintf(lbs[i].csv, len + 1, "%s%s", CSV_HEAD, rows);
-	lbs[i].len = len;
-	lbs[i].state = NULL;
-	lbs[i].state_len = 0;
+	ck_assert_int_ne(asprintf(&text, "%s%s", CSV_HEAD, rows), -1);
+	set_lb_text(i, text);
+	free(text);
 	lbs[i].answered = true;
 	lbs[i].took_ms = 5;
 	lbs[i].error[0] = '\0';
@@ -128,11 +140,8 @@ set_lb_state(size_t i, const char *rows, const char *state_rows)
 
 	ck_assert_int_ne(asprintf(&text, "%s%s\n1\n# be_id be_name srv_id "
 	    "srv_name srv_iweight\n%s", CSV_HEAD, rows, state_rows), -1);
-	free(lbs[i].csv);
-	lbs[i].csv = text;
-	lbs[i].len = hastats_split(text, strlen(text), &lbs[i].state,
-	    &lbs[i].state_len);
-	ck_assert_ptr_nonnull(lbs[i].state);
+	set_lb_text(i, text);
+	free(text);
 	lbs[i].answered = true;
 	lbs[i].took_ms = 5;
 	lbs[i].error[0] = '\0';
@@ -159,7 +168,7 @@ start(void)
 		    "http://10.0.0.%zu:9506/status", i + 11);
 	}
 	for (i = 0; i < NLBS; i++) {
-		free(lbs[i].csv);
+		hastats_table_free(lbs[i].table);
 		memset(&lbs[i], 0, sizeof(lbs[i]));
 		snprintf(lbs[i].text, sizeof(lbs[i].text), "lb%zu",
 		    i + 1);
@@ -766,8 +775,8 @@ START_TEST(answered_without_data_is_not_answered)
 	set_serving(0, "n2", true);
 	set_lb(0, "be,n2,0,UP,100,100,L7OK,,\n");
 	set_lb(1, "be,n2,0,UP,100,100,L7OK,,\n");
-	free(lbs[1].csv);
-	lbs[1].csv = NULL;	/* its len stays what it was */
+	hastats_table_free(lbs[1].table);
+	lbs[1].table = NULL;
 	ck_assert(!peer_view_lb_ok(&lbs[1]));
 	do_round();
 	ck_assert(view.other_serving);

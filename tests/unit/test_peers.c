@@ -161,7 +161,7 @@ START_TEST(reload_matches_sources_by_address)
 	/* The first kept its answer; the second has none yet. */
 	ck_assert(peer_view_lb_ok(peers_lb(ps, 0)));
 	ck_assert(!peers_lb(ps, 1)->answered);
-	ck_assert_ptr_null(peers_lb(ps, 1)->csv);
+	ck_assert_ptr_null(peers_lb(ps, 1)->table);
 	ck_assert(peer_view_peer_ok(peers_peer(ps, 0)));
 	peers_view(ps, 0, &v);
 	ck_assert_msg(v.other_serving, "%s", v.why);
@@ -174,7 +174,7 @@ START_TEST(reload_matches_sources_by_address)
 	ck_assert(!failed);
 	ck_assert(peer_view_lb_ok(peers_lb(ps, 0)));
 	ck_assert(peer_view_lb_ok(peers_lb(ps, 1)));
-	ck_assert_ptr_ne(peers_lb(ps, 0)->csv, peers_lb(ps, 1)->csv);
+	ck_assert_ptr_ne(peers_lb(ps, 0)->table, peers_lb(ps, 1)->table);
 	peers_view(ps, 0, &v);
 	ck_assert_msg(v.other_serving, "%s", v.why);
 	peers_free(ps);

@@ -13,6 +13,7 @@
 
 #include "lbagent/core/decision.h"
 #include "lbagent/core/hastats.h"
+#include "lbagent/core/hastats_reader.h"
 #include "lbagent/core/settings.h"
 
 #define PEERS_ANSWER_MAX	(64 * 1024)		/* a peer's /status */
@@ -113,11 +114,8 @@ struct lb_source {
 	char			 text[PEERS_TEXT_MAX];
 	bool			 answered;
 	char			 error[PEERS_WHY_MAX];
-	char			*csv;		/* the last answer, NUL-terminated */
-	size_t			 len;		/* of its CSV part */
-	const char		*state;		/* its servers state (Runtime API
-						   sources), in csv; or NULL */
-	size_t			 state_len;
+	struct hastats_table	*table;		/* the last answer's rows of the
+						   backends read; or NULL */
 	int64_t			 took_ms;
 	int64_t			 seen_ms;
 };

@@ -66,6 +66,27 @@ struct fetch	*fetch_start(struct event_base *, struct curl_loop *,
 		    const struct fetch_source *src, const char *request,
 		    uint64_t timeout_ms, size_t cap, fetch_done_fn done,
 		    void *arg);
+/* The most a piece holds: what the loop does for one in one turn. */
+#define FETCH_PIECE_MAX	(16 * 1024)
+
+/*
+ * One piece of the answer, as it comes: at most FETCH_PIECE_MAX bytes, and
+ * one per turn of the loop, so that other events run between pieces. 0 to
+ * go on, or -1 with *why (text that lives until done is called) to stop:
+ * done then says !ok with that text. It must not cancel the fetch.
+ */
+typedef int	(*fetch_piece_fn)(void *arg, const char *data, size_t len,
+		    const char **why);
+
+/*
+ * As fetch_start, but the answer is handed to piece as it comes and not
+ * kept: done then says ok with body "" and len 0.
+ * An HTTP fetch needs base too.
+ */
+struct fetch	*fetch_start_pieces(struct event_base *,
+		    struct curl_loop *, const struct fetch_source *src,
+		    const char *request, uint64_t timeout_ms, size_t cap,
+		    fetch_piece_fn piece, fetch_done_fn done, void *arg);
 /*
  * Stops a fetch in flight and frees it; done is never called. Safe from
  * any fetch's done but its own (by then it is gone). Every fetch must be

@@ -1,0 +1,593 @@
+/*
+ * HAProxy's statistics read as they arrive. Bytes are taken one record at
+ * a time: a small state machine finds where a record ends (a newline
+ * outside quotes, as hastats_csv_field reads quotes), and only a record
+ * that may be kept is copied; a row's pxname, once read, says whether the
+ * rest of it is copied or only counted. A complete record is then read by
+ * the same code as hastats_find, so both give the same rows. What is kept
+ * is the rows of the backends asked for, each cut to a hastats_row.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbagent/core/hastats_reader.h"
+#include "hastats_impl.h"
+
+/* Where the reader stands in the answer. */
+enum mode {
+	MODE_HEADER,	/* before the end of the CSV's header line */
+	MODE_CSV,	/* in the CSV's rows */
+	MODE_STATE,	/* in the servers state after the CSV */
+	MODE_BAD,	/* malformed: the rest is only counted */
+	MODE_FAILED,	/* over a limit, or out of memory */
+};
+
+/* Where a record's current field stands (record ends only at Q_START..). */
+enum quote {
+	Q_START,	/* at a field's first byte */
+	Q_PLAIN,	/* in a field without quotes */
+	Q_QUOTED,	/* inside quotes */
+	Q_QUOTE,	/* a quote inside quotes: closing, or the first of '""' */
+};
+
+/* A row kept. */
+struct entry {
+	size_t			 backend;	/* in the table's backends */
+	char			 server[HASTATS_NAME_MAX];
+	struct hastats_row	 row;
+	const char		*why;		/* the row is malformed */
+	long			 iweight;	/* servers state; -1: none */
+	bool			 state_seen;
+};
+
+struct hastats_table {
+	char		**backends;
+	size_t		  nbackends;
+	const char	 *bad;		/* every look-up fails with this */
+	struct entry	 *rows;
+	size_t		  n, cap;
+};
+
+struct hastats_reader {
+	struct hastats_limits	 lim;
+	struct hastats_table	*t;
+	enum mode		 mode;
+	enum quote		 q;
+	bool			 lead;		/* the header's "# " */
+	bool			 skip;		/* a row not kept: count only */
+	size_t			 col[HASTATS_COL_COUNT];
+	size_t			 field;		/* the field being read */
+	size_t			 field_start;	/* its first byte, in line */
+	size_t			 reclen;	/* the record's bytes so far */
+	char			*line;		/* the record, when copied */
+	size_t			 len, room;
+	size_t			 total;
+	bool			 st_header, st_usable;
+	size_t			 st_be, st_srv, st_iw;
+	char			 error[96];
+};
+
+static const struct hastats_limits defaults = {
+	HASTATS_BYTES_MAX, HASTATS_LINE_MAX, HASTATS_ROWS_MAX,
+};
+
+void
+hastats_table_free(struct hastats_table *t)
+{
+	size_t	i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nbackends; i++)
+		free(t->backends[i]);
+	free(t->backends);
+	free(t->rows);
+	free(t);
+}
+
+struct hastats_reader *
+hastats_reader_new(const char *const *backends, size_t nbackends,
+    const struct hastats_limits *lim)
+{
+	struct hastats_reader	*r;
+	size_t			 i;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->lim = lim != NULL ? *lim : defaults;
+	r->lead = true;
+	if ((r->t = calloc(1, sizeof(*r->t))) == NULL ||
+	    (r->t->backends = calloc(nbackends ? nbackends : 1,
+	    sizeof(char *))) == NULL)
+		goto error;
+	for (i = 0; i < nbackends; i++) {
+		if ((r->t->backends[i] = strdup(backends[i])) == NULL)
+			goto error;
+		r->t->nbackends++;
+	}
+	return r;
+error:
+	hastats_reader_free(r);
+	return NULL;
+}
+
+void
+hastats_reader_free(struct hastats_reader *r)
+{
+	if (r == NULL)
+		return;
+	hastats_table_free(r->t);
+	free(r->line);
+	free(r);
+}
+
+/* "8 MiB", "64 KiB" or "100 bytes". */
+static void
+size_text(char *buf, size_t size, size_t n)
+{
+	if (n >= 1024 * 1024 && n % (1024 * 1024) == 0)
+		snprintf(buf, size, "%zu MiB", n / (1024 * 1024));
+	else if (n >= 1024 && n % 1024 == 0)
+		snprintf(buf, size, "%zu KiB", n / 1024);
+	else
+		snprintf(buf, size, "%zu bytes", n);
+}
+
+/* Over a limit (what, then its size) or out of memory (what only). */
+static int
+fail(struct hastats_reader *r, const char *what, size_t n, const char **why)
+{
+	char	sz[32];
+
+	if (n == 0)
+		snprintf(r->error, sizeof(r->error), "%s", what);
+	else {
+		size_text(sz, sizeof(sz), n);
+		snprintf(r->error, sizeof(r->error), "%s %s", what, sz);
+	}
+	r->mode = MODE_FAILED;
+	*why = r->error;
+	return -1;
+}
+
+static void
+bad(struct hastats_reader *r, const char *why)
+{
+	r->t->bad = why;
+	r->mode = MODE_BAD;
+}
+
+/* The backend asked for that f names, or -1. */
+static long
+backend_of(const struct hastats_table *t, const struct hastats_field *f)
+{
+	size_t	k;
+
+	for (k = 0; k < t->nbackends; k++)
+		if (hastats_csv_eq(f, t->backends[k]))
+			return (long)k;
+	return -1;
+}
+
+/* A field ends: once pxname is read, whether the row is kept. */
+static void
+field_done(struct hastats_reader *r)
+{
+	struct hastats_scan	s = { r->line + r->field_start,
+				    r->line + r->len };
+	struct hastats_field	f;
+	const char		*why;
+
+	if (r->mode == MODE_CSV && !r->skip &&
+	    r->field == r->col[HASTATS_COL_PXNAME] &&
+	    !(r->len >= 8 && memcmp(r->line, "# be_id ", 8) == 0) &&
+	    hastats_csv_field(&s, &f, &why) == HASTATS_END_COMMA &&
+	    backend_of(r->t, &f) == -1) {
+		r->skip = true;
+		r->len = 0;
+	}
+	r->field++;
+	r->field_start = r->len;
+}
+
+/* A CSV row, complete: kept when it is a server of a backend asked for. */
+static int
+csv_row(struct hastats_reader *r, const char **why)
+{
+	struct hastats_scan	 s = { r->line, r->line + r->len };
+	struct hastats_field	 f, got[HASTATS_COL_COUNT];
+	bool			 have[HASTATS_COL_COUNT];
+	struct hastats_table	*t = r->t;
+	struct entry		*e, *grown;
+	enum hastats_end	 end;
+	const char		*err;
+	char			 name[HASTATS_NAME_MAX];
+	size_t			 i, n, cap;
+	long			 k;
+	int			 c;
+
+	memset(have, 0, sizeof(have));
+	for (i = 0;; i++) {
+		if ((end = hastats_csv_field(&s, &f, &err)) == HASTATS_END_BAD) {
+			bad(r, err);
+			return 0;
+		}
+		for (c = 0; c < HASTATS_COL_COUNT; c++)
+			if (r->col[c] == i) {
+				got[c] = f;
+				have[c] = true;
+			}
+		if (end != HASTATS_END_COMMA)
+			break;
+	}
+	if (end == HASTATS_END_DATA) {
+		bad(r, "cut short");
+		return 0;
+	}
+	if (!have[HASTATS_COL_PXNAME] || !have[HASTATS_COL_SVNAME] ||
+	    (k = backend_of(t, &got[HASTATS_COL_PXNAME])) == -1)
+		return 0;
+	/* A name longer than kept, or with a NUL, is no name looked up. */
+	n = hastats_csv_text(&got[HASTATS_COL_SVNAME], name, sizeof(name));
+	if (n == sizeof(name) - 1 || strlen(name) != n)
+		return 0;
+	if (t->n == r->lim.rows_max) {
+		fail(r, "", 0, why);
+		snprintf(r->error, sizeof(r->error), "more than %zu rows of "
+		    "the backends read", r->lim.rows_max);
+		return -1;
+	}
+	if (t->n == t->cap) {
+		cap = t->cap ? t->cap * 2 : 16;
+		if (cap > r->lim.rows_max)
+			cap = r->lim.rows_max;
+		if ((grown = realloc(t->rows, cap * sizeof(*grown))) == NULL)
+			return fail(r, "out of memory", 0, why);
+		t->rows = grown;
+		t->cap = cap;
+	}
+	e = &t->rows[t->n++];
+	memset(e, 0, sizeof(*e));
+	e->backend = (size_t)k;
+	memcpy(e->server, name, n + 1);
+	e->iweight = -1;
+	if (hastats_csv_row(got, have, r->col, &e->row, &err) == -1)
+		e->why = err;
+	return 0;
+}
+
+/* The next space-separated word of [*p, end); false at the end. */
+static bool
+next_word(const char **p, const char *end, const char **w, size_t *wlen)
+{
+	const char	*s = *p;
+
+	while (s < end && *s == ' ')
+		s++;
+	if (s == end)
+		return false;
+	*w = s;
+	while (s < end && *s != ' ')
+		s++;
+	*wlen = (size_t)(s - *w);
+	*p = s;
+	return true;
+}
+
+static bool
+word_eq(const char *w, size_t wlen, const char *s)
+{
+	return strlen(s) == wlen && memcmp(w, s, wlen) == 0;
+}
+
+/* The servers state's header, as hastats_initial_weight reads it. */
+static void
+state_header(struct hastats_reader *r, const char *p, const char *end)
+{
+	const char	*w;
+	size_t		 wlen, col;
+
+	r->st_be = r->st_srv = r->st_iw = SIZE_MAX;
+	for (col = 0, p += 2; next_word(&p, end, &w, &wlen); col++) {
+		if (word_eq(w, wlen, "be_name"))
+			r->st_be = col;
+		else if (word_eq(w, wlen, "srv_name"))
+			r->st_srv = col;
+		else if (word_eq(w, wlen, "srv_iweight"))
+			r->st_iw = col;
+	}
+	r->st_header = true;
+	r->st_usable = r->st_be != SIZE_MAX && r->st_srv != SIZE_MAX &&
+	    r->st_iw != SIZE_MAX;
+}
+
+/* One line of the servers state: a kept server's configured weight. */
+static void
+state_line(struct hastats_reader *r, const char *p, size_t len)
+{
+	const char	*end = p + len, *w, *be = NULL, *srv = NULL, *iw = NULL;
+	size_t		 wlen, col, be_len = 0, srv_len = 0, iw_len = 0, i;
+	struct entry	*e;
+	char		 num[24], *stop;
+	long		 v = -1;
+
+	if (!r->st_header) {
+		if (len >= 2 && p[0] == '#' && p[1] == ' ')
+			state_header(r, p, end);
+		return;	/* else the version line */
+	}
+	if (!r->st_usable)
+		return;
+	for (col = 0; next_word(&p, end, &w, &wlen); col++)
+		if (col == r->st_be) {
+			be = w;
+			be_len = wlen;
+		} else if (col == r->st_srv) {
+			srv = w;
+			srv_len = wlen;
+		} else if (col == r->st_iw) {
+			iw = w;
+			iw_len = wlen;
+		}
+	if (be == NULL || srv == NULL)
+		return;
+	for (i = 0; i < r->t->n; i++) {
+		e = &r->t->rows[i];
+		if (word_eq(srv, srv_len, e->server) &&
+		    word_eq(be, be_len, r->t->backends[e->backend]))
+			break;
+	}
+	/* The first line for a server says; later ones do not. */
+	if (i == r->t->n || e->state_seen)
+		return;
+	e->state_seen = true;
+	if (iw != NULL && iw_len < sizeof(num)) {
+		memcpy(num, iw, iw_len);
+		num[iw_len] = '\0';
+		v = strtol(num, &stop, 10);
+		if (*stop != '\0' || v < 0)
+			v = -1;
+	}
+	e->iweight = v;
+}
+
+/* A record is complete (its newline included in line, when copied). */
+static int
+record_done(struct hastats_reader *r, const char **why)
+{
+	struct hastats_scan	 s = { r->line, r->line + r->len };
+	const char		*err;
+	int			 rv = 0;
+
+	if (r->skip)
+		;
+	else if (r->mode == MODE_STATE)
+		state_line(r, r->line, r->len - 1);
+	else if (r->mode == MODE_HEADER) {
+		if (hastats_csv_header(&s, r->col, &err) == -1)
+			bad(r, err);
+		else
+			r->mode = MODE_CSV;
+	} else if (r->len >= 8 && memcmp(r->line, "# be_id ", 8) == 0) {
+		r->mode = MODE_STATE;
+		state_line(r, r->line, r->len - 1);
+	} else
+		rv = csv_row(r, why);
+	r->q = Q_START;
+	r->skip = false;
+	r->len = r->reclen = r->field = r->field_start = 0;
+	return rv;
+}
+
+/* Room for one byte more in line (line_max bounds it). */
+static int
+line_grow(struct hastats_reader *r)
+{
+	size_t	 room = r->room ? r->room * 2 : 1024;
+	char	*p;
+
+	if (room > r->lim.line_max)
+		room = r->lim.line_max;
+	if ((p = realloc(r->line, room)) == NULL)
+		return -1;
+	r->line = p;
+	r->room = room;
+	return 0;
+}
+
+int
+hastats_reader_feed(struct hastats_reader *r, const char *data, size_t len,
+    const char **why)
+{
+	size_t	i, room = r->lim.bytes_max - r->total;
+	bool	over = len > room;
+	char	c;
+
+	if (r->mode == MODE_FAILED) {
+		*why = r->error;
+		return -1;
+	}
+	/* The bytes within the limit first: the first limit met is told,
+	 * however the answer came in pieces. */
+	if (over)
+		len = room;
+	r->total += len;
+	for (i = 0; i < len && r->mode != MODE_BAD; i++) {
+		c = data[i];
+		if (++r->reclen > r->lim.line_max)
+			return fail(r, "a statistics line longer than",
+			    r->lim.line_max, why);
+		if (!r->skip) {
+			if (r->len == r->room && line_grow(r) == -1)
+				return fail(r, "out of memory", 0, why);
+			r->line[r->len++] = c;
+		}
+		if (r->mode == MODE_STATE) {
+			if (c == '\n' && record_done(r, why) == -1)
+				return -1;
+			continue;
+		}
+		if (r->lead) {
+			/* "# " before the first column name. */
+			if ((c == '#' && r->reclen == 1) ||
+			    (c == ' ' && r->reclen > 1 && r->line[0] == '#'))
+				continue;
+			r->lead = false;
+		}
+		switch (r->q) {
+		case Q_QUOTED:
+			if (c == '"')
+				r->q = Q_QUOTE;
+			continue;
+		case Q_QUOTE:
+		case Q_START:
+			if (c == '"') {
+				r->q = Q_QUOTED;
+				continue;
+			}
+			break;
+		case Q_PLAIN:
+			break;
+		}
+		if (c == ',') {
+			field_done(r);
+			r->q = Q_START;
+		} else if (c == '\n') {
+			if (record_done(r, why) == -1)
+				return -1;
+		} else
+			r->q = Q_PLAIN;
+	}
+	if (over)
+		return fail(r, "statistics larger than", r->lim.bytes_max,
+		    why);
+	return 0;
+}
+
+struct hastats_table *
+hastats_reader_finish(struct hastats_reader *r, const char **why)
+{
+	struct hastats_scan	 s = { "", "" };
+	struct hastats_table	*t;
+	const char		*err;
+
+	if (r->line != NULL) {
+		s.p = r->line;
+		s.end = r->line + r->len;
+	}
+	if (r->mode == MODE_FAILED) {
+		*why = r->error;
+		return NULL;
+	}
+	if (r->mode == MODE_HEADER) {
+		/* Empty, or the header without its end: say which. */
+		if (hastats_csv_header(&s, r->col, &err) == -1)
+			bad(r, err);
+		else
+			bad(r, "cut short in the header");
+	} else if (r->mode == MODE_STATE && r->reclen > 0)
+		state_line(r, r->line, r->len);	/* no newline at the end */
+	else if (r->mode == MODE_CSV && r->reclen > 0)
+		bad(r, "cut short");
+	t = r->t;
+	r->t = NULL;
+	return t;
+}
+
+/* The table's index of backend, or -1. */
+static long
+table_backend(const struct hastats_table *t, const char *backend)
+{
+	size_t	k;
+
+	for (k = 0; k < t->nbackends; k++)
+		if (strcmp(t->backends[k], backend) == 0)
+			return (long)k;
+	return -1;
+}
+
+int
+hastats_table_find(const struct hastats_table *t, const char *backend,
+    const char *server, struct hastats_row *row, const char **why)
+{
+	long	k = table_backend(t, backend);
+	size_t	i;
+
+	if (k == -1) {
+		*why = "backend not read";
+		return -1;
+	}
+	if (t->bad != NULL) {
+		*why = t->bad;
+		return -1;
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct entry *e = &t->rows[i];
+
+		if (e->backend != (size_t)k || strcmp(e->server, server) != 0)
+			continue;
+		if (e->why != NULL) {
+			*why = e->why;
+			return -1;
+		}
+		*row = e->row;
+		return 1;
+	}
+	return 0;
+}
+
+int
+hastats_table_each(const struct hastats_table *t, const char *backend,
+    int (*fn)(void *, const char *, const struct hastats_row *), void *arg,
+    const char **why)
+{
+	long	k = table_backend(t, backend);
+	size_t	i;
+
+	if (k == -1) {
+		*why = "backend not read";
+		return -1;
+	}
+	if (t->bad != NULL) {
+		*why = t->bad;
+		return -1;
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct entry *e = &t->rows[i];
+
+		if (e->backend != (size_t)k || strcmp(e->server,
+		    "BACKEND") == 0 || strcmp(e->server, "FRONTEND") == 0)
+			continue;
+		if (e->why != NULL) {
+			*why = e->why;
+			return -1;
+		}
+		if (fn(arg, e->server, &e->row) != 0)
+			break;
+	}
+	return 0;
+}
+
+long
+hastats_table_initial_weight(const struct hastats_table *t,
+    const char *backend, const char *server)
+{
+	long	k = table_backend(t, backend);
+	size_t	i;
+
+	if (k == -1 || t->bad != NULL)
+		return -1;
+	for (i = 0; i < t->n; i++)
+		if (t->rows[i].backend == (size_t)k &&
+		    strcmp(t->rows[i].server, server) == 0)
+			return t->rows[i].iweight;
+	return -1;
+}
+
+size_t
+hastats_table_rows(const struct hastats_table *t)
+{
+	return t->n;
+}
