@@ -1,8 +1,8 @@
 /*
  * Fuzz target: what the exec probe makes of a program's output and exit
- * (src/probes/exec.c: read_output, report_exit with core/plugin_output.c,
- * then probe_report). Those are static, so this file includes exec.c and the
- * core library's copy of it is left out of the link. No program runs:
+ * (src/probes/exec_output.c: exec_read_output, exec_report_exit with
+ * core/plugin_output.c, then probe_report), through the exec kind's own
+ * header (src/probes/exec_kind.h). No program runs:
  * the input goes through a pipe as the child's stdout, and its first two
  * bytes say how the child ended:
  *   byte 0 % 3: 0 exited, 1 killed by a signal, 2 could not exec;
@@ -13,7 +13,14 @@
  * the value none or a finite one with one of the guidelines' units, and
  * the same as the parser alone gives.
  */
-#include "../../src/probes/exec.c"
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lbagent/core/plugin_output.h"
+
+#include "../../src/probes/exec_kind.h"
 
 #include "fuzzutil.h"
 
@@ -86,7 +93,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(err[1]);
 	c->errfd = err[0];
 
-	read_output(c);
+	exec_read_output(c);
 	FZ_ASSERT(c->outfd == -1);	/* EOF: the child closed it */
 	FZ_ASSERT(c->outlen == (n < EXEC_OUTPUT_MAX ? n : EXEC_OUTPUT_MAX));
 	plugin_output_parse(c->out, c->outlen, &po);
@@ -94,7 +101,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	si.si_code = how == 1 ? CLD_KILLED : CLD_EXITED;
 	si.si_status = (int)code;
 	reports = 0;
-	report_exit(&run, c, &si);	/* frees c */
+	exec_report_exit(&run, c, &si);	/* frees c */
 	FZ_ASSERT(reports == 1);
 	FZ_ASSERT(strlen(got.reason) <= PROBE_REASON_MAX);
 	for (i = 0; got.reason[i] != '\0'; i++)

@@ -1,15 +1,15 @@
 /*
  * Fuzz target: the http probe's json_field (core/json_path.c parses
  * the dotted path, follows it and folds what "*" matches; src/probes/
- * http.c's json_text and json_judge judge it). Those are static, so this
- * file includes http.c and the daemon library's copy of it is left out of
- * the link. The input's first line is the path, its second the expected
+ * http_judge.c's json_text and json_judge judge it). Those are static, so
+ * this file includes http_judge.c and the library's copy of it is left out
+ * of the link. The input's first line is the path, its second the expected
  * value or, when it starts with '<' or '>', a warn threshold with crit
  * ten above (or below) and, for a path with "*", the aggregate named by
  * the letter after the number (x max, n min, s sum, c count; none: the
  * default); the rest is the body. The verdict's reason must fit.
  */
-#include "../../src/probes/http.c"
+#include "../../src/probes/http_judge.c"
 
 #include "fuzzutil.h"
 
