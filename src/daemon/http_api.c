@@ -87,7 +87,7 @@ struct http_conn {
 
 struct http_api {
 	struct event_base		*base;
-	struct agent			*agent;
+	struct agent_view		 view;		/* the agent, as it shows */
 	const struct status_daemon	*dm;
 	char				 token[HTTP_TOKEN_MAX + 1];
 	size_t				 token_len;	/* 0: no token */
@@ -232,7 +232,7 @@ send_status(struct http_req *r, bool detail)
 	struct http_api		*api = r->c->api;
 	struct status_clock	 c = { clock_now_ms(), clock_wall_ms() };
 
-	send_json(r, 200, "OK", status_json(api->agent, api->dm, detail, &c),
+	send_json(r, 200, "OK", status_json(&api->view, api->dm, detail, &c),
 	    NULL);
 }
 
@@ -252,14 +252,14 @@ get_status(struct http_req *r)
 	 * within an interval found them: without one (rounds stop while the
 	 * node is in and healthy), one starts and the reply waits for it.
 	 */
-	if (who == 1 && !agent_peers_watch(api->agent)) {
+	if (who == 1 && !api->view.peers_watch(&api->view)) {
 		r->c->state = CONN_FRESH;
 		r->c->head = r->head;
 		return;
 	}
 	if (who == 0) {
 		reply_blob(r, "application/json", http_cache_get(&api->cache,
-		    HTTP_DOC_STATUS, api->agent, api->dm), NULL, 0);
+		    HTTP_DOC_STATUS, &api->view, api->dm), NULL, 0);
 		return;
 	}
 	send_status(r, true);
@@ -283,7 +283,7 @@ get_metrics(struct http_req *r)
 {
 	struct http_api		*api = r->c->api;
 	struct http_blob	*b = http_cache_get(&api->cache,
-				    HTTP_DOC_METRICS, api->agent, api->dm);
+				    HTTP_DOC_METRICS, &api->view, api->dm);
 	char			 tail[1024];
 	int			 n;
 
@@ -311,8 +311,8 @@ get_metrics(struct http_req *r)
 static void
 get_health(struct http_req *r, const char *name)
 {
-	const struct agent	*agent = r->c->api->agent;
-	int			 i = agent_find_service(agent, name);
+	const struct agent_view	*view = &r->c->api->view;
+	int			 i = view->find_service(view, name);
 	bool			 ok;
 	json_t			*o;
 
@@ -320,7 +320,7 @@ get_health(struct http_req *r, const char *name)
 		send_error(r, 404, "Not Found", "no such service");
 		return;
 	}
-	o = status_health(agent, (size_t)i, &ok);
+	o = status_health(view, (size_t)i, &ok);
 	send_json(r, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", o, NULL);
 }
 
@@ -1326,9 +1326,9 @@ http_api_new(struct event_base *base, const struct config *cfg,
 	if ((api = calloc(1, sizeof(*api))) == NULL)
 		return NULL;
 	api->base = base;
-	api->agent = agent;
+	agent_view(agent, &api->view);
 	api->dm = dm;
-	agent_on_round(agent, round_cb, api);
+	api->view.on_round(&api->view, round_cb, api);
 	api->accept_limit.interval_ms = LOG_LIMIT_MS;
 	api->share_limit.interval_ms = LOG_LIMIT_MS;
 	if ((api->resume_ev = evtimer_new(base, resume_cb, api)) == NULL ||
@@ -1406,7 +1406,7 @@ http_api_free(struct http_api *api)
 
 	if (api == NULL)
 		return;
-	agent_on_round(api->agent, NULL, NULL);
+	api->view.on_round(&api->view, NULL, NULL);
 	for (i = 0; i < api->nsocks; i++)
 		sock_free(api->socks[i]);
 	free(api->socks);

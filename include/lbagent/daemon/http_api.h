@@ -15,7 +15,6 @@
 
 #include <event2/event.h>
 
-#include "lbagent/daemon/agent.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/status.h"
 
@@ -56,6 +55,7 @@
 #define HTTP_TOKEN_MAX		512
 #define HTTP_TOKEN_MAX_TEXT	"512"
 
+struct agent;
 struct http_api;
 
 /*

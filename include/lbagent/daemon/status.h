@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "lbagent/daemon/agent.h"
+#include "lbagent/daemon/view.h"
 
 /* The clocks of one request: monotonic for ages, wall for timestamps. */
 struct status_clock {
@@ -36,14 +36,14 @@ struct status_daemon {
  * state, weight, serving, automation) for anyone; with detail, everything
  * an on-call engineer needs.
  */
-json_t	*status_json(const struct agent *, const struct status_daemon *,
+json_t	*status_json(const struct agent_view *, const struct status_daemon *,
 	    bool detail, const struct status_clock *);
 
 /* GET /health[/SERVICE]: the service's verdict; *serving for the code. */
-json_t	*status_health(const struct agent *, size_t service, bool *serving);
+json_t	*status_health(const struct agent_view *, size_t service, bool *serving);
 
 /* GET /metrics: Prometheus text exposition; malloc'd, NULL on ENOMEM. */
-char	*status_metrics(const struct agent *, const struct status_daemon *,
+char	*status_metrics(const struct agent_view *, const struct status_daemon *,
 	    size_t *len);
 
 /* "2026-11-29T10:02:11.123Z" */
