@@ -1,7 +1,9 @@
 /*
  * What the HTTP API shows: the status document (public part and detail),
  * the Prometheus metrics, the health verdict. Built from the agent's
- * read-only views at the moment of the request; no I/O.
+ * read-only view (view.h) at the moment of the request; no I/O. In
+ * status.c (the document), status_peers.c (its peer guard and fleet
+ * parts) and status_metrics.c (the metrics).
  */
 #ifndef LBAGENT_STATUS_H
 #define LBAGENT_STATUS_H
