@@ -30,7 +30,7 @@
 #include "lbagent/core/window.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/fetch.h"
-#include "lbagent/daemon/http_api.h"
+#include "lbagent/daemon/http_api_token.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/state.h"
 #include "lbagent/probes/probe.h"
