@@ -42,6 +42,7 @@
 #include "lbagent/daemon/http_cache.h"
 #include "lbagent/sys/log.h"
 #include "lbagent/sys/net.h"
+#include "lbagent/sys/token_file.h"
 
 #define HTTP_BACKLOG		64
 #define HTTP_DRAIN_MAX		(64 * 1024)	/* read after the reply, at most */
@@ -1034,43 +1035,6 @@ sock_free(struct http_sock *sock)
 	free(sock);
 }
 
-ssize_t
-http_api_token_read(const char *path, char *out, const char **why)
-{
-	char	buf[HTTP_TOKEN_MAX + 2], *start, *end;
-	ssize_t	n;
-	size_t	len;
-	int	fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
-	    O_NONBLOCK)) == -1) {
-		*why = strerror(errno);
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n == -1) {
-		*why = strerror(errno);
-		return -1;
-	}
-	buf[n] = '\0';
-	start = buf + strspn(buf, " \t");
-	end = start + strcspn(start, "\r\n");
-	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	len = (size_t)(end - start);
-	if (len == 0)
-		*why = "empty";
-	else if (len > HTTP_TOKEN_MAX)
-		*why = "longer than " HTTP_TOKEN_MAX_TEXT " bytes";
-	else {
-		memcpy(out, start, len);
-		out[len] = '\0';
-	}
-	explicit_bzero(buf, sizeof(buf));
-	return len == 0 || len > HTTP_TOKEN_MAX ? -1 : (ssize_t)len;
-}
-
 /* The token for the detail; none when unreadable (logged, never shown). */
 static void
 read_token(struct http_api *api, const char *file)
@@ -1081,7 +1045,7 @@ read_token(struct http_api *api, const char *file)
 	api->token_len = 0;
 	if (file == NULL)
 		return;
-	if ((n = http_api_token_read(file, api->token, &why)) == -1) {
+	if ((n = token_file_read(file, api->token, &why)) == -1) {
 		log_warnx("[http] token_file %s: %s; the detail of /status is "
 		    "only on unix sockets", file, why);
 		return;

@@ -18,6 +18,7 @@
 #include "lbagent/daemon/agent.h"
 #include "lbagent/daemon/config.h"
 #include "lbagent/daemon/status.h"
+#include "lbagent/sys/token_file.h"
 
 #define HTTP_MAX_HEADERS_BYTES	8192	/* request line and headers */
 #define HTTP_MAX_HEADERS_TEXT	"8192"
@@ -53,8 +54,7 @@
 #define HTTP_PRIORITY		(HTTP_PRIORITIES - 1)
 /* Callbacks at HTTP_PRIORITY before the loop looks for new events again. */
 #define HTTP_DISPATCH_MAX	8
-#define HTTP_TOKEN_MAX		512
-#define HTTP_TOKEN_MAX_TEXT	"512"
+#define HTTP_TOKEN_MAX		TOKEN_FILE_MAX	/* sys/token_file.h */
 
 struct http_api;
 
@@ -81,15 +81,6 @@ int		 http_api_reload(struct http_api *, const struct config *);
 void		 http_api_on_reload(struct http_api *, void (*cb)(void *),
 		    void *arg);
 void		 http_api_free(struct http_api *);
-
-/*
- * Reads a token file, as the daemon and lbagentctl both must: its first
- * line, blanks around it dropped, 1 to HTTP_TOKEN_MAX bytes, into buf
- * (HTTP_TOKEN_MAX + 1 bytes). Returns its length, or -1 with *why
- * (strerror, "empty", "longer than 512 bytes"). Wipes what it read.
- */
-ssize_t		 http_api_token_read(const char *path, char *buf,
-		    const char **why);
 
 /* Compares in time that depends on the lengths only. */
 bool		 http_api_token_equal(const char *a, size_t alen,
