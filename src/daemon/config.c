@@ -243,13 +243,15 @@ section_line(struct parse *p, const char *s)
 		config_error(p->errs, p->path, p->lineno,
 		    "section header without ']'");
 	else if (len >= sizeof(head))
-		config_error(p->errs, p->path, p->lineno, "section name too long");
+		config_error(p->errs, p->path, p->lineno,
+		    "section name too long");
 	else {
 		memcpy(head, s + 1, len);
 		head[len] = '\0';
 		n = sscanf(head, "%15s %64s", word, sec.name);
 		for (k = 0; k < SEC_KINDS; k++)
-			if (n >= 1 && strcmp(word, config_section_words[k]) == 0)
+			if (n >= 1 &&
+			    strcmp(word, config_section_words[k]) == 0)
 				break;
 		sec.kind = (enum section_kind)k;
 		if (n < 1 || k == SEC_KINDS)
@@ -267,8 +269,8 @@ section_line(struct parse *p, const char *s)
 			    "'_', '-' or '.'", word, NAME_MAX_LEN);
 		else if (k == SEC_SERVICE &&
 		    name_service(sec.name, why, sizeof(why)) == -1)
-			config_error(p->errs, p->path, p->lineno, "[service %s]: %s",
-			    sec.name, why);
+			config_error(p->errs, p->path, p->lineno,
+			    "[service %s]: %s", sec.name, why);
 		else
 			sec.bad = false;
 	}
@@ -413,7 +415,8 @@ config_load(const char *path, struct config_errors *errs)
 		return NULL;
 	}
 	/* Line problems were reported by the reader; inih's count adds nothing. */
-	if (ini_parse_stream(config_ini_reader, &p, config_ini_handler, &p) == -2)
+	if (ini_parse_stream(config_ini_reader, &p, config_ini_handler,
+	    &p) == -2)
 		config_error(errs, path, 0, "out of memory");
 	if (ferror(p.fp))
 		config_error(errs, path, 0, "read error: %s", strerror(errno));
@@ -456,7 +459,8 @@ config_free(struct config *cfg)
 	free(cfg->probes);
 	for (i = 0; i < cfg->nservices; i++) {
 		free(cfg->services[i].name);
-		config_free_list(cfg->services[i].probes, cfg->services[i].nprobes);
+		config_free_list(cfg->services[i].probes,
+		    cfg->services[i].nprobes);
 	}
 	free(cfg->services);
 	free(cfg->path);

@@ -29,21 +29,23 @@
  * balancers need a backend, a look again needs to come within just_out.
  */
 void
-config_check_guard(struct parse *p, size_t section, const struct transition_conf *tc,
-    const char *where)
+config_check_guard(struct parse *p, size_t section,
+    const struct transition_conf *tc, const char *where)
 {
 	unsigned		 line;
 	char			 r[32], j[32];
 
 	if (section == SIZE_MAX)
 		line = 0;
-	else if ((line = config_first_line(p, section, "recheck_after", NULL)) == 0)
+	else if ((line = config_first_line(p, section, "recheck_after",
+	    NULL)) == 0)
 		line = p->sections[section].line;
 	if (tc->recheck_after_ms > tc->just_out_ms) {
 		units_format_ms(tc->recheck_after_ms, r, sizeof(r));
 		units_format_ms(tc->just_out_ms, j, sizeof(j));
-		config_error(p->errs, p->path, line, "%srecheck_after %s must be "
-		    "at most just_out %s", where, r, j);
+		config_error(p->errs, p->path, line,
+		    "%srecheck_after %s must be at most just_out %s", where,
+		    r, j);
 	}
 }
 
@@ -91,7 +93,8 @@ check_pair(struct parse *p, size_t section, const char *what, uint64_t warn,
 
 /* The window keys together: what needs the window, what it can hold. */
 void
-config_check_window(struct parse *p, size_t section, const struct probe_conf *pc)
+config_check_window(struct parse *p, size_t section,
+    const struct probe_conf *pc)
 {
 	const struct window_conf	*w = &pc->window;
 	const char			*name = p->sections[section].name;
@@ -143,10 +146,11 @@ config_check_window(struct parse *p, size_t section, const struct probe_conf *pc
 		snprintf(t3, sizeof(t3), "%llu",
 		    (unsigned long long)w->samples_per_run);
 		if (config_first_line(p, section, "min_samples", NULL) != 0)
-			line = config_first_line(p, section, "min_samples", NULL);
-		config_error(p->errs, p->path, line, "[probe %s]: window %s holds "
-		    "about %llu samples at interval %s and samples_per_run %s: "
-		    "fewer than min_samples %llu, it would never judge", name,
+			line = config_first_line(p, section, "min_samples",
+			    NULL);
+		config_error(p->errs, p->path, line, "[probe %s]: window %s "
+		    "holds about %llu samples at interval %s and "
+		    "samples_per_run %s: fewer than min_samples %llu, it would never judge", name,
 		    t1, (unsigned long long)expected, t2, t3,
 		    (unsigned long long)w->min_samples);
 	}
@@ -166,7 +170,8 @@ config_check_service_probes(struct parse *p)
 			continue;
 		e = config_find_entry(p, i, "probes");
 		for (j = 0; e != NULL && j < cfg->services[s].nprobes; j++)
-			if (config_probe(cfg, cfg->services[s].probes[j]) == NULL)
+			if (config_probe(cfg,
+			    cfg->services[s].probes[j]) == NULL)
 				config_error(p->errs, p->path, e->line,
 				    "probes: no [probe %s] section",
 				    cfg->services[s].probes[j]);
@@ -235,15 +240,16 @@ check_sources(struct parse *p, size_t section, const char *key,
 	    (keys = calloc(l->count, sizeof(*keys))) == NULL)
 		return;
 	for (i = 0; i < l->count; i++) {
-		if (source_key(l->items[i], agent, keys[i], sizeof(keys[i])) == -1)
+		if (source_key(l->items[i], agent, keys[i],
+		    sizeof(keys[i])) == -1)
 			continue;
 		for (j = 0; j < i; j++) {
 			if (keys[j][0] == '\0' || strcmp(keys[i], keys[j]) != 0)
 				continue;
 			redact_url(l->items[i], shown, sizeof(shown));
-			config_error(p->errs, p->path, e->line, "%s: %s given twice "
-			    "(items %zu and %zu: the same address, credentials "
-			    "aside)", key, shown, j + 1, i + 1);
+			config_error(p->errs, p->path, e->line, "%s: %s given "
+			    "twice (items %zu and %zu: the same address, "
+			    "credentials aside)", key, shown, j + 1, i + 1);
 			break;
 		}
 	}

@@ -78,14 +78,15 @@ check_http_host(struct parse *p, size_t section)
 
 	if (h->token_file != NULL && token_file_read(h->token_file, token,
 	    &why) == -1) {
-		e = section != SIZE_MAX ? config_find_entry(p, section, "token_file") :
-		    NULL;
+		e = section != SIZE_MAX ? config_find_entry(p, section,
+		    "token_file") : NULL;
 		config_warning(p->errs, p->path, e != NULL ? e->line : 0,
 		    "token_file %s: %s; TCP callers would get only the public "
 		    "part of /status", h->token_file, why);
 	}
 	explicit_bzero(token, sizeof(token));
-	e = section != SIZE_MAX ? config_find_entry(p, section, "listen") : NULL;
+	e = section != SIZE_MAX ? config_find_entry(p, section, "listen") :
+	    NULL;
 	for (i = 0; i < h->count; i++) {
 		if (!h->addr[i].is_unix)
 			continue;

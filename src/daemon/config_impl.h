@@ -56,17 +56,17 @@ struct config_key {
 /* The tables, one per section's keys (config_keys_*.c). */
 extern const struct config_key	config_agent_keys[];		/* [agent] */
 extern const size_t		config_agent_nkeys;
-extern const struct config_key	config_transition_keys[];	/* [agent], [service] */
+extern const struct config_key	config_transition_keys[];	/* and [service] */
 extern const size_t		config_transition_nkeys;
 extern const struct config_key	config_http_keys[];
 extern const size_t		config_http_nkeys;
 extern const struct config_key	config_peers_keys[];
 extern const size_t		config_peers_nkeys;
-extern const struct config_key	config_guard_keys[];		/* [peers], [service] */
+extern const struct config_key	config_guard_keys[];		/* and [service] */
 extern const size_t		config_guard_nkeys;
 extern const struct config_key	config_haproxy_keys[];
 extern const size_t		config_haproxy_nkeys;
-extern const struct config_key	config_lb_keys[];		/* [haproxy], [service] */
+extern const struct config_key	config_lb_keys[];		/* and [service] */
 extern const size_t		config_lb_nkeys;
 extern const struct config_key	config_probe_keys[];
 extern const size_t		config_probe_nkeys;

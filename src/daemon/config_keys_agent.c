@@ -98,16 +98,20 @@ const struct config_key config_transition_keys[] = {
 const size_t config_transition_nkeys = NKEYS_OF(config_transition_keys);
 
 /*
- * A key of config_transition_keys in [agent] or [service], or of config_guard_keys in
- * [service]; arg: the transition_conf it goes into.
+ * A key of the transitions in [agent] or [service], or of the guard's
+ * (config_guard_keys, config_lb_keys) in [service]; arg: the
+ * transition_conf it goes into.
  */
 bool
 config_transition_key(struct parse *p, struct entry *e, void *arg)
 {
-	return config_table_key(p, e, config_transition_keys, config_transition_nkeys,
-	    arg) || (p->sections[e->section].kind == SEC_SERVICE &&
-	    (config_table_key(p, e, config_guard_keys, config_guard_nkeys, arg) ||
-	    config_table_key(p, e, config_lb_keys, config_lb_nkeys, arg)));
+	if (config_table_key(p, e, config_transition_keys,
+	    config_transition_nkeys, arg))
+		return true;
+	return p->sections[e->section].kind == SEC_SERVICE &&
+	    (config_table_key(p, e, config_guard_keys, config_guard_nkeys,
+	    arg) || config_table_key(p, e, config_lb_keys, config_lb_nkeys,
+	    arg));
 }
 
 /*

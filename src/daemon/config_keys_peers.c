@@ -118,9 +118,9 @@ haproxy_section(const struct parse *p)
 }
 
 /*
- * A key of config_guard_keys in [peers]; arg: the [agent]'s transitions. Before
- * [haproxy], the load balancers were [peers] haproxy, backend and server:
- * still read, with a warning saying where they go now.
+ * A key of config_guard_keys in [peers]; arg: the [agent]'s transitions.
+ * Before [haproxy], the load balancers were [peers] haproxy, backend and
+ * server: still read, with a warning saying where they go now.
  */
 static bool
 guard_key(struct parse *p, struct entry *e, void *arg)
@@ -136,16 +136,17 @@ guard_key(struct parse *p, struct entry *e, void *arg)
 		return false;
 	hx = haproxy_section(p);
 	if (hx != SIZE_MAX && config_first_line(p, hx, now, NULL) != 0) {
-		config_error(p->errs, p->path, e->line, "%s: given in [haproxy] "
-		    "as %s too (line %u); keep that one", e->key, now,
+		config_error(p->errs, p->path, e->line, "%s: given in "
+		    "[haproxy] as %s too (line %u); keep that one", e->key, now,
 		    config_first_line(p, hx, now, NULL));
 		return true;
 	}
 	config_warning(p->errs, p->path, e->line, "[peers] %s is deprecated: "
 	    "write it as %s in [haproxy]", e->key, now);
 	if (strcmp(e->key, "haproxy") == 0)
-		return config_entry_key(p, e, config_find_key(config_haproxy_keys,
-		    config_haproxy_nkeys, "sources"), p->cfg);
+		return config_entry_key(p, e,
+		    config_find_key(config_haproxy_keys, config_haproxy_nkeys,
+		    "sources"), p->cfg);
 	return config_table_key(p, e, config_lb_keys, config_lb_nkeys, arg);
 }
 

@@ -125,8 +125,8 @@ probe_kind_key(struct parse *p, struct entry *e, void *arg)
 	    &why) == -1) {
 		/* A secret's value (a conninfo with its password) never shown. */
 		if (key_secret(pc->ops, e->key))
-			config_error(p->errs, p->path, e->line, "%s: %s", e->key,
-			    why);
+			config_error(p->errs, p->path, e->line, "%s: %s",
+			    e->key, why);
 		else
 			config_value_error(p, e, NULL, why);
 		p->kind_errors++;
@@ -145,15 +145,17 @@ probe_other_key(struct parse *p, struct entry *e, void *arg)
 
 	if (probe_kind_key(p, e, arg))
 		return true;
-	if (config_find_key(config_window_keys, config_window_nkeys, e->key) == NULL)
+	if (config_find_key(config_window_keys, config_window_nkeys,
+	    e->key) == NULL)
 		return false;
 	if (!pc->ops->windowed) {
-		config_error(p->errs, p->path, e->line, "%s: a probe of type %s "
-		    "keeps no window (windows are for types %s)", e->key,
-		    pc->ops->name, probe_windowed_kind_names());
+		config_error(p->errs, p->path, e->line, "%s: a probe of "
+		    "type %s keeps no window (windows are for types %s)",
+		    e->key, pc->ops->name, probe_windowed_kind_names());
 		return true;
 	}
-	return config_table_key(p, e, config_window_keys, config_window_nkeys, pc);
+	return config_table_key(p, e, config_window_keys, config_window_nkeys,
+	    pc);
 }
 
 /* A section's entries as "key=value\n" lines, in file order. */
@@ -219,9 +221,10 @@ config_build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 	else if ((pc->kconf = kconf_new(pc->ops)) == NULL)
 		config_error(p->errs, p->path, sec->line, "out of memory");
 	kind_errors = p->kind_errors;
-	config_table_apply(p, section, config_probe_keys, config_probe_nkeys, pc,
-	    probe_other_key, pc);
-	config_table_defaults(p, config_window_keys, config_window_nkeys, pc, section);
+	config_table_apply(p, section, config_probe_keys, config_probe_nkeys,
+	    pc, probe_other_key, pc);
+	config_table_defaults(p, config_window_keys, config_window_nkeys, pc,
+	    section);
 	/* After a bad value, "x is required" would only repeat it. */
 	if (pc->kconf != NULL && p->kind_errors == kind_errors &&
 	    pc->ops->conf_check(pc->kconf->conf, &why) == -1)

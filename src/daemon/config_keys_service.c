@@ -35,8 +35,9 @@ config_build_service(struct parse *p, size_t section, struct service_conf *svc)
 	if ((svc->name = strdup(sec->name)) == NULL)
 		return;
 	svc->transitions = p->cfg->transitions;
-	config_table_apply(p, section, config_service_keys, config_service_nkeys, svc,
-	    config_transition_key, &svc->transitions);
+	config_table_apply(p, section, config_service_keys,
+	    config_service_nkeys, svc, config_transition_key,
+	    &svc->transitions);
 	snprintf(where, sizeof(where), "[service %s]: ", sec->name);
 	config_check_transitions(p, section, &svc->transitions, where);
 	config_check_guard(p, section, &svc->transitions, where);

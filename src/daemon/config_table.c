@@ -113,9 +113,9 @@ config_table_defaults(struct parse *p, const struct config_key *table, size_t n,
  * the table does not know, for the caller (a probe's kind) to try.
  */
 void
-config_table_apply(struct parse *p, size_t section, const struct config_key *table,
-    size_t n, void *base, bool (*other)(struct parse *, struct entry *, void *),
-    void *arg)
+config_table_apply(struct parse *p, size_t section,
+    const struct config_key *table, size_t n, void *base,
+    bool (*other)(struct parse *, struct entry *, void *), void *arg)
 {
 	const struct config_key	*k;
 	size_t			 i;
@@ -154,8 +154,8 @@ config_entry_key(struct parse *p, struct entry *e, const struct config_key *k,
 
 /* Sets e through table if the table knows it; false when it does not. */
 bool
-config_table_key(struct parse *p, struct entry *e, const struct config_key *table,
-    size_t n, void *arg)
+config_table_key(struct parse *p, struct entry *e,
+    const struct config_key *table, size_t n, void *arg)
 {
 	return config_entry_key(p, e, config_find_key(table, n, e->key), arg);
 }
@@ -210,7 +210,8 @@ config_print_keys(FILE *fp)
 	print_table(fp, "\n[peers]", config_peers_keys, config_peers_nkeys);
 	print_table(fp, "\n[peers], and [service NAME] to override for one "
 	    "service", config_guard_keys, config_guard_nkeys);
-	print_table(fp, "\n[haproxy]", config_haproxy_keys, config_haproxy_nkeys);
+	print_table(fp, "\n[haproxy]", config_haproxy_keys,
+	    config_haproxy_nkeys);
 	print_table(fp, "\n[haproxy], and [service NAME] to override for one "
 	    "service", config_lb_keys, config_lb_nkeys);
 }

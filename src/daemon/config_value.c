@@ -1,7 +1,7 @@
 /*
  * What each type of key accepts: the value parsers (durations, numbers,
- * listen addresses, names, reactions, source lists) behind config_set_value, and
- * the one format every bad value is reported in.
+ * listen addresses, names, reactions, source lists) behind
+ * config_set_value, and the one format every bad value is reported in.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -515,8 +515,8 @@ config_format_range(const struct config_key *k, char *buf, size_t size)
 		snprintf(buf, size, "%llu to %llu", (unsigned long long)k->min,
 		    (unsigned long long)k->max);
 	else if (k->type == KEY_PERCENT)
-		snprintf(buf, size, "%llu%% to %llu%%", (unsigned long long)k->min,
-		    (unsigned long long)k->max);
+		snprintf(buf, size, "%llu%% to %llu%%",
+		    (unsigned long long)k->min, (unsigned long long)k->max);
 	else if (k->type == KEY_DURATION) {
 		units_format_ms(k->min, lo, sizeof(lo));
 		units_format_ms(k->max, hi, sizeof(hi));
@@ -559,18 +559,19 @@ redact_list(const char *value, char *buf, size_t size)
 
 /* Reports a bad value in the one format every key uses. */
 void
-config_value_error(struct parse *p, const struct entry *e, const struct config_key *k,
-    const char *why)
+config_value_error(struct parse *p, const struct entry *e,
+    const struct config_key *k, const char *why)
 {
 	char	range[80], shown[512];
 
 	if (k != NULL && strcmp(why, "out of range") == 0) {
 		config_format_range(k, range, sizeof(range));
-		config_error(p->errs, p->path, e->line, "%s: '%s' out of range (%s)",
-		    e->key, e->value, range);
+		config_error(p->errs, p->path, e->line,
+		    "%s: '%s' out of range (%s)", e->key, e->value, range);
 	} else if (e->value[0] == '\0')
 		config_error(p->errs, p->path, e->line, "%s: %s", e->key, why);
-	else if (k != NULL && (k->type == KEY_AGENTS || k->type == KEY_SOURCES)) {
+	else if (k != NULL &&
+	    (k->type == KEY_AGENTS || k->type == KEY_SOURCES)) {
 		redact_list(e->value, shown, sizeof(shown));
 		config_error(p->errs, p->path, e->line, "%s: %s: '%s'", e->key,
 		    why, shown);
