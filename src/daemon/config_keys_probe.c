@@ -191,7 +191,6 @@ kconf_new(const struct probe_ops *ops)
 		free(k);
 		return NULL;
 	}
-	k->ops = ops;
 	k->conf_free = ops->conf_free;
 	k->refs = 1;
 	return k;

@@ -117,9 +117,8 @@ struct probe_ops;
  * whole.
  */
 struct probe_kconf {
-	const struct probe_ops	*ops;
 	void			*conf;
-	void			(*conf_free)(void *);	/* ops->conf_free */
+	void			(*conf_free)(void *);	/* the kind's ops' */
 	unsigned		 refs;
 };
 
