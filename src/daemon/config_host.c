@@ -4,16 +4,10 @@
  * file alone cannot tell. Warnings, never errors: the file may be right
  * where lbagent runs.
  */
-#include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

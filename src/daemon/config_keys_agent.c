@@ -3,16 +3,9 @@
  * decisions move (the transitions), which any [service NAME] may
  * override. Interprets [agent], which may be absent.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "config_impl.h"

@@ -4,16 +4,10 @@
  * balancers' stats, this node's backend and server on them), with the
  * deprecated [peers] spelling of the latter.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "lbagent/daemon/fetch.h"
 #include "config_impl.h"

@@ -3,16 +3,10 @@
  * one), and the kind's own, which its ops parse. Interprets one probe
  * section, with its signature (what a reload compares).
  */
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "lbagent/core/units.h"
 #include "lbagent/core/window.h"

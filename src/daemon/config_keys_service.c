@@ -1,14 +1,7 @@
 /* [service NAME]'s keys, and one service section interpreted. */
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "config_impl.h"
 

@@ -3,16 +3,9 @@
  * once (a key given twice is an error), the defaults of those not given;
  * and the reference of every table (lbagent --keys).
  */
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "lbagent/probes/probe.h"
 #include "config_impl.h"

@@ -4,9 +4,7 @@
  * config_set_value, and the one format every bad value is reported in.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
