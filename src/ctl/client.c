@@ -18,7 +18,6 @@
 #include "lbagent/ctl/args.h"
 #include "lbagent/ctl/client.h"
 #include "lbagent/daemon/http_api.h"
-#include "lbagent/sys/token_file.h"
 
 #define BODY_MAX	(16u << 20)	/* a status document is far smaller */
 
@@ -352,10 +351,10 @@ ctl_http_post(const struct ctl_addr *a, const char *token, const char *path,
 char *
 ctl_read_token(const char *path, const char **why)
 {
-	char	 buf[TOKEN_FILE_MAX + 1], *tok;
+	char	 buf[HTTP_TOKEN_MAX + 1], *tok;
 
 	/* The daemon reads it the same way, or the two would not agree. */
-	if (token_file_read(path, buf, why) == -1)
+	if (http_api_token_read(path, buf, why) == -1)
 		return NULL;
 	tok = strdup(buf);
 	explicit_bzero(buf, sizeof(buf));

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "lbagent/core/units.h"
-#include "lbagent/ctl/format.h"
+#include "lbagent/ctl/fmt.h"
 #include "lbagent/ctl/term.h"
 #include "fmt.h"
 

@@ -219,127 +219,6 @@ agent_peers_changed(void *arg)
 		a->round_cb(a->round_arg);
 }
 
-bool
-agent_peers_watch(struct agent *a)
-{
-	return peers_watch(a->peers);
-}
-
-void
-agent_on_round(struct agent *a, void (*cb)(void *), void *arg)
-{
-	a->round_cb = cb;
-	a->round_arg = arg;
-}
-
-uint64_t
-agent_generation(const struct agent *a, uint64_t *ticks)
-{
-	*ticks = a->ticks;
-	return a->generation;
-}
-
-/* Whether a marker changed in what the documents show of it. */
-static bool
-markers_differ(const struct markers *old, const struct markers *new)
-{
-	int	i;
-
-	for (i = 0; i < MARKER_COUNT; i++) {
-		const struct marker *o = &old->m[i], *n = &new->m[i];
-
-		if (o->present != n->present || o->expired != n->expired ||
-		    o->unreadable != n->unreadable ||
-		    o->has_until != n->has_until ||
-		    (n->has_until && o->until_wall_ms != n->until_wall_ms))
-			return true;
-	}
-	return false;
-}
-
-/* " (set by alice@web1 at ..., until ...)", or "" for a plain marker. */
-static void
-marker_trail(const struct marker *m, char *buf, size_t size)
-{
-	char	since[MARKER_TIME_LEN + 1], until[MARKER_TIME_LEN + 1];
-
-	buf[0] = '\0';
-	if (m->owner[0] == '\0' && m->host[0] == '\0' && !m->has_since &&
-	    !m->has_until)
-		return;
-	marker_time_format(m->since_wall_ms, since);
-	marker_time_format(m->until_wall_ms, until);
-	snprintf(buf, size, " (set by %s%s%s%s%s, %s%s)",
-	    m->owner[0] ? m->owner : "?", m->host[0] ? "@" : "", m->host,
-	    m->has_since ? " at " : "", m->has_since ? since : "",
-	    m->has_until ? "until " : "no end", m->has_until ? until : "");
-}
-
-/* Logs a marker that appeared, went, ended, or became unreadable. */
-static void
-log_marker_changes(const char *where, const struct markers *old,
-    const struct markers *new)
-{
-	char	trail[MARKER_OWNER_MAX + MARKER_HOST_MAX + 96];
-	int	i;
-
-	for (i = 0; i < MARKER_COUNT; i++) {
-		const struct marker *o = &old->m[i], *n = &new->m[i];
-		const char *name = marker_name((enum marker_kind)i);
-
-		marker_trail(n, trail, sizeof(trail));
-		if (n->unreadable && (!o->unreadable ||
-		    strcmp(o->error, n->error) != 0))
-			log_warnx("marker %s%s exists but cannot be read (%s): "
-			    "counting it as present", where, name, n->error);
-		if ((n->present || n->expired) && n->note[0] != '\0' &&
-		    strcmp(n->note, o->note) != 0)
-			log_warnx("marker %s%s: %s", where, name, n->note);
-		if (n->expired && !o->expired)
-			log_warnx("marker %s%s ended: %s%s; counting it as "
-			    "absent", where, name, n->reason, trail);
-		else if (n->present && !o->present && !o->expired)
-			log_notice("marker %s%s appeared: %s%s", where, name,
-			    n->reason, trail);
-		else if (n->present && !o->present)
-			log_notice("marker %s%s set again: %s%s", where, name,
-			    n->reason, trail);
-		else if (!n->present && o->present && !n->expired)
-			log_notice("marker %s%s removed", where, name);
-	}
-}
-
-/*
- * Ends the markers of dir past their end (old: the previous read) and
- * renames each to NAME.expired; one that cannot be renamed still counts
- * as absent, and the rename is tried again at the next read.
- */
-static void
-expire_markers(const char *dir, const char *where, const struct markers *old,
-    struct markers *ms)
-{
-	char	err[PATH_MAX + 128];
-	int64_t	now = clock_now_ms(), wall = clock_wall_ms();
-	int	i;
-
-	for (i = 0; i < MARKER_COUNT; i++) {
-		struct marker *m = &ms->m[i];
-		bool ended = marker_track(&old->m[i], m, now, wall);
-
-		if (!m->expired)
-			continue;
-		if (markers_retire(dir, (enum marker_kind)i, m, err,
-		    sizeof(err)) == 0) {
-			if (ended)
-				log_notice("marker %s%s renamed to %s.expired",
-				    where, marker_name((enum marker_kind)i),
-				    marker_name((enum marker_kind)i));
-		} else if (ended)
-			log_warnx("marker %s%s: %s", where,
-			    marker_name((enum marker_kind)i), err);
-	}
-}
-
 void
 agent_read_markers(struct agent *a, bool at_start)
 {
@@ -348,11 +227,8 @@ agent_read_markers(struct agent *a, bool at_start)
 	size_t		i;
 
 	markers_read(a->cfg->state_dir, &ms);
-	expire_markers(a->cfg->state_dir, "", &a->node, &ms);
-	log_marker_changes("", &a->node, &ms);
-	if (markers_differ(&a->node, &ms))
+	if (agent_markers_take(a->cfg->state_dir, "", &a->node, &ms))
 		a->generation++;
-	a->node = ms;
 	for (i = 0; i < a->nsvcs; i++) {
 		struct svc *w = &a->svcs[i];
 
@@ -360,11 +236,9 @@ agent_read_markers(struct agent *a, bool at_start)
 			ms = w->own;
 			markers_read_service(w->s.marker_dir, &ms);
 			snprintf(where, sizeof(where), "%s/", w->s.name);
-			expire_markers(w->s.marker_dir, where, &w->own, &ms);
-			log_marker_changes(where, &w->own, &ms);
-			if (markers_differ(&w->own, &ms))
+			if (agent_markers_take(w->s.marker_dir, where, &w->own,
+			    &ms))
 				a->generation++;
-			w->own = ms;
 		}
 		evaluate(a, i, at_start);
 	}
@@ -621,41 +495,6 @@ agent_mode_env(char *buf, size_t size)
 	return -2;
 }
 
-int
-agent_select(const struct agent *a, int port, const char *text, size_t len)
-{
-	size_t	i;
-
-	if (port != AGENT_SHARED_PORT)	/* a connection older than a reload */
-		return (size_t)port < a->nsvcs ? port : 0;
-	for (i = 1; i < a->nsvcs; i++) {
-		const struct service_conf *sc = &a->cfg->services[i - 1];
-
-		/* A service with its own port answers to its name here too. */
-		if (strlen(sc->name) == len && memcmp(sc->name, text, len) == 0)
-			return (int)i;
-	}
-	return 0;
-}
-
-bool
-agent_names_no_service(const struct agent *a, const char *text, size_t len)
-{
-	size_t	i;
-
-	/* Without [service] sections the text only tells keys apart. */
-	if (a->nsvcs < 2 || len == 0)
-		return false;
-	if (len == strlen(NAME_DEFAULT_SERVICE) &&
-	    memcmp(text, NAME_DEFAULT_SERVICE, len) == 0)
-		return false;
-	for (i = 1; i < a->nsvcs; i++)
-		if (strlen(a->svcs[i].s.name) == len &&
-		    memcmp(a->svcs[i].s.name, text, len) == 0)
-			return false;
-	return true;
-}
-
 /*
  * A check answered as the default service whose text names no service
  * (a typo: "aip" for "api"). Still answered so: taking servers out over
@@ -671,19 +510,6 @@ unknown_service(struct agent *a, int service, const char *text, size_t len,
 		return;
 	if (lbkeys_unknown_service(a->svcs[0].s.keys, now_ms, &n))
 		log_lbkeys_note(&n);
-}
-
-bool
-agent_wants_name(const struct agent *a, int port)
-{
-	size_t	i;
-
-	if (port != AGENT_SHARED_PORT)
-		return false;
-	for (i = 0; i < a->cfg->nservices; i++)
-		if (a->cfg->services[i].listen.count == 0)
-			return true;
-	return false;
 }
 
 size_t
@@ -711,70 +537,6 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	return n;
 }
 
-size_t
-agent_nservices(const struct agent *a)
-{
-	return a->nsvcs;
-}
-
-int
-agent_find_service(const struct agent *a, const char *name)
-{
-	size_t	i;
-
-	/* Its name in the metrics, which no [service] may take. */
-	if (strcmp(name, NAME_DEFAULT_SERVICE) == 0)
-		name = "";
-	for (i = 0; i < a->nsvcs; i++)
-		if (strcmp(a->svcs[i].s.name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-void
-agent_service_view(const struct agent *a, size_t i,
-    struct agent_service_view *v)
-{
-	const struct svc	*w = &a->svcs[i];
-	const struct service	*s = &w->s;
-
-	memset(v, 0, sizeof(*v));
-	v->name = s->name;
-	v->reply = s->lines[0];
-	v->decision = &s->decision;
-	v->target = &s->target;
-	v->tr = s->tr;
-	v->history = &s->history;
-	v->node = &a->node;
-	v->own = s->marker_dir != NULL ? &w->own : NULL;
-	v->probes = w->probes;
-	v->nprobes = w->nprobes;
-	v->keys = s->keys;
-	v->off_by = s->off ? s->off_by : NULL;
-	v->shadow_by = s->shadow ? s->shadow_by : NULL;
-	v->would = s->shadow && s->has_would ? &s->would : NULL;
-	v->would_reply = v->would != NULL ? s->would_lines[0] : NULL;
-	v->would_lines = (const char (*)[REPLY_MAX])s->would_lines;
-	v->would_keys = s->would_keys;
-	v->held = &s->held;
-	v->replies = s->replies;
-	v->transitions = s->transitions;
-	v->marker_warning = s->marker_warning;
-	if (a->peers != NULL) {
-		peers_view(a->peers, i, &v->peers);
-		v->has_peers = true;
-	}
-}
-
-void
-agent_info(const struct agent *a, struct agent_info *info)
-{
-	info->cfg = a->cfg;
-	info->incarnation = a->incarnation;
-	info->started_wall_ms = a->started_wall_ms;
-	info->peers = a->peers;
-}
-
 void
 agent_late_text(struct agent *a, int service, const char *addr,
     const char *text, size_t len, const struct agent_check *ck)
@@ -792,26 +554,4 @@ agent_late_text(struct agent *a, int service, const char *addr,
 	unknown_service(a, service, text, len, now_ms);
 	if (changed)
 		agent_schedule_save_soon(a);
-}
-
-bool
-agent_addr_sends_text(const struct agent *a, const char *addr)
-{
-	size_t	i;
-
-	for (i = 0; i < a->nsvcs; i++)
-		if (lbkeys_addr_sends_text(a->svcs[i].s.keys, addr))
-			return true;
-	return false;
-}
-
-bool
-agent_addr_quiet(const struct agent *a, const char *addr)
-{
-	unsigned	have = 0;
-	size_t		i;
-
-	for (i = 0; i < a->nsvcs; i++)
-		have |= lbkeys_addr_texts(a->svcs[i].s.keys, addr);
-	return have == LBKEYS_ADDR_NO_TEXT;
 }

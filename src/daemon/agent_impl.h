@@ -1,6 +1,7 @@
 /*
  * The agent's own parts, shared by its files: agent.c (the services'
- * wiring: probes, markers, timers, the reply path, the views),
+ * wiring: probes, markers, timers, the reply path), agent_view.c (the
+ * views), agent_markers.c (taking in a read of the markers),
  * agent_state.c (the state file) and agent_reload.c (a reload).
  */
 #ifndef LBAGENT_AGENT_IMPL_H
@@ -62,6 +63,16 @@ void	agent_free_services(struct svc *, size_t n);
 void	agent_read_markers(struct agent *, bool at_start);
 void	agent_probe_ran(struct probe *, bool changed, void *agent);
 void	agent_peers_changed(void *agent);
+
+/* agent_markers.c */
+/*
+ * ms, the markers just read from dir, against cur (the last read): those
+ * past their end expired and renamed, the changes logged (where: "" for
+ * the node's, "NAME/" for a service's); cur becomes ms. Whether they
+ * changed in what the documents show.
+ */
+bool	agent_markers_take(const char *dir, const char *where,
+	    struct markers *cur, struct markers *ms);
 
 /* agent_state.c */
 void	agent_schedule_save(struct agent *);

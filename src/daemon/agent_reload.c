@@ -56,73 +56,97 @@ carry_services(struct agent *a, struct svc *olds, size_t nolds)
 	return carried;
 }
 
-int
-agent_reload(struct agent *a, const struct config *cfg,
-    const struct config *old)
+/* One reload under way: the old probes and services, and the new. */
+struct reload {
+	const struct config	 *cfg, *old;
+	struct probe		**oldp, **newp;
+	struct svc		 *olds;
+	size_t			  noldp, nolds;
+	size_t			  kept;		/* probes kept with their state */
+	bool			 *taken;	/* oldp[j] went on as a new one */
+	bool			 *fresh;	/* newp[i] was created */
+};
+
+/* Each configured probe: the running one of the same settings, or new. */
+static int
+match_probes(struct agent *a, struct reload *r)
 {
-	struct probe	**oldp = a->probes, **newp;
-	struct svc	 *olds = a->svcs;
-	size_t		  noldp = a->nprobes, nolds = a->nsvcs, i, kept = 0;
-	size_t		  carried;
-	bool		 *taken, *fresh, pfailed;
-	ssize_t		  j;
+	size_t	i;
+	ssize_t	j;
 
-	a->generation++;	/* services, probes and names may change */
-	newp = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*newp));
-	taken = calloc(noldp ? noldp : 1, sizeof(*taken));
-	fresh = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*fresh));
-	if (newp == NULL || taken == NULL || fresh == NULL)
-		goto fail;
-	for (i = 0; i < cfg->nprobes; i++) {
-		const struct probe_conf *pc = &cfg->probes[i];
+	for (i = 0; i < r->cfg->nprobes; i++) {
+		const struct probe_conf *pc = &r->cfg->probes[i];
 
-		if ((j = same_probe(oldp, noldp, taken, pc)) >= 0) {
+		if ((j = same_probe(r->oldp, r->noldp, r->taken, pc)) >= 0) {
 			/*
 			 * Same settings: it keeps running, with its state and
 			 * the kind's settings it holds (a run in flight may
 			 * point into them); it takes pc once nothing can fail.
 			 */
-			newp[i] = oldp[j];
-			taken[j] = true;
-			kept++;
-		} else if ((newp[i] = scheduler_probe_new(pc, a->env,
+			r->newp[i] = r->oldp[j];
+			r->taken[j] = true;
+			r->kept++;
+		} else if ((r->newp[i] = scheduler_probe_new(pc, a->env,
 		    agent_probe_ran, a)) == NULL)
-			goto fail;
+			return -1;
 		else
-			fresh[i] = true;
+			r->fresh[i] = true;
 	}
-	/* The services, built as at start over the new probes. */
-	a->cfg = cfg;
-	a->probes = newp;
-	a->nprobes = cfg->nprobes;
+	return 0;
+}
+
+/* The services, built as at start over the new probes; -1: as they were. */
+static int
+build_services(struct agent *a, struct reload *r)
+{
+	a->cfg = r->cfg;
+	a->probes = r->newp;
+	a->nprobes = r->cfg->nprobes;
 	a->svcs = NULL;
 	if (agent_create_services(a) == -1) {
 		agent_free_services(a->svcs, a->nsvcs);
-		a->cfg = old;
-		a->probes = oldp;
-		a->nprobes = noldp;
-		a->svcs = olds;
-		a->nsvcs = nolds;
-		goto fail;
+		a->cfg = r->old;
+		a->probes = r->oldp;
+		a->nprobes = r->noldp;
+		a->svcs = r->olds;
+		a->nsvcs = r->nolds;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Nothing can fail from here: the kept probes take their new settings,
+ * the services what they carry over, the rest of the old goes, the new
+ * probes start. Returns the services kept.
+ */
+static size_t
+commit_reload(struct agent *a, struct reload *r)
+{
+	size_t	i, carried;
+
 	for (i = 0; i < a->nprobes; i++)
-		if (!fresh[i])
-			scheduler_probe_set_conf(a->probes[i], &cfg->probes[i]);
-	carried = carry_services(a, olds, nolds);
-	agent_free_services(olds, nolds);
-	for (i = 0; i < noldp; i++)
-		if (!taken[i])
-			scheduler_probe_free(oldp[i]);
-	free(oldp);
+		if (!r->fresh[i])
+			scheduler_probe_set_conf(a->probes[i],
+			    &r->cfg->probes[i]);
+	carried = carry_services(a, r->olds, r->nolds);
+	agent_free_services(r->olds, r->nolds);
+	for (i = 0; i < r->noldp; i++)
+		if (!r->taken[i])
+			scheduler_probe_free(r->oldp[i]);
+	free(r->oldp);
 	for (i = 0; i < a->nprobes; i++)
-		if (fresh[i])
+		if (r->fresh[i])
 			scheduler_probe_start(a->probes[i]);
-	log_notice("reload: %zu probe(s) kept with their state, %zu new, %zu "
-	    "gone; %zu service(s) kept, %zu new", kept, a->nprobes - kept,
-	    noldp - kept, carried, a->nsvcs - carried);
-	free(taken);
-	free(fresh);
-	/* The guard's sources follow; a failure leaves the old ones asking. */
+	return carried;
+}
+
+/* The guard's sources follow; a failure leaves the old ones asking. */
+static void
+reload_peers(struct agent *a, const struct config *cfg)
+{
+	bool	pfailed;
+
 	if (a->peers != NULL)
 		a->peers = peers_reload(a->peers, cfg, &pfailed);
 	else
@@ -131,17 +155,41 @@ agent_reload(struct agent *a, const struct config *cfg,
 	if (pfailed)
 		log_warnx("reload: out of memory for the peer guard's sources; "
 		    "it goes on with the ones it had");
+}
+
+int
+agent_reload(struct agent *a, const struct config *cfg,
+    const struct config *old)
+{
+	struct reload	 r = { cfg, old, a->probes, NULL, a->svcs, a->nprobes,
+			    a->nsvcs, 0, NULL, NULL };
+	size_t		 i, carried;
+
+	a->generation++;	/* services, probes and names may change */
+	r.newp = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*r.newp));
+	r.taken = calloc(r.noldp ? r.noldp : 1, sizeof(*r.taken));
+	r.fresh = calloc(cfg->nprobes ? cfg->nprobes : 1, sizeof(*r.fresh));
+	if (r.newp == NULL || r.taken == NULL || r.fresh == NULL ||
+	    match_probes(a, &r) == -1 || build_services(a, &r) == -1)
+		goto fail;
+	carried = commit_reload(a, &r);
+	log_notice("reload: %zu probe(s) kept with their state, %zu new, %zu "
+	    "gone; %zu service(s) kept, %zu new", r.kept, a->nprobes - r.kept,
+	    r.noldp - r.kept, carried, a->nsvcs - carried);
+	free(r.taken);
+	free(r.fresh);
+	reload_peers(a, cfg);
 	agent_read_markers(a, false);
 	agent_schedule_save(a);
 	return 0;
 fail:
 	/* Nothing changed: the kept probes never left the old settings. */
-	for (i = 0; newp != NULL && fresh != NULL && i < cfg->nprobes; i++)
-		if (fresh[i])
-			scheduler_probe_free(newp[i]);
-	free(newp);
-	free(taken);
-	free(fresh);
+	for (i = 0; r.newp != NULL && r.fresh != NULL && i < cfg->nprobes; i++)
+		if (r.fresh[i])
+			scheduler_probe_free(r.newp[i]);
+	free(r.newp);
+	free(r.taken);
+	free(r.fresh);
 	log_errx("reload: out of memory; keeping the running configuration");
 	return -1;
 }

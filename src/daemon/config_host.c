@@ -13,7 +13,7 @@
 
 #include "lbagent/core/argv.h"
 #include "lbagent/probes/probe.h"
-#include "lbagent/sys/token_file.h"
+#include "lbagent/daemon/http_api_token.h"
 #include "config_impl.h"
 
 /*
@@ -65,12 +65,12 @@ check_http_host(struct parse *p, size_t section)
 	const struct config_http	*h = &p->cfg->http;
 	const struct entry		*e;
 	const char			*why, *what;
-	char				 token[TOKEN_FILE_MAX + 1], dir[108];
+	char				 token[HTTP_TOKEN_MAX + 1], dir[108];
 	char				*slash;
 	struct stat			 st;
 	size_t				 i;
 
-	if (h->token_file != NULL && token_file_read(h->token_file, token,
+	if (h->token_file != NULL && http_api_token_read(h->token_file, token,
 	    &why) == -1) {
 		e = section != SIZE_MAX ? config_find_entry(p, section,
 		    "token_file") : NULL;

@@ -31,7 +31,7 @@ blob_done(const void *data, size_t len, void *arg)
 }
 
 static char *
-render(enum http_doc doc, const struct agent *a,
+render(enum http_doc doc, const struct agent_view *a,
     const struct status_daemon *dm, size_t *len)
 {
 	struct status_clock	 c = { clock_now_ms(), clock_wall_ms() };
@@ -58,7 +58,7 @@ render(enum http_doc doc, const struct agent *a,
  * HTTP_CACHE_MOVING_MS of its rendering, or not at all.
  */
 static bool
-fresh(const struct http_cache *k, enum http_doc doc, const struct agent *a,
+fresh(const struct http_cache *k, enum http_doc doc, const struct agent_view *a,
     const struct status_daemon *dm, uint64_t gen, uint64_t ticks,
     int64_t now_ms)
 {
@@ -70,17 +70,17 @@ fresh(const struct http_cache *k, enum http_doc doc, const struct agent *a,
 		return false;
 	if (doc == HTTP_DOC_STATUS)
 		return true;	/* no counters in the public part */
-	agent_info(a, &info);
-	moving = k->ticks[doc] != ticks || info.peers != NULL;
+	a->info(a, &info);
+	moving = k->ticks[doc] != ticks || info.has_peers;
 	return !moving || now_ms - k->at_ms[doc] < HTTP_CACHE_MOVING_MS;
 }
 
 struct http_blob *
-http_cache_get(struct http_cache *k, enum http_doc doc, const struct agent *a,
+http_cache_get(struct http_cache *k, enum http_doc doc, const struct agent_view *a,
     const struct status_daemon *dm)
 {
 	struct http_blob	*b;
-	uint64_t		 ticks, gen = agent_generation(a, &ticks);
+	uint64_t		 ticks, gen = a->generation(a, &ticks);
 	int64_t			 now_ms = clock_now_ms();
 
 	if (fresh(k, doc, a, dm, gen, ticks, now_ms))

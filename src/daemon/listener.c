@@ -5,14 +5,16 @@
  * we never close with unread input (the kernel would answer it with a
  * reset that can cost HAProxy the reply). Everything is bounded: bytes,
  * time, connections, and the accepts of one turn of the loop.
+ *
+ * This file: a connection's life, from the accept to the close, and the
+ * listener's own. listener_share.c counts each address's connections and
+ * cuts holds near capacity; listener_bind.c owns the listening sockets.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <limits.h>
 #ifdef HAVE_MALLOC_TRIM
 #include <malloc.h>
 #endif
-#include <netdb.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -26,163 +28,21 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
-#include "lbagent/core/lbkeys.h"
 #include "lbagent/sys/clock.h"
-#include "lbagent/daemon/listener.h"
-#include "lbagent/sys/log.h"
-#include "lbagent/sys/net.h"
-#include "lbagent/sys/slab.h"
 
-#define LISTEN_BACKLOG		4096
-#define NAME_KEY_MAX		160
+#include "listener_impl.h"
+
 #define RESUME_AFTER_MS		100	/* after running out of descriptors */
-#define SOURCE_BUCKETS		1024	/* hash of the addresses with connections */
-#define COMMON_TIMEOUTS		8	/* the holds' and waits' fixed lengths */
 #define ACCEPT_BATCH		16	/* connections accepted per port a turn */
 /* After a burst: what it took is given back (trim_cb). */
 #define TRIM_PEAK_MIN		256	/* connections open at once */
 #define TRIM_AFTER_MS		1000	/* once fewer than a quarter remain */
 
-enum conn_state {
-	CONN_REQUEST,	/* waiting for the request line */
-	CONN_REPLY,	/* writing the reply line */
-	CONN_DRAIN,	/* reply written, write side shut: reading to EOF */
-};
-
-/* One listening socket and the service it is for. */
-struct port {
-	struct listener		*l;
-	evutil_socket_t		 fd;
-	struct event		*ev;		/* readable: port_accept_cb */
-	int			 service;	/* or AGENT_SHARED_PORT */
-	/* What a reload matches it by: service name and address as written. */
-	char			 key[NAME_KEY_MAX];
-	bool			 passed;	/* by systemd: kept across reloads */
-	bool			 wanted;	/* during a reload */
-};
-
-/*
- * The connections one source address has open, for the fairness check:
- * counted as they open and close, since counting them by walking every
- * open connection at each accept took most of the loop's time once
- * thousands were open (scripts/bench --full, with idle connections).
- */
-struct source {
-	struct source		*next;		/* same bucket */
-	size_t			 nconns;
-	char			 addr[LBKEY_ADDR_MAX];
-};
-
-struct conn {
-	struct conn		*prev, *next;	/* listener::conns */
-	struct listener		*l;
-	struct source		*src;		/* NULL if it could not be counted */
-	int			 port;		/* the port's service */
-	int			 service;	/* chosen when replying */
-	evutil_socket_t		 fd;
-	struct event		 ev;		/* I/O, persistent: see conn_wait */
-	struct event		 timer;		/* the request wait's end */
-	struct event		 cap;		/* the deadline: closes */
-	short			 waiting;	/* what ev is added for, or 0 */
-	bool			 capped;	/* cap added */
-	enum conn_state		 state;
-	int			 hold_ms;	/* the deadline, from the accept */
-	int64_t			 deadline_ms;
-	int64_t			 request_until_ms;
-	char			 addr[LBKEY_ADDR_MAX];
-	size_t			 reqlen;
-	bool			 replied_early;	/* before any request text */
-	bool			 quiet_addr;	/* known to send none; not waited for */
-	bool			 pressed;	/* under the pressure cut: see conn_mute */
-	bool			 sends_none;	/* agent_addr_quiet, where text chooses */
-	bool			 late_done;
-	struct agent_check	 ck;
-	size_t			 outlen, outoff;
-	size_t			 drained;
-	/* Buffers last: a reused conn zeroes everything before them. */
-	char			 req[LISTENER_REQUEST_MAX];
-	char			 out[REPLY_MAX];
-};
-
-struct listener {
-	struct event_base	*base;
-	const struct config	*cfg;
-	struct agent		*agent;
-	struct port		**ports;
-	size_t			 nports;
-	struct conn		*conns;
-	size_t			 nconns;
-	struct slab_pool	 slabs;		/* the conns */
-	size_t			 peak;		/* most open since the last trim */
-	struct event		*trim_ev;	/* trim_cb */
-	uint64_t		 muted;		/* closed unanswered: conn_mute */
-	struct log_limit	 muted_log;
-	bool			 paused;
-	bool			 pressed;	/* near capacity: short holds */
-	bool			 starved;	/* out of descriptors; logged once */
-	struct event		*resume_ev;
-	struct log_limit	 refused_log;	/* addresses over their share */
-	struct source		*sources[SOURCE_BUCKETS];
-	struct source		*spare_source;	/* no malloc per lone check */
-	/* libevent's common timeouts for the fixed lengths: see fixed_tv. */
-	struct {
-		int			 ms;
-		const struct timeval	*tv;
-	}			 common[COMMON_TIMEOUTS];
-	size_t			 ncommon;
-};
-
 enum io_result { IO_DONE, IO_AGAIN, IO_CLOSED };
 
 static void	conn_cb(evutil_socket_t, short, void *);
 
-/* FNV-1a of the address text, into a bucket. */
-static size_t
-source_bucket(const char *addr)
-{
-	uint32_t	h = 2166136261u;
-
-	for (; *addr != '\0'; addr++)
-		h = (h ^ (unsigned char)*addr) * 16777619u;
-	return h % SOURCE_BUCKETS;
-}
-
-/* The count of addr, created at 0 if it has none; NULL out of memory. */
-static struct source *
-source_get(struct listener *l, const char *addr)
-{
-	struct source	**head = &l->sources[source_bucket(addr)], *s;
-
-	for (s = *head; s != NULL; s = s->next)
-		if (strcmp(s->addr, addr) == 0)
-			return s;
-	if ((s = l->spare_source) != NULL) {
-		l->spare_source = NULL;
-		s->nconns = 0;
-	} else if ((s = calloc(1, sizeof(*s))) == NULL)
-		return NULL;
-	snprintf(s->addr, sizeof(s->addr), "%s", addr);
-	s->next = *head;
-	*head = s;
-	return s;
-}
-
-/* Forgets an address that has no connection open any more. */
-static void
-source_drop(struct listener *l, struct source *s)
-{
-	struct source	**p = &l->sources[source_bucket(s->addr)];
-
-	while (*p != s)
-		p = &(*p)->next;
-	*p = s->next;
-	if (l->spare_source == NULL)
-		l->spare_source = s;
-	else
-		free(s);
-}
-
-static void
+void
 listener_pause(struct listener *l)
 {
 	size_t	i;
@@ -194,7 +54,7 @@ listener_pause(struct listener *l)
 	l->paused = true;
 }
 
-static void
+void
 listener_resume(struct listener *l)
 {
 	size_t	i;
@@ -216,7 +76,7 @@ conn_close(struct conn *c)
 	event_del(&c->cap);
 	evutil_closesocket(c->fd);
 	if (c->src != NULL && --c->src->nconns == 0)
-		source_drop(l, c->src);
+		listener_source_drop(l, c->src);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -256,8 +116,8 @@ ms_tv(int64_t ms, struct timeval *tv)
  * waiting, sifting through that heap was the loop's own largest cost
  * (docs/benchmarks.md). Lengths beyond the table use tv, in the heap.
  */
-static const struct timeval *
-fixed_tv(struct listener *l, int ms, struct timeval *tv)
+const struct timeval *
+listener_fixed_tv(struct listener *l, int ms, struct timeval *tv)
 {
 	const struct timeval	*common;
 	size_t			 i;
@@ -297,7 +157,7 @@ conn_wait(struct conn *c, short what)
 		c->waiting = what;
 	}
 	if (!c->capped) {
-		event_add(&c->cap, fixed_tv(c->l, c->hold_ms, &tv));
+		event_add(&c->cap, listener_fixed_tv(c->l, c->hold_ms, &tv));
 		c->capped = true;
 	}
 }
@@ -309,7 +169,7 @@ conn_wait_request(struct conn *c, int wait_ms)
 	struct timeval	tv;
 
 	conn_wait(c, EV_READ);
-	event_add(&c->timer, fixed_tv(c->l, wait_ms, &tv));
+	event_add(&c->timer, listener_fixed_tv(c->l, wait_ms, &tv));
 }
 
 /* Reads request bytes until a newline, the limit, EOF or EAGAIN. */
@@ -486,8 +346,8 @@ conn_drain(struct conn *c)
 }
 
 /* Whether the text chooses the service on the port: agent_select(). */
-static bool
-text_chooses(const struct listener *l, int port)
+bool
+listener_text_chooses(const struct listener *l, int port)
 {
 	return port == AGENT_SHARED_PORT && agent_nservices(l->agent) > 1;
 }
@@ -507,7 +367,7 @@ text_chooses(const struct listener *l, int port)
 static bool
 conn_mute(const struct conn *c)
 {
-	if (!c->pressed || !text_chooses(c->l, c->port))
+	if (!c->pressed || !listener_text_chooses(c->l, c->port))
 		return false;
 	return c->reqlen > 0 || !c->sends_none;
 }
@@ -613,113 +473,22 @@ format_addr(const struct sockaddr *sa, char buf[LBKEY_ADDR_MAX])
 }
 
 /*
- * How long a connection waits for its request line under the pressure
- * cut. Where the line chooses the service it is needed (conn_mute), so
- * it is waited for up to LISTENER_PRESSED_NAME_WAIT_MS, short of the
- * deadline, unless the address is known to send none; otherwise the
- * reply does not hang on it, and LISTENER_PRESSED_REQUEST_WAIT_MS is
- * enough. request_timeout, when shorter, still bounds a wait for a name.
+ * A new connection's state, counted (src) and linked in, its hold chosen;
+ * NULL, fd closed, out of memory.
  */
-static int
-pressed_wait_ms(const struct listener *l, const struct conn *c)
-{
-	int	wait_ms = LISTENER_PRESSED_REQUEST_WAIT_MS;
-
-	if (text_chooses(l, c->port) && !c->sends_none)
-		wait_ms = LISTENER_PRESSED_NAME_WAIT_MS;
-	if (agent_wants_name(l->agent, c->port) &&
-	    wait_ms > (int)l->cfg->request_timeout_ms)
-		wait_ms = (int)l->cfg->request_timeout_ms;
-	return wait_ms;
-}
-
-/*
- * Near capacity: every open connection is cut to a short hold, so that
- * the slots turn over and the kernel's queue (where the load balancers'
- * checks wait) drains. Done once, on entering that state.
- */
-static void
-press(struct listener *l, int64_t now)
-{
-	int64_t		 until = now + LISTENER_PRESSED_DEADLINE_MS;
-	struct conn	*c;
-	struct timeval	 tv;
-
-	int		 wait_ms;
-
-	l->pressed = true;
-	for (c = l->conns; c != NULL; c = c->next) {
-		/* Its wait, whole or cut, ends under the cut: conn_mute. */
-		c->pressed = true;
-		if (c->deadline_ms <= until)
-			continue;
-		c->deadline_ms = until;
-		/* The pressed lengths from now: common timeouts too. */
-		event_add(&c->cap, fixed_tv(l, LISTENER_PRESSED_DEADLINE_MS,
-		    &tv));
-		c->capped = true;
-		/* The wait ends before the deadline. */
-		wait_ms = pressed_wait_ms(l, c);
-		if (c->state == CONN_REQUEST &&
-		    c->request_until_ms > now + wait_ms) {
-			c->request_until_ms = now + wait_ms;
-			event_add(&c->timer, fixed_tv(l, wait_ms, &tv));
-		}
-	}
-}
-
-/* Open connections one source address may hold (listener.h). */
-static size_t
-per_source_max(const struct listener *l)
-{
-	size_t	n = (size_t)l->cfg->max_connections / LISTENER_SOURCE_SHARE;
-
-	return n < LISTENER_SOURCE_MIN ? LISTENER_SOURCE_MIN : n;
-}
-
-/* Whether the address of count s holds its share of the connections already. */
-static bool
-source_over_share(const struct listener *l, const struct source *s)
-{
-	return s != NULL && s->nconns >= per_source_max(l);
-}
-
-/* One accepted connection: answered at once, or waited on. */
-static void
-accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
+static struct conn *
+conn_new(struct port *port, evutil_socket_t fd, struct source *src,
+    const char addr[LBKEY_ADDR_MAX], int64_t now)
 {
 	struct listener	*l = port->l;
 	struct conn	*c;
-	struct source	*src;
-	char		 addr[LBKEY_ADDR_MAX];
-	int64_t		 now = clock_now_ms();
-	int		 wait_ms;
 	bool		 pressed;
 
-	if (l->starved) {
-		log_notice("accepting again (%zu connections open)", l->nconns);
-		l->starved = false;
-	}
-	/*
-	 * Fairness: one address cannot take the slots every load balancer
-	 * needs. Closed unanswered, which HAProxy counts as no answer (not
-	 * as a failed check).
-	 */
-	format_addr(sa, addr);
-	/* Out of memory for the count: not counted, rather than refused. */
-	src = source_get(l, addr);
-	if (source_over_share(l, src)) {
-		evutil_closesocket(fd);
-		log_limited(&l->refused_log, LOG_WARNING, "agent port: %s "
-		    "holds %zu connections, its share of max_connections: "
-		    "refusing more from it", addr, per_source_max(l));
-		return;
-	}
 	if ((c = slab_alloc(&l->slabs)) == NULL) {
 		evutil_closesocket(fd);
 		if (src != NULL && src->nconns == 0)
-			source_drop(l, src);
-		return;
+			listener_source_drop(l, src);
+		return NULL;
 	}
 	/* Only the state before the buffers needs to start at zero. */
 	memset(c, 0, offsetof(struct conn, req));
@@ -728,11 +497,7 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 		src->nconns++;
 	c->port = port->service;
 	c->fd = fd;
-	/* Near capacity every connection is held briefly, so slots turn over. */
-	pressed = (l->nconns + 1) * LISTENER_PRESSED_DEN >=
-	    l->cfg->max_connections * LISTENER_PRESSED_NUM;
-	if (pressed && !l->pressed)
-		press(l, now);
+	pressed = listener_pressed_accept(l, now);
 	c->hold_ms = pressed ? LISTENER_PRESSED_DEADLINE_MS :
 	    LISTENER_DEADLINE_MS;
 	c->deadline_ms = now + c->hold_ms;
@@ -740,7 +505,7 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	c->state = CONN_REQUEST;
 	memcpy(c->addr, addr, sizeof(c->addr));
 	/* Looked up once: press() and conn_mute ask again for thousands. */
-	c->sends_none = text_chooses(l, c->port) &&
+	c->sends_none = listener_text_chooses(l, c->port) &&
 	    agent_addr_quiet(l->agent, addr);
 	/* Assigned, not added: conn_wait adds them (and conn_close deletes). */
 	event_assign(&c->ev, l->base, fd, EV_READ | EV_PERSIST, conn_cb, c);
@@ -754,6 +519,15 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 		listener_pause(l);
 	if (l->nconns > l->peak)
 		l->peak = l->nconns;
+	return c;
+}
+
+/* A new connection's first read: answered at once, or waited on. */
+static void
+conn_start(struct conn *c, int64_t now)
+{
+	struct listener	*l = c->l;
+	int		 wait_ms;
 
 	switch (conn_read_request(c)) {
 	case IO_CLOSED:
@@ -774,14 +548,14 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	 */
 	if (agent_wants_name(l->agent, c->port)) {
 		/* 10 ms to 2 s (config.c); at 2 s the cap closes it first. */
-		wait_ms = pressed ? pressed_wait_ms(l, c) :
+		wait_ms = c->pressed ? listener_pressed_wait_ms(l, c) :
 		    (int)l->cfg->request_timeout_ms;
 		c->request_until_ms = now + wait_ms;
 		conn_wait_request(c, wait_ms);
 		return;
 	}
 	if (c->reqlen > 0 || agent_addr_sends_text(l->agent, c->addr)) {
-		wait_ms = pressed ? pressed_wait_ms(l, c) :
+		wait_ms = c->pressed ? listener_pressed_wait_ms(l, c) :
 		    LISTENER_REQUEST_WAIT_MS;
 		c->request_until_ms = now + wait_ms;
 		conn_wait_request(c, wait_ms);
@@ -789,6 +563,27 @@ accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
 	}
 	c->quiet_addr = true;
 	conn_reply(c);
+}
+
+/* One accepted connection: refused, answered at once, or waited on. */
+static void
+accept_conn(struct port *port, evutil_socket_t fd, const struct sockaddr *sa)
+{
+	struct listener	*l = port->l;
+	struct conn	*c;
+	struct source	*src;
+	char		 addr[LBKEY_ADDR_MAX];
+	int64_t		 now = clock_now_ms();
+
+	if (l->starved) {
+		log_notice("accepting again (%zu connections open)", l->nconns);
+		l->starved = false;
+	}
+	format_addr(sa, addr);
+	if (!listener_source_admit(l, fd, addr, &src))
+		return;
+	if ((c = conn_new(port, fd, src, addr, now)) != NULL)
+		conn_start(c, now);
 }
 
 /*
@@ -847,8 +642,8 @@ accept_error(struct listener *l, int err)
  * back every open connection's timers and closes for tens of ms, until
  * they came due all at once (scripts/bench --full, with idle connections).
  */
-static void
-port_accept_cb(evutil_socket_t fd, short what, void *arg)
+void
+listener_port_accept_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct port		*port = arg;
 	struct sockaddr_storage	 ss;
@@ -870,154 +665,6 @@ port_accept_cb(evutil_socket_t fd, short what, void *arg)
 			accept_error(port->l, errno);
 		return;
 	}
-}
-
-static void
-port_free(struct port *port)
-{
-	event_free(port->ev);
-	close(port->fd);
-	free(port);
-}
-
-/*
- * Accepts on fd, a bound socket (non-blocking, close-on-exec), for
- * service; listen(2) with backlog unless it is 0 (a socket systemd passed
- * listens already). The port owns fd from now on, failure included.
- */
-static int
-port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
-    const char *what, const char *key)
-{
-	struct port		*port, **grown;
-
-	/* Each port has its own allocation: its address is the callback's. */
-	grown = realloc(l->ports, (l->nports + 1) * sizeof(*grown));
-	if (grown == NULL || (port = calloc(1, sizeof(*port))) == NULL) {
-		if (grown != NULL)
-			l->ports = grown;
-		log_errx("listen %s: out of memory", what);
-		close(fd);
-		return -1;
-	}
-	l->ports = grown;
-	port->l = l;
-	port->service = service;
-	port->passed = key == NULL;
-	port->wanted = true;
-	snprintf(port->key, sizeof(port->key), "%s", key ? key : "");
-	port->fd = fd;
-	if ((backlog != 0 && listen(fd, backlog) == -1) ||
-	    (port->ev = event_new(l->base, fd, EV_READ | EV_PERSIST,
-	    port_accept_cb, port)) == NULL) {
-		log_err("listen %s", what);
-		free(port);
-		close(fd);
-		return -1;
-	}
-	/* A port bound by a reload while paused waits for the resume. */
-	if (!l->paused)
-		event_add(port->ev, NULL);
-	l->ports[l->nports++] = port;
-	return 0;
-}
-
-struct bound_ctx {
-	struct listener			*l;
-	const struct config_listen	*cl;
-	int				 service;
-	char				 key[NAME_KEY_MAX];
-};
-
-/* A socket net_bind() bound: the listener accepts on it from now on. */
-static int
-attach_bound(int fd, const struct sockaddr *sa, void *arg)
-{
-	struct bound_ctx	*ctx = arg;
-	char			 text[80];
-
-	if (port_add(ctx->l, fd, ctx->service, LISTEN_BACKLOG,
-	    ctx->cl->text, ctx->key) == -1)
-		return -1;
-	net_addr_text(sa, text, sizeof(text));
-	log_notice("listening on %s", text);
-	return 0;
-}
-
-/* "web\n*:9510": what a reload matches a port by. */
-static void
-port_key(char key[NAME_KEY_MAX], const char *service,
-    const struct config_listen *cl)
-{
-	snprintf(key, NAME_KEY_MAX, "%s\n%s", service, cl->text);
-}
-
-/*
- * Binds every address of one list, for one service (or the shared port),
- * except those a port already serves (a reload: marked wanted instead).
- */
-static int
-listen_all(struct listener *l, const struct config_listens *ls, int service,
-    const char *name, bool mark_only)
-{
-	struct bound_ctx	ctx;
-	char			where[PATH_MAX + 96], section[96];
-	size_t			i, k;
-	bool			have;
-
-	if (name[0] != '\0')
-		snprintf(section, sizeof(section), "service %s", name);
-	else
-		snprintf(section, sizeof(section), "agent");
-	net_where(where, sizeof(where), l->cfg->path, ls->line, section);
-	for (i = 0; i < ls->count; i++) {
-		ctx.l = l;
-		ctx.cl = &ls->addr[i];
-		ctx.service = service;
-		port_key(ctx.key, name, &ls->addr[i]);
-		for (k = 0, have = false; k < l->nports; k++) {
-			if (!l->ports[k]->passed &&
-			    strcmp(l->ports[k]->key, ctx.key) == 0) {
-				l->ports[k]->wanted = true;
-				l->ports[k]->service = service;
-				have = true;
-			}
-		}
-		if (!have && !mark_only &&
-		    net_bind(&ls->addr[i], where, attach_bound, &ctx) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * Accepts on sockets passed by systemd for the shared port. They keep the
- * backlog their socket unit gave them.
- */
-static int
-listen_passed(struct listener *l, const int *fds, size_t nfds)
-{
-	struct sockaddr_storage	 ss;
-	socklen_t		 len;
-	char			 text[80], what[32];
-	size_t			 i;
-
-	for (i = 0; i < nfds; i++) {
-		snprintf(what, sizeof(what), "descriptor %d", fds[i]);
-		if (port_add(l, fds[i], AGENT_SHARED_PORT, 0, what, NULL) == -1) {
-			while (++i < nfds)
-				close(fds[i]);
-			return -1;
-		}
-		len = sizeof(ss);
-		if (getsockname(fds[i], (struct sockaddr *)&ss, &len) == -1) {
-			log_notice("listening on %s (socket activation)", what);
-			continue;
-		}
-		net_addr_text((struct sockaddr *)&ss, text, sizeof(text));
-		log_notice("listening on %s (socket activation)", text);
-	}
-	return 0;
 }
 
 struct listener *
@@ -1044,19 +691,8 @@ listener_new(struct event_base *base, const struct config *cfg,
 			close(fds[i]);
 		goto fail;
 	}
-	/* Passed sockets replace [agent] listen; services' ports still bind. */
-	if (nfds > 0 ? listen_passed(l, fds, nfds) == -1 :
-	    listen_all(l, &cfg->listen, AGENT_SHARED_PORT, "", false) == -1)
+	if (listener_bind(l, fds, nfds) == -1)
 		goto fail;
-	/* Service i of the config is the agent's service i + 1. */
-	for (i = 0; i < cfg->nservices; i++)
-		if (listen_all(l, &cfg->services[i].listen, (int)i + 1,
-		    cfg->services[i].name, false) == -1)
-			goto fail;
-	if (l->nports == 0) {
-		log_errx("no address to listen on");
-		goto fail;
-	}
 	return l;
 fail:
 	listener_free(l);
@@ -1085,8 +721,8 @@ remap_service(const struct listener *l, int service)
  * service is gone is closed if not answered yet, and its late text, if
  * any still comes, is read and dropped: it has no service to go to.
  */
-static void
-remap_conns(struct listener *l)
+void
+listener_remap_conns(struct listener *l)
 {
 	struct conn	*c, *next;
 	int		 port, service;
@@ -1109,62 +745,12 @@ remap_conns(struct listener *l)
 	}
 }
 
-int
-listener_reload(struct listener *l, const struct config *cfg)
-{
-	bool	passed = false, bind;
-	size_t	i, k;
-	int	rc = 0;
-
-	for (i = 0; i < l->nports; i++) {
-		l->ports[i]->wanted = l->ports[i]->passed;
-		passed |= l->ports[i]->passed;
-	}
-	remap_conns(l);
-	l->cfg = cfg;
-	/*
-	 * First mark the ports that stay (with their service's new number),
-	 * then close the others (an address may move to another service),
-	 * then bind what is new; one that fails is logged, the rest go on.
-	 */
-	for (bind = false;; bind = true) {
-		if (!passed && listen_all(l, &cfg->listen, AGENT_SHARED_PORT, "",
-		    !bind) == -1)
-			rc = -1;
-		for (i = 0; i < cfg->nservices; i++)
-			if (listen_all(l, &cfg->services[i].listen, (int)i + 1,
-			    cfg->services[i].name, !bind) == -1)
-				rc = -1;
-		if (bind)
-			break;
-		for (i = 0, k = 0; i < l->nports; i++) {
-			struct port *p = l->ports[i];
-
-			if (p->wanted) {
-				l->ports[k++] = p;
-				continue;
-			}
-			log_notice("reload: no longer listening on %s",
-			    strchr(p->key, '\n') + 1);
-			port_free(p);
-		}
-		l->nports = k;
-	}
-	return rc;
-}
-
 void
 listener_free(struct listener *l)
 {
-	size_t	i;
-
 	if (l == NULL)
 		return;
-	for (i = 0; i < l->nports; i++)
-		port_free(l->ports[i]);
-	free(l->ports);
-	l->ports = NULL;
-	l->nports = 0;
+	listener_close_ports(l);
 	l->paused = true;
 	while (l->conns != NULL)
 		conn_close(l->conns);

@@ -124,6 +124,8 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(arg);
 }
 
+#define NSIGNALS	3
+
 /* What a reload replaces; main's, for hup_cb. */
 struct daemon {
 	struct event_base	*base;
@@ -134,6 +136,7 @@ struct daemon {
 	struct status_daemon	 dm;
 	struct systemd_sockets	 sockets;
 	struct probe_env	*env;
+	struct event		*sigs[NSIGNALS];	/* TERM, INT, HUP */
 };
 
 static struct daemon	lbd;
@@ -233,8 +236,18 @@ api_reload_cb(void *arg)
 	reload(arg, "POST /reload");
 }
 
-int
-main(int argc, char *argv[])
+/* What the command line asked for. */
+struct args {
+	const char	*path;		/* the configuration */
+	int		 check;		/* -c: only check it */
+};
+
+/*
+ * Reads the command line into a; -1 to go on, else the exit status (-h,
+ * -V and --keys done, or a usage error).
+ */
+static int
+parse_args(int argc, char *argv[], struct args *a)
 {
 	static const struct option longopts[] = {
 		{ "version", no_argument, NULL, 'V' },
@@ -243,24 +256,20 @@ main(int argc, char *argv[])
 		{ "keys", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char		*path = CONFIG_DEFAULT_PATH;
-	struct config_errors	 errs;
-	struct probe_env	 env = { NULL, NULL, NULL };
-	struct event		*sigs[3] = { NULL, NULL, NULL };
-	int			 ch, check = 0, rc = 1, mode_env;
-	char			 mode_bad[260];
-	size_t			 i;
+	int	ch;
 
+	a->path = CONFIG_DEFAULT_PATH;
+	a->check = 0;
 	while ((ch = getopt_long(argc, argv, "cdf:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			check = 1;
+			a->check = 1;
 			break;
 		case 'd':
 			log_set_debug(1);
 			break;
 		case 'f':
-			path = optarg;
+			a->path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -280,29 +289,43 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return 2;
 	}
+	return -1;
+}
 
-	lbd.cfg = config_load(path, &errs);
+/*
+ * Loads the configuration into d->cfg and reads LBAGENT_MODE
+ * (*mode_env), then starts the log; -1 to go on, else the exit status:
+ * -c's, or 1 when either has errors (said on stderr or in the log).
+ */
+static int
+load_config(struct daemon *d, const struct args *a, int *mode_env)
+{
+	struct config_errors	errs;
+	char			mode_bad[260];
+	size_t			i;
+
+	d->cfg = config_load(a->path, &errs);
 	/* The kill switch must never be mistyped into "on". */
-	if ((mode_env = agent_mode_env(mode_bad, sizeof(mode_bad))) == -2) {
+	if ((*mode_env = agent_mode_env(mode_bad, sizeof(mode_bad))) == -2) {
 		fprintf(stderr, "lbagent: LBAGENT_MODE='%s': expected auto, "
 		    "off or shadow\n", mode_bad);
 		config_errors_free(&errs);
-		config_free(lbd.cfg);
+		config_free(d->cfg);
 		return 1;
 	}
-	if (check) {
+	if (a->check) {
 		config_errors_print(stdout, &errs);
-		if (lbd.cfg != NULL)
+		if (d->cfg != NULL)
 			printf("configuration OK\n");
 		config_errors_free(&errs);
-		config_free(lbd.cfg);
-		return lbd.cfg != NULL ? 0 : 1;
+		config_free(d->cfg);
+		return d->cfg != NULL ? 0 : 1;
 	}
 	log_init("lbagent");
 	/* What -c warns of, the log says at each start. */
 	for (i = 0; i < errs.nwarnings; i++)
 		log_warnx("%s", errs.warnings[i]);
-	if (lbd.cfg == NULL) {
+	if (d->cfg == NULL) {
 		for (i = 0; i < errs.count; i++)
 			log_errx("%s", errs.lines[i]);
 		log_errx("not starting: the configuration has errors");
@@ -310,13 +333,23 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	config_errors_free(&errs);
-	log_notice("lbagent %s starting with %s", LBAGENT_VERSION, lbd.cfg->path);
+	return -1;
+}
+
+/*
+ * The process's own settings: systemd's environment and sockets, signals,
+ * limits. -1 (logged) when it must not start.
+ */
+static int
+process_setup(struct daemon *d)
+{
+	log_notice("lbagent %s starting with %s", LBAGENT_VERSION, d->cfg->path);
 	/* Before any thread: both read and clean up the environment. */
 	systemd_init();
-	if (systemd_listen_fds(&lbd.sockets) == -1) {
+	if (systemd_listen_fds(&d->sockets) == -1) {
 		log_errx("not starting: the sockets passed by systemd are "
 		    "not usable");
-		goto out;
+		return -1;
 	}
 	systemd_status("starting");
 
@@ -326,71 +359,114 @@ main(int argc, char *argv[])
 		log_warn("prctl(PR_SET_CHILD_SUBREAPER)");
 	/* Probe jitter differs from node to node and from start to start. */
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
-	raise_nofile(lbd.cfg->max_connections, lbd.cfg->http.max_connections);
-	if ((lbd.base = event_loop_new()) == NULL) {
+	raise_nofile(d->cfg->max_connections, d->cfg->http.max_connections);
+	return 0;
+}
+
+/*
+ * The loop and what runs on it, in dependency order: libcurl, the agent,
+ * its port, the HTTP API, the signals, the watchdog. -1 (logged) on
+ * failure; daemon_shutdown() frees what was made.
+ */
+static int
+daemon_setup(struct daemon *d, struct probe_env *env, int mode_env)
+{
+	size_t	i;
+
+	if ((d->base = event_loop_new()) == NULL) {
 		log_errx("cannot create the event loop");
-		goto out;
+		return -1;
 	}
-	memset(&env, 0, sizeof(env));
-	lbd.env = &env;
-	env.base = lbd.base;
-	env.proc_root = lbd.cfg->proc_root;
-	if ((env.curl = curl_loop_new(lbd.base)) == NULL) {
+	memset(env, 0, sizeof(*env));
+	d->env = env;
+	env->base = d->base;
+	env->proc_root = d->cfg->proc_root;
+	if ((env->curl = curl_loop_new(d->base)) == NULL) {
 		log_errx("cannot start libcurl");
-		goto out;
+		return -1;
 	}
-	if ((lbd.agent = agent_new(lbd.base, lbd.cfg, &env, mode_env)) == NULL) {
+	if ((d->agent = agent_new(d->base, d->cfg, env, mode_env)) == NULL) {
 		log_errx("cannot start the agent");
-		goto out;
+		return -1;
 	}
-	lbd.listener = listener_new(lbd.base, lbd.cfg, lbd.agent, lbd.sockets.agent,
-	    lbd.sockets.nagent);
-	lbd.sockets.nagent = 0;	/* the listener's now, even when it failed */
-	if (lbd.listener == NULL)
-		goto out;
-	lbd.http = http_api_new(lbd.base, lbd.cfg, lbd.agent, &lbd.dm, lbd.sockets.http,
-	    lbd.sockets.nhttp);
-	if (lbd.http == NULL)
-		goto out;
-	http_api_on_reload(lbd.http, api_reload_cb, &lbd);
-	sigs[0] = evsignal_new(lbd.base, SIGTERM, stop_cb, lbd.base);
-	sigs[1] = evsignal_new(lbd.base, SIGINT, stop_cb, lbd.base);
-	sigs[2] = evsignal_new(lbd.base, SIGHUP, hup_cb, &lbd);
-	for (i = 0; i < 3; i++) {
-		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) == -1) {
+	d->listener = listener_new(d->base, d->cfg, d->agent, d->sockets.agent,
+	    d->sockets.nagent);
+	d->sockets.nagent = 0;	/* the listener's now, even when it failed */
+	if (d->listener == NULL)
+		return -1;
+	d->http = http_api_new(d->base, d->cfg, d->agent, &d->dm,
+	    d->sockets.http, d->sockets.nhttp);
+	if (d->http == NULL)
+		return -1;
+	http_api_on_reload(d->http, api_reload_cb, d);
+	d->sigs[0] = evsignal_new(d->base, SIGTERM, stop_cb, d->base);
+	d->sigs[1] = evsignal_new(d->base, SIGINT, stop_cb, d->base);
+	d->sigs[2] = evsignal_new(d->base, SIGHUP, hup_cb, d);
+	for (i = 0; i < NSIGNALS; i++) {
+		if (d->sigs[i] == NULL ||
+		    evsignal_add(d->sigs[i], NULL) == -1) {
 			log_errx("cannot install signal handlers");
-			goto out;
+			return -1;
 		}
 	}
-	if (systemd_watchdog_start(lbd.base) == -1)
-		goto out;
+	return systemd_watchdog_start(d->base);
+}
+
+/* Runs until a signal stops it; -1 (logged) if the loop failed. */
+static int
+daemon_run(struct daemon *d)
+{
 	/* Every port is accepting: checks that come now are answered. */
 	systemd_ready();
-	if (event_base_dispatch(lbd.base) == -1) {
+	if (event_base_dispatch(d->base) == -1) {
 		log_errx("event loop failed");
-		goto out;
+		return -1;
 	}
-	rc = 0;
-out:
-	for (i = 0; i < 3; i++)
-		if (sigs[i] != NULL)
-			event_free(sigs[i]);
-	http_api_free(lbd.http);
-	listener_free(lbd.listener);
-	systemd_sockets_free(&lbd.sockets);
-	agent_free(lbd.agent);
-	curl_loop_free(env.curl);
+	return 0;
+}
+
+/* Shutdown in reverse of the start; what was never made is skipped. */
+static void
+daemon_shutdown(struct daemon *d, struct probe_env *env)
+{
+	size_t	i;
+
+	for (i = 0; i < NSIGNALS; i++)
+		if (d->sigs[i] != NULL)
+			event_free(d->sigs[i]);
+	http_api_free(d->http);
+	listener_free(d->listener);
+	systemd_sockets_free(&d->sockets);
+	agent_free(d->agent);
+	curl_loop_free(env->curl);
 	/* Cancelled exec runs' process groups die now, not a second later. */
 	probe_exec_reap_all();
 	systemd_close();	/* its timer goes before the loop does */
-	if (lbd.base != NULL) {
+	if (d->base != NULL) {
 		/* Callbacks of cancelled work (evdns lookups) free what they hold. */
-		event_base_loop(lbd.base, EVLOOP_NONBLOCK);
-		event_base_free(lbd.base);
+		event_base_loop(d->base, EVLOOP_NONBLOCK);
+		event_base_free(d->base);
 	}
 	log_notice("stopped");
 	log_close();
-	config_free(lbd.cfg);
-	reload_outcome_free(&lbd);
+	config_free(d->cfg);
+	reload_outcome_free(d);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct args		a;
+	struct probe_env	env = { NULL, NULL, NULL };
+	int			rc, mode_env;
+
+	if ((rc = parse_args(argc, argv, &a)) != -1 ||
+	    (rc = load_config(&lbd, &a, &mode_env)) != -1)
+		return rc;
+	rc = 1;
+	if (process_setup(&lbd) == 0 &&
+	    daemon_setup(&lbd, &env, mode_env) == 0 && daemon_run(&lbd) == 0)
+		rc = 0;
+	daemon_shutdown(&lbd, &env);
 	return rc;
 }

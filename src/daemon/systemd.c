@@ -334,16 +334,24 @@ split_names(char *names, char **out, size_t count)
 	return i == count ? 0 : -1;
 }
 
-/* The work of systemd_listen_fds, before the environment is cleaned up. */
-static int
-take_fds(struct systemd_sockets *s, const char *pid_s, const char *fds_s,
-    const char *names_s)
+/* Whether a descriptor's name gives it to the HTTP API. */
+static bool
+named_http(const char *name)
 {
-	char		*names = NULL, **name = NULL;
-	uint64_t	 pid, count;
-	size_t		 i;
-	int		 rc = -1, bad = 0;
+	return name != NULL && strcmp(name, SYSTEMD_FDNAME_HTTP) == 0;
+}
 
+/*
+ * How many descriptors systemd passed to this process: *count, 0 when
+ * none or when they are another process's; -1 (logged) when LISTEN_PID
+ * or LISTEN_FDS is not what it should be.
+ */
+static int
+fds_count(const char *pid_s, const char *fds_s, uint64_t *count)
+{
+	uint64_t	pid;
+
+	*count = 0;
 	if (parse_u64(pid_s, INT_MAX, &pid) == -1 || pid == 0) {
 		log_errx("socket activation: LISTEN_PID=\"%.32s\" is not a "
 		    "process id", pid_s);
@@ -357,30 +365,28 @@ take_fds(struct systemd_sockets *s, const char *pid_s, const char *fds_s,
 	}
 	if (fds_s == NULL)
 		return 0;
-	if (parse_u64(fds_s, LISTEN_FDS_MAX, &count) == -1) {
+	if (parse_u64(fds_s, LISTEN_FDS_MAX, count) == -1) {
 		log_errx("socket activation: LISTEN_FDS=\"%.32s\" is not a "
 		    "number of descriptors (0 to %d)", fds_s, LISTEN_FDS_MAX);
+		*count = 0;
 		return -1;
 	}
-	if (count == 0)
-		return 0;
-	if ((name = calloc(count, sizeof(*name))) == NULL)
-		goto nomem;
-	if (names_s != NULL) {
-		if ((names = strdup(names_s)) == NULL)
-			goto nomem;
-		if (split_names(names, name, count) == -1) {
-			log_errx("socket activation: LISTEN_FDNAMES=\"%.200s\" "
-			    "does not name the %" PRIu64 " descriptor(s) of "
-			    "LISTEN_FDS", names_s, count);
-			goto out;
-		}
-	}
+	return 0;
+}
+
+/*
+ * Whether every descriptor is a listening socket of the kind its name
+ * asks for; -1 otherwise, each one that is not logged.
+ */
+static int
+check_fds(char **name, uint64_t count)
+{
+	size_t	i;
+	int	bad = 0;
+
 	for (i = 0; i < count; i++) {
 		int		 fd = LISTEN_FDS_START + (int)i;
-		bool		 http = name[i] != NULL &&
-				    strcmp(name[i], SYSTEMD_FDNAME_HTTP) == 0;
-		const char	*why = socket_problem(fd, http);
+		const char	*why = socket_problem(fd, named_http(name[i]));
 
 		if (why != NULL) {
 			log_errx("socket activation: descriptor %d (%s%.64s) %s",
@@ -389,24 +395,64 @@ take_fds(struct systemd_sockets *s, const char *pid_s, const char *fds_s,
 			bad = 1;
 		}
 	}
-	if (bad)
-		goto out;
+	return bad ? -1 : 0;
+}
+
+/*
+ * Takes the descriptors into s, the agent port's and the HTTP API's
+ * apart, each close-on-exec and non-blocking; -1 (logged) on failure.
+ */
+static int
+keep_fds(struct systemd_sockets *s, char **name, uint64_t count)
+{
+	size_t	i;
+
 	for (i = 0; i < count; i++) {
 		int	fd = LISTEN_FDS_START + (int)i;
-		bool	http = name[i] != NULL &&
-			    strcmp(name[i], SYSTEMD_FDNAME_HTTP) == 0;
+		bool	http = named_http(name[i]);
 		int	fl = fcntl(fd, F_GETFL);
 
 		/* Neither probes nor anything else we run may keep them. */
 		if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 || fl == -1 ||
 		    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1) {
 			log_err("socket activation: descriptor %d", fd);
-			goto out;
+			return -1;
 		}
 		if (push_fd(http ? &s->http : &s->agent,
-		    http ? &s->nhttp : &s->nagent, fd) == -1)
-			goto nomem;
+		    http ? &s->nhttp : &s->nagent, fd) == -1) {
+			log_errx("socket activation: out of memory");
+			return -1;
+		}
 	}
+	return 0;
+}
+
+/* The work of systemd_listen_fds, before the environment is cleaned up. */
+static int
+take_fds(struct systemd_sockets *s, const char *pid_s, const char *fds_s,
+    const char *names_s)
+{
+	char		*names = NULL, **name = NULL;
+	uint64_t	 count;
+	int		 rc = -1;
+
+	if (fds_count(pid_s, fds_s, &count) == -1)
+		return -1;
+	if (count == 0)
+		return 0;
+	if ((name = calloc(count, sizeof(*name))) == NULL ||
+	    (names_s != NULL && (names = strdup(names_s)) == NULL)) {
+		log_errx("socket activation: out of memory");
+		goto out;
+	}
+	if (names_s != NULL && split_names(names, name, count) == -1) {
+		log_errx("socket activation: LISTEN_FDNAMES=\"%.200s\" "
+		    "does not name the %" PRIu64 " descriptor(s) of "
+		    "LISTEN_FDS", names_s, count);
+		goto out;
+	}
+	if (check_fds(name, count) == -1 || keep_fds(s, name, count) == -1)
+		goto out;
 	log_notice("socket activation: %zu socket(s) for the agent port, "
 	    "instead of [agent] listen", s->nagent);
 	if (s->nhttp > 0)
@@ -414,9 +460,6 @@ take_fds(struct systemd_sockets *s, const char *pid_s, const char *fds_s,
 		    "for the HTTP API, which this version does not serve yet",
 		    s->nhttp, SYSTEMD_FDNAME_HTTP);
 	rc = 0;
-	goto out;
-nomem:
-	log_errx("socket activation: out of memory");
 out:
 	if (rc == -1) {
 		/* Nothing taken: the caller exits, the descriptors stay. */

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "lbagent/daemon/http_api.h"
-#include "lbagent/sys/token_file.h"
 #include "testutil.h"
 
 START_TEST(token_equal)
@@ -30,25 +29,25 @@ START_TEST(token_read)
 	const char	*why = NULL;
 
 	path = tu_write(dir, "t", "  s3cret \r\nsecond line\n", -1);
-	ck_assert_int_eq(token_file_read(path, buf, &why), 6);
+	ck_assert_int_eq(http_api_token_read(path, buf, &why), 6);
 	ck_assert_str_eq(buf, "s3cret");
 	free(path);
 	path = tu_write(dir, "e", " \t\n", -1);
-	ck_assert_int_eq(token_file_read(path, buf, &why), -1);
+	ck_assert_int_eq(http_api_token_read(path, buf, &why), -1);
 	ck_assert_str_eq(why, "empty");
 	free(path);
 	memset(big, 'x', sizeof(big) - 2);
 	big[sizeof(big) - 2] = '\n';
 	big[sizeof(big) - 1] = '\0';
 	path = tu_write(dir, "b", big, -1);
-	ck_assert_int_eq(token_file_read(path, buf, &why), -1);
+	ck_assert_int_eq(http_api_token_read(path, buf, &why), -1);
 	ck_assert_str_eq(why, "longer than 512 bytes");
 	free(path);
 	big[HTTP_TOKEN_MAX] = '\n';
 	path = tu_write(dir, "m", big, -1);
-	ck_assert_int_eq(token_file_read(path, buf, &why), HTTP_TOKEN_MAX);
+	ck_assert_int_eq(http_api_token_read(path, buf, &why), HTTP_TOKEN_MAX);
 	free(path);
-	ck_assert_int_eq(token_file_read("/nonexistent/token", buf, &why),
+	ck_assert_int_eq(http_api_token_read("/nonexistent/token", buf, &why),
 	    -1);
 	ck_assert_str_eq(why, strerror(ENOENT));
 	tu_rmtree(dir);

@@ -18,6 +18,7 @@
 #include "lbagent/core/reply.h"
 #include "lbagent/core/transition.h"
 #include "lbagent/daemon/config.h"
+#include "lbagent/daemon/view.h"
 #include "lbagent/probes/probe.h"
 
 struct history;
@@ -94,55 +95,7 @@ bool		 agent_addr_sends_text(const struct agent *, const char *addr);
  */
 bool		 agent_addr_quiet(const struct agent *, const char *addr);
 
-/* --- read-only views for the status API --- */
-
-struct agent_service_view {
-	const char		*name;		/* "" for the default service */
-	const char		*reply;		/* the line, with its newline */
-	const struct decision	*decision;	/* what the reply says */
-	const struct decision	*target;	/* what the rules say */
-	const struct transition	*tr;
-	const struct history	*history;
-	const struct markers	*node, *own;	/* own: NULL for the default */
-	struct probe *const	*probes;
-	size_t			 nprobes;
-	const struct lbkeys	*keys;
-	const char		*off_by;	/* NULL while automation is on */
-	const char		*shadow_by;	/* NULL unless in shadow mode */
-	const struct decision	*would;		/* shadow: what automation
-						   would reply; else NULL */
-	const char		*would_reply;	/* its line, with newline */
-	/* Its lines by would-be restore words, and the keys that owe them. */
-	const char		(*would_lines)[REPLY_MAX];
-	const struct lbkeys	*would_keys;
-	const struct decision	*held;		/* what HAProxy holds from
-						   lbagent's automation */
-	uint64_t		 replies;
-	const uint64_t		*transitions;	/* by node_state; [COUNT]: off */
-	bool			 has_peers;	/* the peer guard is on */
-	struct peer_view	 peers;		/* its view, when on */
-	const char		*marker_warning; /* "" unless a marker leaves
-						    no other node serving */
-};
-
-struct agent_info {
-	const struct config	*cfg;
-	uint64_t		 incarnation;
-	int64_t			 started_wall_ms;
-	const struct peers	*peers;		/* NULL: no peer guard */
-};
-
-/*
- * Whether the state file is saved: while saves fail lbagent goes on
- * answering (the load balancers matter more), and says so.
- */
-struct agent_persistence {
-	bool		 failing;
-	int64_t		 since_wall_ms;		/* the first failure of this run */
-	int64_t		 since_ms;		/* the same, monotonic */
-	char		 reason[320];		/* the latest failure's */
-	uint64_t	 failures;		/* failed saves since start */
-};
+/* --- read-only views (view.h; in agent_view.c) --- */
 
 /* In agent_state.c. */
 void	agent_persistence(const struct agent *, struct agent_persistence *);

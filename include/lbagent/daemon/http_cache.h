@@ -12,8 +12,8 @@
 
 #include <event2/buffer.h>
 
-#include "lbagent/daemon/agent.h"
 #include "lbagent/daemon/status.h"
+#include "lbagent/daemon/view.h"
 
 /* Counters that move on their own show at most this old. */
 #define HTTP_CACHE_MOVING_MS	1000
@@ -45,7 +45,7 @@ struct http_cache {
  * (valid until the next call); NULL out of memory.
  */
 struct http_blob	*http_cache_get(struct http_cache *, enum http_doc,
-			    const struct agent *, const struct status_daemon *);
+			    const struct agent_view *, const struct status_daemon *);
 /* Adds the blob's bytes to out by reference; -1 out of memory. */
 int			 http_cache_add(struct evbuffer *out,
 			    struct http_blob *);

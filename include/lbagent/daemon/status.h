@@ -1,7 +1,9 @@
 /*
  * What the HTTP API shows: the status document (public part and detail),
  * the Prometheus metrics, the health verdict. Built from the agent's
- * read-only views at the moment of the request; no I/O.
+ * read-only view (view.h) at the moment of the request; no I/O. In
+ * status.c (the document), status_peers.c (its peer guard and fleet
+ * parts) and status_metrics.c (the metrics).
  */
 #ifndef LBAGENT_STATUS_H
 #define LBAGENT_STATUS_H
@@ -12,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "lbagent/daemon/agent.h"
+#include "lbagent/daemon/view.h"
 
 /* The clocks of one request: monotonic for ages, wall for timestamps. */
 struct status_clock {
@@ -36,14 +38,14 @@ struct status_daemon {
  * state, weight, serving, automation) for anyone; with detail, everything
  * an on-call engineer needs.
  */
-json_t	*status_json(const struct agent *, const struct status_daemon *,
+json_t	*status_json(const struct agent_view *, const struct status_daemon *,
 	    bool detail, const struct status_clock *);
 
 /* GET /health[/SERVICE]: the service's verdict; *serving for the code. */
-json_t	*status_health(const struct agent *, size_t service, bool *serving);
+json_t	*status_health(const struct agent_view *, size_t service, bool *serving);
 
 /* GET /metrics: Prometheus text exposition; malloc'd, NULL on ENOMEM. */
-char	*status_metrics(const struct agent *, const struct status_daemon *,
+char	*status_metrics(const struct agent_view *, const struct status_daemon *,
 	    size_t *len);
 
 /* "2026-11-29T10:02:11.123Z" */
