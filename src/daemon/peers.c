@@ -396,10 +396,10 @@ build(struct peers *ps, const struct config *cfg)
 {
 	const struct config_list	*ag = &cfg->peers.agents;
 	const struct config_list	*hx = &cfg->peers.haproxy;
+	const struct config_list	*st = &cfg->peers.agent_status;
 	const char			*why, *name;
 	const struct transition_conf	*tc;
 	int64_t				 now = clock_now_ms();
-	char				 url[sizeof(ps->peers_asked[0].src.url)];
 	size_t				 i;
 
 	ps->cfg = cfg;
@@ -441,10 +441,9 @@ build(struct peers *ps, const struct config *cfg)
 		q->i = i;
 		p->seen_ms = NO_TIME;
 		peer_liveness_init(&p->live);
-		/* The API's base URL; its /status is what we read. */
-		if (config_agent_status_url(ag->items[i], url,
-		    sizeof(url)) == -1 ||
-		    fetch_source_parse(url, &q->src, &why) == -1)
+		/* The API's /status, as the loader made it of the base URL. */
+		if (st->items[i] == NULL ||
+		    fetch_source_parse(st->items[i], &q->src, &why) == -1)
 			return -1;	/* the config checked the same */
 		memcpy(p->text, q->src.text, sizeof(p->text));
 	}
@@ -469,7 +468,7 @@ peers_new(struct event_base *base, struct curl_loop *curl,
 	struct peers	*ps;
 
 	*failed = false;
-	if (!config_peers_on(cfg))
+	if (!cfg->peers.on)
 		return NULL;
 	if ((ps = calloc(1, sizeof(*ps))) == NULL) {
 		*failed = true;
@@ -500,46 +499,16 @@ same_source(const struct fetch_source *a, const struct fetch_source *b)
 	    strcmp(a->port, b->port) == 0;
 }
 
-struct peers *
-peers_reload(struct peers *old, const struct config *cfg, bool *failed)
+/*
+ * What a source at the same address learned stays learned: the full
+ * address, credentials included (the shown text has them redacted, and
+ * cut), and each old source's data to one new source at most.
+ */
+static void
+take_peers(struct peers *ps, struct peers *old)
 {
-	struct peers	*ps;
-	size_t		 i, j;
+	size_t	i, j;
 
-	if (old == NULL)
-		return NULL;	/* the caller creates one with peers_new */
-	if (!config_peers_on(cfg)) {
-		peers_free(old);
-		*failed = false;
-		return NULL;
-	}
-	if ((ps = calloc(1, sizeof(*ps))) == NULL ||
-	    (ps->timer = evtimer_new(old->base, timer_cb, ps)) == NULL ||
-	    build(ps, cfg) == -1) {
-		if (ps != NULL) {
-			sources_free(ps);
-			if (ps->timer != NULL)
-				event_free(ps->timer);
-			free(ps);
-		}
-		*failed = true;
-		return old;
-	}
-	*failed = false;
-	ps->base = old->base;
-	ps->curl = old->curl;
-	ps->changed = old->changed;
-	ps->arg = old->arg;
-	ps->done_ms = old->done_ms;
-	ps->round_ms = old->done_ms;
-	ps->needed = old->needed;
-	ps->watched_ms = old->watched_ms;
-	ps->rounds = old->rounds;
-	/*
-	 * What a source at the same address learned stays learned: the full
-	 * address, credentials included (the shown text has them redacted,
-	 * and cut), and each old source's data to one new source at most.
-	 */
 	for (i = 0; i < ps->npeers; i++)
 		for (j = 0; j < old->npeers; j++) {
 			struct peer_source *n = &ps->peers[i], *o = &old->peers[j];
@@ -563,6 +532,14 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 			oq->owner = NULL;
 			break;
 		}
+}
+
+/* The same for the load balancers: their tables as last read. */
+static void
+take_lbs(struct peers *ps, struct peers *old)
+{
+	size_t	i, j;
+
 	for (i = 0; i < ps->nlbs; i++)
 		for (j = 0; j < old->nlbs; j++) {
 			struct lb_source *n = &ps->lbs[i], *o = &old->lbs[j];
@@ -583,11 +560,70 @@ peers_reload(struct peers *old, const struct config *cfg, bool *failed)
 			oq->owner = NULL;
 			break;
 		}
+}
+
+/* A service kept by name keeps when it was last served (alone_grace). */
+static void
+take_served(struct peers *ps, const struct peers *old)
+{
+	size_t	i, j;
+
 	for (i = 0; i < ps->nsvcs; i++)
 		for (j = 0; j < old->nsvcs; j++)
 			if (strcmp(ps->svcs[i].name, old->svcs[j].name) == 0)
 				ps->svcs[i].view.served_ms =
 				    old->svcs[j].view.served_ms;
+}
+
+/* A module built for cfg on old's loop, with old's rounds; NULL: failed. */
+static struct peers *
+reload_new(const struct peers *old, const struct config *cfg)
+{
+	struct peers	*ps;
+
+	if ((ps = calloc(1, sizeof(*ps))) == NULL ||
+	    (ps->timer = evtimer_new(old->base, timer_cb, ps)) == NULL ||
+	    build(ps, cfg) == -1) {
+		if (ps != NULL) {
+			sources_free(ps);
+			if (ps->timer != NULL)
+				event_free(ps->timer);
+			free(ps);
+		}
+		return NULL;
+	}
+	ps->base = old->base;
+	ps->curl = old->curl;
+	ps->changed = old->changed;
+	ps->arg = old->arg;
+	ps->done_ms = old->done_ms;
+	ps->round_ms = old->done_ms;
+	ps->needed = old->needed;
+	ps->watched_ms = old->watched_ms;
+	ps->rounds = old->rounds;
+	return ps;
+}
+
+struct peers *
+peers_reload(struct peers *old, const struct config *cfg, bool *failed)
+{
+	struct peers	*ps;
+
+	if (old == NULL)
+		return NULL;	/* the caller creates one with peers_new */
+	if (!cfg->peers.on) {
+		peers_free(old);
+		*failed = false;
+		return NULL;
+	}
+	if ((ps = reload_new(old, cfg)) == NULL) {
+		*failed = true;
+		return old;
+	}
+	*failed = false;
+	take_peers(ps, old);
+	take_lbs(ps, old);
+	take_served(ps, old);
 	peers_free(old);
 	/* Verdicts under the new settings from what is known, then ask. */
 	if (ps->done_ms != NO_TIME)

@@ -370,7 +370,7 @@ scheduler_probe_new(const struct probe_conf *conf, const struct probe_env *env,
 	p->arg = arg;
 	p->run.ops = conf->ops;
 	p->run.name = conf->name;
-	p->kconf = config_kconf_hold(conf->kconf);
+	p->kconf = settings_kconf_hold(conf->kconf);
 	p->run.conf = p->kconf != NULL ? p->kconf->conf : NULL;
 	p->run.env = env;
 	p->run.timeout_ms = (int64_t)conf->timeout_ms;
@@ -422,7 +422,7 @@ scheduler_probe_free(struct probe *p)
 		event_free(p->sample_ev);
 	if (p->has_window)
 		window_free(&p->win);
-	config_kconf_release(p->kconf);
+	settings_kconf_release(p->kconf);
 	free(p);
 }
 

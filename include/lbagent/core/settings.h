@@ -1,7 +1,8 @@
 /*
  * The settings lbagent runs on, as values: what config.c's loader makes of
  * a configuration file, and all the pure modules need of it. A struct
- * config is immutable once loaded; a reload builds a new one.
+ * config is immutable once loaded; a reload builds a new one. The one
+ * behaviour here (settings.c): the count of a kind's shared settings.
  */
 #ifndef LBAGENT_SETTINGS_H
 #define LBAGENT_SETTINGS_H
@@ -96,6 +97,14 @@ struct config_peers {
 	uint64_t	  interval_ms;	/* how often they are asked */
 	uint64_t	  suspect_after;	/* rounds without a good answer */
 	uint64_t	  dead_after;		/* the same, longer */
+	/*
+	 * Resolved by the loader for the guard (peers.c), which takes them
+	 * as they are: each agent's /status URL (an item NULL when it does
+	 * not fit a fetch), and whether there is a guard at all (agents or
+	 * haproxy given).
+	 */
+	struct config_list agent_status;
+	bool		  on;
 };
 
 struct probe_ops;
@@ -108,10 +117,15 @@ struct probe_ops;
  * whole.
  */
 struct probe_kconf {
-	const struct probe_ops	*ops;
 	void			*conf;
+	void			(*conf_free)(void *);	/* the kind's ops' */
 	unsigned		 refs;
 };
+
+/* Another reference to k (NULL stays NULL). */
+struct probe_kconf	*settings_kconf_hold(struct probe_kconf *k);
+/* Drops one; the last frees the settings. */
+void			 settings_kconf_release(struct probe_kconf *k);
 
 /*
  * A probe's window (the kinds with ops->windowed): its runs' latencies

@@ -13,11 +13,6 @@
 
 #include "lbagent/core/settings.h"
 
-/* Another reference to k (NULL stays NULL). */
-struct probe_kconf	*config_kconf_hold(struct probe_kconf *k);
-/* Drops one; the last frees the settings. */
-void			 config_kconf_release(struct probe_kconf *k);
-
 /*
  * Errors found while loading, each "FILE:LINE: message", in file order;
  * and warnings, "FILE:LINE: warning: message": what this host says of the
@@ -47,14 +42,7 @@ void		 config_errors_print(FILE *, const struct config_errors *);
 /* Prints the key reference (section, key, type, default, range, help). */
 void		 config_print_keys(FILE *);
 
-/*
- * The URL the peer guard reads of one of [peers] agents: its base URL with
- * /status appended. 0, or -1 when it does not fit in size.
- */
-int		 config_agent_status_url(const char *base, char *buf,
-		    size_t size);
-
-/* True when [peers] names other nodes: the peer guard is on. */
+/* True when [peers] names other nodes: the peer guard is on (peers.on). */
 bool		 config_peers_on(const struct config *);
 /*
  * The other nodes read this node's public /status: with peers on other

@@ -23,7 +23,7 @@
 #include <event2/event.h>
 
 #include "lbagent/core/peer_view.h"
-#include "lbagent/daemon/config.h"
+#include "lbagent/core/settings.h"
 
 #define PEERS_CSV_MAX		(8 * 1024 * 1024)	/* a load balancer's stats */
 #define PEERS_WATCH_MS		10000	/* rounds go on after a detail read */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "lbagent/core/window.h"
-#include "lbagent/daemon/config.h"
+#include "lbagent/core/settings.h"
 #include "lbagent/daemon/probe_state.h"
 #include "lbagent/probes/probe.h"
 
