@@ -196,7 +196,7 @@ mp_info_failed(struct mp_result *r, int err)
 static void
 mp_read_mountinfo(struct mp_result *r, char *buf)
 {
-	size_t	 have = 0, total = 0, start;
+	size_t	 have = 0, total = 0, start, want;
 	ssize_t	 n;
 	char	*nl;
 	int	 fd, err;
@@ -207,7 +207,10 @@ mp_read_mountinfo(struct mp_result *r, char *buf)
 		return;
 	}
 	while (total < MP_INFO_MAX) {
-		n = read(fd, buf + have, MP_CHUNK - have);
+		want = MP_CHUNK - have;
+		if (want > MP_INFO_MAX - total)
+			want = MP_INFO_MAX - total;
+		n = read(fd, buf + have, want);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
@@ -251,7 +254,12 @@ mp_check(void *arg)
 	struct statx		 stx;
 	char			*buf;
 
-	if (statx(AT_FDCWD, call->path, 0, STATX_MNT_ID, &stx) == -1) {
+	/*
+	 * What stat asks too: without it FUSE and NFS answer from what they
+	 * hold, and a mount whose server is gone would pass as mounted.
+	 */
+	if (statx(AT_FDCWD, call->path, 0, STATX_BASIC_STATS | STATX_MNT_ID,
+	    &stx) == -1) {
 		r->stat_error = errno;
 		return;
 	}
