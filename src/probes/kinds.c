@@ -19,6 +19,7 @@ static const struct probe_ops *const kinds[] = {
 	&probe_tcp_ops,
 	&probe_exec_ops,
 	&probe_postgres_ops,
+	&probe_mountpoint_ops,
 	NULL
 };
 

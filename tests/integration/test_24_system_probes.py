@@ -14,8 +14,13 @@ max_age on a file whose mtime the test sets old and new, and missing.
 
 On the real temp dir: disk thresholds that must be crossed (`warn = 0%`,
 free space below `warn = 1000T`) and that must not (`crit = 100%`, inodes
-`crit = 100%`)."""
+`crit = 100%`).
 
+mountpoint, in a mount namespace of the test's own: a directory not yet
+mounted -> down with the reason, a tmpfs mounted there -> up, the wrong
+fstype -> down naming both types."""
+
+import ctypes
 import os
 import sys
 import time
@@ -194,8 +199,44 @@ def disk():
              f"crit = 100% is not crossed on a filesystem that is not full: {r!r}")
 
 
+def mountpoint():
+    h.section("mountpoint: a volume that is not mounted, then is")
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x00020000, 0x4000, 1 << 18
+    if libc.unshare(CLONE_NEWNS) != 0 or \
+            libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        raise h.Skip(f"no mount namespace: {os.strerror(ctypes.get_errno())}")
+    data = os.path.join(h.tmpdir(), "data")
+    os.mkdir(data)
+    lb = h.Lbagent({
+        "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
+        "probe data": p("mountpoint", path=data),
+    }, name="lbagent-mountpoint")
+    r = h.wait_reply(lb, h.starts(b"down #data: not a mount point (part of the "),
+                     "`down #data: not a mount point ...` before the mount",
+                     timeout_s=BOUND_S)
+    print(f"   not mounted: {r!r}", flush=True)
+    if libc.mount(b"lbagent-test", data.encode(), b"tmpfs", 0, None) != 0:
+        raise h.TestFailure(f"mount tmpfs: {os.strerror(ctypes.get_errno())}")
+    try:
+        h.wait_reply(lb, b"up\n", "`up` once a tmpfs is mounted there", timeout_s=BOUND_S)
+        lb.stop()
+        lb = h.Lbagent({
+            "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
+            "probe typed": p("mountpoint", path=data, fstype="nfs4", on_crit="50%"),
+        }, name="lbagent-mountpoint-type")
+        r = h.wait_reply(lb, b"up 50% #typed: tmpfs mounted, expected nfs4\n",
+                         "the wrong type named", timeout_s=BOUND_S)
+        print(f"   mounted as tmpfs, nfs4 expected: {r!r}", flush=True)
+        lb.stop()
+    finally:
+        libc.umount2(data.encode(), 2)
+
+
 def main():
-    h.require_kinds("load", "cpu", "memory", "swap", "process", "file", "disk", "inodes")
+    h.require_kinds("load", "cpu", "memory", "swap", "process", "file", "disk", "inodes",
+                    "mountpoint")
+    mountpoint()
     disk()
     real_proc()
     fixed_tree()

@@ -216,11 +216,12 @@ START_TEST(probe_and_service_errors)
 {
 	expect_error("[probe a]\npath = /\n", 1,
 	    "[probe a]: no type (one of: http, docker, disk, inodes, load, "
-	    "cpu, memory, swap, file, process, tcp, exec, postgres)");
+	    "cpu, memory, swap, file, process, tcp, exec, postgres, "
+	    "mountpoint)");
 	expect_error("[probe a]\ntype = ping\n", 2,
 	    "type: unknown probe type 'ping' (one of: http, docker, disk, "
 	    "inodes, load, cpu, memory, swap, file, process, tcp, exec, "
-	    "postgres)");
+	    "postgres, mountpoint)");
 	expect_error("[probe a]\ntype = disk\npath = /\nurl = x\n", 4,
 	    "unknown key 'url' in [probe a]");
 	expect_error("[probe a]\ntype = disk\npath = /\npath = /tmp\n", 4,

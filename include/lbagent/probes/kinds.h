@@ -17,5 +17,6 @@ extern const struct probe_ops probe_swap_ops;		/* probes/memory.c */
 extern const struct probe_ops probe_file_ops;		/* probes/file.c */
 extern const struct probe_ops probe_process_ops;	/* probes/process.c */
 extern const struct probe_ops probe_postgres_ops;	/* probes/postgres.c */
+extern const struct probe_ops probe_mountpoint_ops;	/* probes/mountpoint.c */
 
 #endif
