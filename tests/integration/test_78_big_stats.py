@@ -207,9 +207,17 @@ def main():
     print(f"VmHWM grew by {grown_kb} kB over {served} big answers; "
           f"{at_end} agent replies", flush=True)
     # Holding the answer once, whole, would grow it by the CSV's size.
-    h.expect(grown_kb * 1024 < len(body),
-             f"peak memory grew by {grown_kb} kB, less than the CSV "
-             f"({len(body) // 1024} kB)")
+    # Under AddressSanitizer the peak is its own (shadow memory, redzones,
+    # quarantine, per-size-class regions: 2.3 MB here with gcc 12's, 9 MB
+    # with gcc 15's for the same run), so the bound is the plain build's;
+    # everything else is checked in both.
+    if h.asan_enabled():
+        print("under ASan: the peak memory bound is left to the plain build",
+              flush=True)
+    else:
+        h.expect(grown_kb * 1024 < len(body),
+                 f"peak memory grew by {grown_kb} kB, less than the CSV "
+                 f"({len(body) // 1024} kB)")
 
     def fails_with(text, what):
         h.wait_until(lambda: lb_row(detail(http_port)), h.startup_bound_s(),

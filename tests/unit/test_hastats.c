@@ -412,10 +412,22 @@ START_TEST(not_csv)
 END_TEST
 
 /*
- * The capture cut at every length: the row is found only when all of its
- * line came, and "not there" is said only when the cut fell at a line end
- * (nothing can tell that from a whole answer).
+ * The capture cut short: the row is found only when all of its line came,
+ * and "not there" is said only when the cut fell at a line end (nothing can
+ * tell that from a whole answer). Cut at every length around where the
+ * answer changes (the header line, the row's own line, each line's end)
+ * and at every 13th elsewhere: every length costs the square of the
+ * capture's, over half a minute under AddressSanitizer.
  */
+static bool
+cut_tried(const char *csv, size_t len, size_t cut, size_t header_end,
+    size_t row_start, size_t need)
+{
+	return cut <= header_end + 2 || (cut + 2 >= row_start && cut <= need + 2) ||
+	    (cut > 0 && csv[cut - 1] == '\n') || (cut + 1 < len &&
+	    csv[cut] == '\n') || cut % 13 == 0;
+}
+
 START_TEST(truncated)
 {
 	const char		*stems[] = { "show-stat", "http-stats" };
@@ -441,6 +453,10 @@ START_TEST(truncated)
 			    len - (size_t)(line + 1 - csv)));
 			need = (size_t)(end - csv) + 1;
 			for (cut = 0; cut < len; cut++) {
+				if (!cut_tried(csv, len, cut, (size_t)((const char *)
+				    memchr(csv, '\n', len) - csv), (size_t)(line + 1 -
+				    csv), need))
+					continue;
 				rv = find(csv, cut, w->backend, w->server, &r,
 				    &why);
 				if (cut >= need) {
