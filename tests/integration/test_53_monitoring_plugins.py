@@ -115,6 +115,9 @@ class Unmount:
     def __init__(self, libc, path):
         self.libc, self.path = libc, path
 
+    def diagnostics(self):
+        return ""
+
     def close(self):
         self.libc.umount2(self.path.encode(), 0)
 
