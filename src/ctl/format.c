@@ -507,6 +507,34 @@ history(struct fmt_out *o, const json_t *svc)
 	}
 }
 
+/*
+ * The backend it is judged against and where that is said; a [service]
+ * that names none and takes [haproxy]'s gets told how to say so.
+ */
+static void
+backend(struct fmt_out *o, const json_t *svc)
+{
+	const json_t	*b = json_object_get(svc, "backend");
+	char		 name[TEXT_MAX], svcname[TEXT_MAX];
+	double		 line;
+
+	if (!json_is_object(b))
+		return;
+	fmt_clean(name, sizeof(name), fmt_str(b, "name"));
+	fmt_clean(svcname, sizeof(svcname), fmt_str(svc, "name"));
+	if (!fmt_num(b, "line", &line))
+		line = 0;
+	if (json_is_true(json_object_get(b, "inherited")))
+		fmt_field(o, "backend", "%s, inherited from [haproxy] (line "
+		    "%.0f): name it in [service %s]", name, line, svcname);
+	else if (strcmp(fmt_str(b, "from"), "service") == 0)
+		fmt_field(o, "backend", "%s ([service %s] backend, line %.0f)",
+		    name, svcname, line);
+	else
+		fmt_field(o, "backend", "%s ([haproxy] backend, line %.0f)",
+		    name, line);
+}
+
 /* The peer guard of a service: what it holds and whom it asked. */
 static void
 peer_guard(struct fmt_out *o, const json_t *svc)
@@ -720,6 +748,7 @@ service(struct fmt_out *o, const json_t *root, const json_t *svc)
 	transition(o, json_object_get(svc, "transition"));
 	markers(o, svc);
 	probes(o, svc);
+	backend(o, svc);
 	peer_guard(o, svc);
 	load_balancers(o, svc);
 	haproxy_view(o, root, svc);

@@ -54,6 +54,25 @@ agent_find_service(const struct agent *a, const char *name)
 	return -1;
 }
 
+/* Which backend service i is judged against, and where that was said. */
+static void
+backend_view(const struct agent *a, size_t i, struct agent_service_view *v)
+{
+	const struct service_conf	*sc;
+
+	if (i == 0) {
+		v->backend_line = a->cfg->backend_line;
+		v->backend = a->cfg->transitions.backend;
+	} else {
+		sc = &a->cfg->services[i - 1];
+		v->backend_line = sc->backend_line;
+		v->backend_inherited = sc->backend_inherited;
+		v->backend = sc->transitions.backend;
+	}
+	if (v->backend[0] == '\0')
+		v->backend = NULL;
+}
+
 void
 agent_service_view(const struct agent *a, size_t i,
     struct agent_service_view *v)
@@ -83,6 +102,7 @@ agent_service_view(const struct agent *a, size_t i,
 	v->replies = s->replies;
 	v->transitions = s->transitions;
 	v->marker_warning = s->marker_warning;
+	backend_view(a, i, v);
 	if (a->peers != NULL) {
 		peers_view(a->peers, i, &v->peers);
 		v->has_peers = true;

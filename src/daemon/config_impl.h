@@ -139,6 +139,8 @@ unsigned	 config_first_line(const struct parse *, size_t section,
 		    const char *key, const struct entry *before);
 const struct entry	*config_find_entry(const struct parse *,
 			    size_t section, const char *key);
+void		 config_backend_line(struct parse *, size_t peers,
+		    size_t hx);
 void		 config_table_defaults(struct parse *,
 		    const struct config_key *table, size_t n, void *base,
 		    size_t section);

@@ -212,5 +212,17 @@ config_build_peers(struct parse *p, size_t peers, size_t hx)
 	    &cfg->transitions, peers);
 	config_table_apply(p, hx, config_haproxy_keys, config_haproxy_nkeys,
 	    cfg, lb_key, &cfg->transitions);
+	config_backend_line(p, peers, hx);
 	resolve_peers(p);
+}
+
+/* Where the backend every [service] starts from is set, for its status. */
+void
+config_backend_line(struct parse *p, size_t peers, size_t hx)
+{
+	const struct entry	*e;
+
+	if ((e = config_find_entry(p, hx, "backend")) == NULL)
+		e = config_find_entry(p, peers, "backend");
+	p->cfg->backend_line = e != NULL ? e->line : 0;
 }

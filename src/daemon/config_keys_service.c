@@ -17,6 +17,32 @@ const struct config_key config_service_keys[] = {
 };
 const size_t config_service_nkeys = NKEYS_OF(config_service_keys);
 
+/*
+ * Which backend the service is judged against (the peer guard, drain
+ * --wait) and where that was said: a service that names none takes
+ * [haproxy]'s, which is right only when it is that backend's; say so.
+ */
+static void
+backend_from(struct parse *p, size_t section, struct service_conf *svc)
+{
+	const struct section	*sec = &p->sections[section];
+	const struct entry	*e;
+
+	if (svc->transitions.backend[0] == '\0')
+		return;
+	if ((e = config_find_entry(p, section, "backend")) != NULL) {
+		svc->backend_line = e->line;
+		return;
+	}
+	svc->backend_inherited = true;
+	svc->backend_line = p->cfg->backend_line;
+	config_warning(p->errs, p->path, sec->line, "[service %s]: judged "
+	    "against backend %s, inherited from [haproxy] backend (line %u): "
+	    "name its own (backend = ...), or backend = %s to keep it",
+	    sec->name, svc->transitions.backend, p->cfg->backend_line,
+	    svc->transitions.backend);
+}
+
 void
 config_build_service(struct parse *p, size_t section, struct service_conf *svc)
 {
@@ -34,6 +60,7 @@ config_build_service(struct parse *p, size_t section, struct service_conf *svc)
 	snprintf(where, sizeof(where), "[service %s]: ", sec->name);
 	config_check_transitions(p, section, &svc->transitions, where);
 	config_check_guard(p, section, &svc->transitions, where);
+	backend_from(p, section, svc);
 	if (config_find_entry(p, section, "probes") == NULL)
 		config_error(p->errs, p->path, sec->line,
 		    "[service %s]: no probes (probes = name, name, ...)",

@@ -336,6 +336,23 @@ engine_json(const struct transition *t, const struct status_clock *c)
 	    status_seconds((int64_t)transition_up_after_ms(t)));
 }
 
+/*
+ * The backend the service is judged against on the load balancers (the
+ * peer guard, drain --wait) and where that is said: {"name", "from":
+ * "haproxy" or "service", "line": of that key (0: none), "inherited": a
+ * [service] that names none and takes [haproxy]'s}, or null.
+ */
+static json_t *
+backend_json(const struct agent_service_view *v)
+{
+	if (v->backend == NULL)
+		return json_null();
+	return json_pack("{s:s, s:s, s:I, s:b}", "name", v->backend, "from",
+	    v->name[0] == '\0' || v->backend_inherited ? "haproxy" : "service",
+	    "line", (json_int_t)v->backend_line, "inherited",
+	    v->backend_inherited);
+}
+
 static json_t *
 service_json(const struct agent_view *a, size_t i, bool detail,
     const struct status_clock *c)
@@ -383,6 +400,7 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	json_object_set_new(o, "load_balancers", lbs_json(a, i, &v,
 	    info.cfg->reply_reasons, c));
 	json_object_set_new(o, "peer_guard", status_guard_json(a, i, &v, c));
+	json_object_set_new(o, "backend", backend_json(&v));
 	json_object_set_new(o, "history", history_json(v.history));
 	return o;
 }

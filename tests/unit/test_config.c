@@ -57,6 +57,52 @@ expect_error(const char *text, unsigned line, const char *msg)
 	config_errors_free(&errs);
 }
 
+/*
+ * A [service] that names no backend is judged against [haproxy]'s: warned
+ * with its line, and where each backend is said is kept for the status.
+ */
+START_TEST(backend_inherited)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+
+	cfg = load("[agent]\nnode_id = n1\n"
+	    "[haproxy]\nsources = unix:/run/haproxy/admin.sock\n"
+	    "backend = app\n"
+	    "[probe p]\ntype = file\npath = /x\n"
+	    "[service web]\nprobes = p\n"
+	    "[service api]\nprobes = p\nbackend = api_be\n"
+	    "[service same]\nprobes = p\nbackend = app\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert_uint_eq(cfg->backend_line, 5);
+	ck_assert_uint_eq(errs.nwarnings, 1);
+	ck_assert_msg(strstr(errs.warnings[0], ":9: warning: [service web]: "
+	    "judged against backend app, inherited from [haproxy] backend "
+	    "(line 5): name its own (backend = ...), or backend = app to keep "
+	    "it") != NULL, "%s", errs.warnings[0]);
+	ck_assert_str_eq(cfg->services[0].transitions.backend, "app");
+	ck_assert(cfg->services[0].backend_inherited);
+	ck_assert_uint_eq(cfg->services[0].backend_line, 5);
+	ck_assert(!cfg->services[1].backend_inherited);
+	ck_assert_uint_eq(cfg->services[1].backend_line, 13);
+	/* Named, even as [haproxy]'s own: meant, no warning. */
+	ck_assert(!cfg->services[2].backend_inherited);
+	ck_assert_uint_eq(cfg->services[2].backend_line, 16);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	/* No backend anywhere: nothing inherited, nothing to say. */
+	cfg = load("[probe p]\ntype = file\npath = /x\n"
+	    "[service web]\nprobes = p\n", &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(errs.nwarnings, 0);
+	ck_assert(!cfg->services[0].backend_inherited);
+	ck_assert_uint_eq(cfg->services[0].backend_line, 0);
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
 START_TEST(defaults)
 {
 	struct config_errors	 errs;
@@ -921,6 +967,7 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, backend_inherited);
 	tcase_add_test(tc, every_key_set);
 	tcase_add_test(tc, error_paths);
 	tcase_add_test(tc, probe_and_service_sections);

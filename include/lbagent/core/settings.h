@@ -168,6 +168,12 @@ struct service_conf {
 	size_t			 nprobes;
 	struct config_listens	 listen;	/* none: the shared agent port */
 	struct transition_conf	 transitions;	/* [agent]'s unless overridden */
+	/*
+	 * Where its transitions.backend is set: its own section's line, or
+	 * (inherited) the [haproxy] backend's; 0 when it has none.
+	 */
+	unsigned		 backend_line;
+	bool			 backend_inherited;
 };
 
 struct config {
@@ -182,6 +188,7 @@ struct config {
 	bool			 automation_off;	/* mode = off */
 	bool			 shadow;		/* mode = shadow */
 	char			*node_id;		/* the host name unless set */
+	unsigned		 backend_line;	/* [haproxy] backend's; 0: unset */
 	struct config_http	 http;
 	struct config_peers	 peers;		/* none: no peer guard */
 	struct transition_conf	 transitions;

@@ -55,6 +55,11 @@ struct agent_service_view {
 	struct peer_view	 peers;		/* its view, when on */
 	const char		*marker_warning; /* "" unless a marker leaves
 						    no other node serving */
+	/* The backend it is judged against (NULL: none), where it is set
+	 * (0: a default), and whether it is [haproxy]'s, not named. */
+	const char		*backend;
+	unsigned		 backend_line;
+	bool			 backend_inherited;
 };
 
 struct agent_info {
