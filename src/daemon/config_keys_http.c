@@ -18,5 +18,11 @@ const struct config_key config_http_keys[] = {
 	  "than the descriptor limit leaves after [agent] max_connections "
 	  "and 64 for lbagent itself; beyond it, new ones wait in the "
 	  "kernel's queue." },
+	{ "http", "per_address", KEY_UINT, NULL, 1, 65536,
+	  OFF(http.per_address),
+	  "API connections one address may hold at once (every unix caller "
+	  "counting as one address); default max_connections / 8, at least "
+	  "4. Raise it when a proxy in front of the API gathers many callers "
+	  "on one address; never more than max_connections." },
 };
 const size_t config_http_nkeys = NKEYS_OF(config_http_keys);

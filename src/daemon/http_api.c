@@ -277,7 +277,7 @@ static void
 api_settings(struct http_api *api, const struct config *cfg)
 {
 	http_server_settings(api->server, cfg->http.max_connections,
-	    cfg->max_connections);
+	    cfg->http.per_address, cfg->max_connections);
 	read_token(api, cfg->http.token_file);
 }
 

@@ -362,12 +362,17 @@ addr_key(const struct sockaddr *sa, unsigned char key[HTTP_ADDR_KEY])
 		    sin6_addr, 16);
 }
 
-/* Connections one address may hold: the cap's share (http_server.h). */
+/*
+ * Connections one address may hold: [http] per_address within the cap, or
+ * by default the cap's share (http_server.h).
+ */
 static size_t
 addr_max(const struct http_server *srv)
 {
-	size_t	n = server_cap(srv) / HTTP_ADDR_SHARE;
+	size_t	cap = server_cap(srv), n = cap / HTTP_ADDR_SHARE;
 
+	if (srv->per_address != 0)
+		return srv->per_address < cap ? (size_t)srv->per_address : cap;
 	return n < HTTP_ADDR_MIN ? HTTP_ADDR_MIN : n;
 }
 
@@ -619,9 +624,10 @@ http_server_free(struct http_server *srv)
 
 void
 http_server_settings(struct http_server *srv, uint64_t max_conns,
-    uint64_t agent_conns)
+    uint64_t per_address, uint64_t agent_conns)
 {
 	srv->max_conns = max_conns;
+	srv->per_address = per_address;
 	srv->agent_conns = agent_conns;
 }
 

@@ -62,6 +62,8 @@ struct http_server {
 	struct event_base		*base;
 	struct http_server_hooks	 hooks;
 	uint64_t			 max_conns;	/* [http] max_connections */
+	uint64_t			 per_address;	/* [http] per_address; 0:
+							   the cap's share */
 	uint64_t			 agent_conns;	/* [agent] max_connections */
 	struct http_sock		**socks;
 	size_t				 nsocks;

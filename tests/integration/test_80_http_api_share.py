@@ -11,7 +11,10 @@ every slot (each held up to the 5 s request deadline); meanwhile:
 - the flooding address's connections beyond its share get a 503 (those
   the kernel hands over before the client is gone), and lbagent counts
   them in lbagent_http_refused_total;
-- the log says so, at most once per 10 s."""
+- the log says so, at most once per 10 s.
+
+Then with [http] per_address = 10 the same address holds 10, not 4, and
+another address is still answered."""
 
 import socket
 import sys
@@ -25,6 +28,7 @@ FLOOD = "127.0.80.9"
 OTHER = "127.0.80.1"
 MAX = 16
 SHARE = 4
+PER_ADDRESS = 10
 
 
 class Hog:
@@ -115,6 +119,32 @@ def main():
     h.expect(said and f"127.0.80.9 holds {SHARE} connections" in said[0],
              f"the refusal in the log: {said[:2]}")
     h.expect(len(said) <= 2, f"refusals logged {len(said)} times (at most once per 10 s)")
+    lb.stop(expect_rc=0)
+
+    h.section(f"[http] per_address = {PER_ADDRESS}: the share set by hand")
+    port = h.free_port()
+    lb = h.Lbagent({"http": {"listen": f"127.0.0.1:{port}",
+                             "max_connections": str(MAX),
+                             "per_address": str(PER_ADDRESS)}}, name="per_address")
+    h.wait_until(lambda: h.http_request(port, "/health")[0], h.startup_bound_s(),
+                 "/health", ok=lambda s: s == 200)
+    mark = lb.log_mark()
+    hog = Hog(port)
+    h.env().register(hog)
+    said = h.wait_until(lambda: [line for line in lb.log_since(mark).splitlines()
+                                 if "its share of max_connections" in line],
+                        10, "the refusal in the log", ok=bool)
+    h.expect(f"127.0.80.9 holds {PER_ADDRESS} connections" in said[0],
+             f"the hog holds {PER_ADDRESS}, not {SHARE}: {said[:2]}")
+    conn = socket.create_connection(("127.0.0.1", port), timeout=3,
+                                    source_address=(OTHER, 0))
+    conn.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = h.read_to_eof(conn)
+    conn.close()
+    h.expect(data.startswith(b"HTTP/1.1 200 OK"),
+             f"/health from another address: {data[:80]!r}")
+    hog.close()
+    h.env().forget(hog)
     lb.stop(expect_rc=0)
 
 

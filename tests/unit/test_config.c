@@ -115,6 +115,7 @@ START_TEST(defaults)
 	ck_assert_str_eq(cfg->listen.addr[0].port, "9505");
 	ck_assert_str_eq(cfg->state_dir, "/var/lib/lbagent");
 	ck_assert_uint_eq(cfg->max_connections, 1024);
+	ck_assert_uint_eq(cfg->http.per_address, 0);	/* the share */
 	ck_assert(cfg->reply_reasons);
 	ck_assert_uint_eq(cfg->lb_forget_after_ms, 600000);
 	config_free(cfg);
@@ -176,6 +177,8 @@ START_TEST(error_paths)
 	    "max_connections: '0' out of range (1 to 65536)");
 	expect_error("[agent]\nmax_connections = lots\n", 2,
 	    "max_connections: expected a whole number: 'lots'");
+	expect_error("[http]\nper_address = 0\n", 2,
+	    "per_address: '0' out of range (1 to 65536)");
 	expect_error("[agent]\nstate_dir = relative/dir\n", 2,
 	    "state_dir: must be an absolute path: 'relative/dir'");
 	expect_error("[agent]\nstate_dir =\n", 2, "state_dir: empty value");

@@ -44,6 +44,7 @@ struct config_http {
 	unsigned			line;		/* of listen; 0: default */
 	char				*token_file;	/* NULL: none */
 	uint64_t			 max_connections;
+	uint64_t			 per_address;	/* 0: the share */
 };
 
 /* What a probe's warn or crit result does to its service. */

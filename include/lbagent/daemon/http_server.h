@@ -85,9 +85,13 @@ struct http_server_hooks {
 struct http_server	*http_server_new(struct event_base *,
 			    const struct http_server_hooks *);
 void			 http_server_free(struct http_server *);
-/* [http] max_connections and [agent] max_connections (see server_cap). */
+/*
+ * [http] max_connections, [http] per_address (0: the cap's share) and
+ * [agent] max_connections (see server_cap).
+ */
 void			 http_server_settings(struct http_server *,
-			    uint64_t max_conns, uint64_t agent_conns);
+			    uint64_t max_conns, uint64_t per_address,
+			    uint64_t agent_conns);
 /* Binds cfg->http's addresses; -1 when one cannot be bound (logged). */
 int			 http_server_listen(struct http_server *,
 			    const struct config *);
