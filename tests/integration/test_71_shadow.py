@@ -35,8 +35,12 @@ import time
 sys.dont_write_bytecode = True
 import harness as h  # noqa: E402
 
-INTERVAL_MS = 100
-TIMEOUT_MS = 50
+# A file probe's stat runs on a worker thread: given 50 ms, it timed out
+# ("timed out after 50ms" for "does not exist") while the CI machine's two
+# cores ran the sanitizer build beside the suite. Its answer is the file's,
+# never the clock's, so the timeout stays far from what a stat costs.
+INTERVAL_MS = 250
+TIMEOUT_MS = 200
 DOWN_AFTER_S = 1.0
 UP_AFTER_S = 2.0
 BOUND_S = h.probe_bound_s(INTERVAL_MS, TIMEOUT_MS) + DOWN_AFTER_S
