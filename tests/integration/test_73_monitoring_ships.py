@@ -124,7 +124,8 @@ def check_rules():
     for name in ("LbagentDown", "LbagentNotScraped", "LbagentHeldInByGuard",
                  "LbagentGuardLatched", "LbagentAutomationOffTooLong",
                  "LbagentShadowTooLong", "LbagentMarkerWithoutEnd",
-                 "LbagentProbeFailing", "LbagentFlapDamping"):
+                 "LbagentProbeFailing", "LbagentFlapDamping",
+                 "LbagentReloadFailed", "LbagentUnknownServiceName"):
         h.expect(name in alerts, f"the rules have {name}")
 
     h.section("promtool test rules: every alert's cases")
@@ -135,6 +136,62 @@ def check_rules():
     h.expect(rc == 0 and "SUCCESS" in out and "FAILED" not in out,
              f"promtool test rules (exit {rc}):\n{out}")
     return alerts
+
+
+def usage_commands():
+    """lbagentctl's usage as {command: the words that may follow it}: for
+    `maint on|off [...]`, {"maint": {"on", "off"}}; None when any may."""
+    rc, out, err = h.lbagentctl("-h", timeout_s=30)
+    h.expect(rc == 0, f"lbagentctl -h exits 0 ({rc}): {err}")
+    cmds = {}
+    for line in out.splitlines():
+        words = line.split()
+        if "lbagentctl" not in words:
+            continue
+        words = words[words.index("lbagentctl") + 1:]
+        if not words or words[0].startswith("-"):
+            continue
+        nxt = words[1] if len(words) > 1 else ""
+        cmds[words[0]] = set(nxt.split("|")) if "|" in nxt else None
+    return cmds
+
+
+def alert_commands():
+    """(alert, command) for every `lbagentctl ...` an alert's text suggests,
+    its templates filled in as they would be for each label value the
+    expression lets through (marker=~"a|b": once for a, once for b)."""
+    import yaml
+    with open(RULES) as f:
+        doc = yaml.safe_load(f)
+    out = []
+    for g in doc["groups"]:
+        for r in g["rules"]:
+            text = " ".join(r.get("annotations", {}).values())
+            m = re.search(r'marker=~"([^"]+)"', r["expr"])
+            markers = m.group(1).split("|") if m else ["maint"]
+            for marker in markers:
+                filled = re.sub(r"\{\{\s*\$labels\.marker\s*\}\}", marker, text)
+                filled = re.sub(r"\{\{\s*\$labels\.service\s*\}\}", "web", filled)
+                for cmd in re.findall(r"`(lbagentctl[^`]*)`", filled):
+                    out.append((r["alert"], cmd))
+    return out
+
+
+def check_alert_commands():
+    h.section("every lbagentctl command an alert suggests exists")
+    cmds = usage_commands()
+    h.expect({"status", "why", "maint", "drain", "mode", "check", "reload"} <= set(cmds),
+             f"lbagentctl's usage lists its commands: {sorted(cmds)}")
+    suggested = alert_commands()
+    h.expect(len(suggested) >= 8, f"the alerts suggest commands: {suggested}")
+    for alert, cmd in suggested:
+        words = cmd.split()[1:]
+        h.expect(words and words[0] in cmds,
+                 f"{alert} suggests `{cmd}`: no such command in lbagentctl -h")
+        allowed = cmds[words[0]]
+        if allowed is not None:
+            h.expect(len(words) > 1 and words[1] in allowed,
+                     f"{alert} suggests `{cmd}`: {words[0]} takes {sorted(allowed)}")
 
 
 def check_dashboard_form(dash):
@@ -286,6 +343,7 @@ def check_completion(conf):
 
 def main():
     check_rules()
+    check_alert_commands()
     with open(DASHBOARD) as f:
         dash = json.load(f)
     exprs = check_dashboard_form(dash)
