@@ -369,12 +369,30 @@ rounds_wanted(const struct service *s, const struct decision *d)
 }
 
 /*
- * A marker takes the node out whatever the peers say; the peer guard
- * only warns, once per marker, when no other node serves (asked after
- * the marker took effect).
+ * What HAProxy shows of a marker that leaves no other node serving: the
+ * marker's reason and that ("patching (no other node serving)"), so that
+ * its stats page and logs say it as the agent's log does.
  */
 static void
-marker_guard(struct service *s, const struct decision *d,
+alone_reason(struct decision *d)
+{
+	const char	*add = d->reason[0] != '\0' ?
+			    " (" MARKER_ALONE_WORDS ")" : MARKER_ALONE_WORDS;
+	size_t		 n = strlen(d->reason), a = strlen(add);
+
+	/* The words kept whole; a reason too long for both is cut. */
+	if (n + a > sizeof(d->reason) - 1)
+		n = sizeof(d->reason) - 1 - a;
+	memcpy(d->reason + n, add, a + 1);
+}
+
+/*
+ * A marker takes the node out whatever the peers say; the peer guard
+ * only warns, once per marker, when no other node serves (asked after
+ * the marker took effect), and the reply says so.
+ */
+static void
+marker_guard(struct service *s, struct decision *d,
     const struct peer_view *pv, int64_t now_ms, struct service_effects *fx)
 {
 	char		 p[96];
@@ -398,6 +416,7 @@ marker_guard(struct service *s, const struct decision *d,
 		s->marker_warned = false;
 		return;
 	}
+	alone_reason(d);
 	snprintf(s->marker_warning, sizeof(s->marker_warning), "%s marker "
 	    "obeyed, but no other node is serving", kind);
 	if (!s->marker_warned)

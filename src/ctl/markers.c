@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lbagent/core/marker.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
 #include "lbagent/sys/atomic_file.h"
@@ -265,6 +266,23 @@ ctl_expect_from(const struct markers *node, const struct markers *own,
 	}
 }
 
+/*
+ * Whether the reason shown is the marker's: itself, or with what the
+ * peer guard adds when no other node serves (service.c: alone_reason).
+ */
+static bool
+marker_reason(const char *shown, const char *want)
+{
+	size_t	n = strlen(want);
+
+	if (strcmp(shown, want) == 0)
+		return true;
+	if (n == 0)
+		return strcmp(shown, MARKER_ALONE_WORDS) == 0;
+	return strncmp(shown, want, n) == 0 &&
+	    strcmp(shown + n, " (" MARKER_ALONE_WORDS ")") == 0;
+}
+
 bool
 ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
     bool check_automation)
@@ -280,7 +298,7 @@ ctl_reflects(const json_t *svc, const struct ctl_expect *e, bool check_state,
 		/* Only the detail has the reason; the public part, the word. */
 		if (e->state != NULL && e->reason != NULL &&
 		    json_is_string(json_object_get(svc, "reason")) &&
-		    strcmp(ctl_json_str(svc, "reason"), e->reason) != 0)
+		    !marker_reason(ctl_json_str(svc, "reason"), e->reason))
 			return false;
 		if (e->state == NULL && (strcmp(state, "maint") == 0 ||
 		    strcmp(state, "drain") == 0 || state[0] == '\0'))

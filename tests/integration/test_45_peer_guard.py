@@ -223,6 +223,10 @@ def alone_grace():
     h.wait_until(lambda: cc.marker_warnings(mark_c),
                  pc.ROUND_S + 2.0, "C's warning: the marker obeyed with no other node serving")
     h.expect(pc.marker_warning(cc.detail()), "C's status shows the marker warning")
+    # What HAProxy is told: the marker's reason, and that nobody else serves.
+    h.wait_until(lambda: h.reply_reason(cc.lb.ask()), pc.ROUND_S + 2.0,
+                 "C's reply: its marker's reason and that no other node serves",
+                 ok=lambda r: r == b"peer test: C (no other node serving)")
 
     h.section("A comes back after alone_grace")
     r = h.wait_reply(a.lb, lambda r: r.startswith(b"up") and

@@ -954,7 +954,10 @@ START_TEST(guard_holds_lets_out_latches_and_restart_ends_it)
 }
 END_TEST
 
-/* A marker is obeyed whatever the peers say; the guard warns once. */
+/*
+ * A marker is obeyed whatever the peers say; the guard warns once, and
+ * the reply's reason says it while no other node serves.
+ */
 START_TEST(marker_guard_warns_once_when_nobody_else_serves)
 {
 	struct tsvc	t;
@@ -972,14 +975,21 @@ START_TEST(marker_guard_warns_once_when_nobody_else_serves)
 	run(&t, TICK);
 	expect_note(0, true, "service web: peer-guard: drain marker obeyed, "
 	    "but no other node is serving (n2: timeout)");
-	ck_assert_str_eq(fx.line, "drain up #patching");
+	ck_assert_str_eq(fx.line, "drain up #patching (no other node serving)");
 	run(&t, 2 * S);
+	ck_assert_str_eq(fx.line, "drain up #patching (no other node serving)");
 	ck_assert_uint_eq(logged("peer-guard: drain marker obeyed"), 1);
 	round_now(true, "n2", "");
 	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "drain up #patching");
 	round_now(false, "", "n2: timeout");
 	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "drain up #patching (no other node serving)");
 	ck_assert_uint_eq(logged("peer-guard: drain marker obeyed"), 2);
+	/* A marker without a reason: the words alone. */
+	marker(&t.own, MARKER_DRAIN, "");
+	run(&t, TICK);
+	ck_assert_str_eq(fx.line, "drain up #no other node serving");
 	/* Without the marker, nothing to warn of. */
 	marker(&t.own, MARKER_DRAIN, NULL);
 	run(&t, TICK);

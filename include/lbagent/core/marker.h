@@ -103,4 +103,11 @@ bool		 marker_track(const struct marker *old, struct marker *m,
 bool		 marker_ended(const struct marker *m, int64_t now_ms,
 		    int64_t wall_ms);
 
+/*
+ * What a drain or maint marker's reason gets in the reply when the peer
+ * guard sees no other node serving: "REASON (no other node serving)", or
+ * these words alone for a marker without one.
+ */
+#define MARKER_ALONE_WORDS	"no other node serving"
+
 #endif
