@@ -318,6 +318,11 @@ mp_done(void *arg)
 	else if (r.info == INFO_LONG_LINE)
 		probe_report(run, PROBE_CRIT, NAN, "%s: a line longer than "
 		    "64 KiB", r.mountinfo);
+	else if (r.info == INFO_MISSING && !r.mount_root)
+		/* Its mount's mount point is above lbagent's root (a chroot
+		 * whose root is no mount point): mountinfo leaves it out. */
+		probe_report(run, PROBE_CRIT, NAN, "not a mount point (part of "
+		    "a mount outside lbagent's root)");
 	else if (r.info == INFO_MISSING)
 		probe_report(run, PROBE_CRIT, NAN, "mount %llu not in %s",
 		    (unsigned long long)r.mnt_id, r.mountinfo);

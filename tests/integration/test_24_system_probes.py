@@ -212,7 +212,7 @@ def mountpoint():
         "agent": {**h.IMMEDIATE, "reply_reasons": "yes"},
         "probe data": p("mountpoint", path=data),
     }, name="lbagent-mountpoint")
-    r = h.wait_reply(lb, h.starts(b"down #data: not a mount point (part of the "),
+    r = h.wait_reply(lb, h.starts(b"down #data: not a mount point (part of "),
                      "`down #data: not a mount point ...` before the mount",
                      timeout_s=BOUND_S)
     print(f"   not mounted: {r!r}", flush=True)

@@ -13,6 +13,8 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 /*
  * Mounts it on dir (which must exist). Returns the /dev/fuse descriptor,
  * or -1 (with a note on stderr) where this process may not mount:
@@ -24,8 +26,7 @@ hungfs_mount(const char *dir)
 	char	opts[128];
 	int	fd;
 
-	if (unshare(CLONE_NEWNS) == -1 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1) {
+	if (tu_private_mounts() == -1) {
 		perror("hungfs: skipped: private mount namespace");
 		return -1;
 	}

@@ -21,12 +21,19 @@
 
 static const struct probe_ops	*mp = &probe_mountpoint_ops;
 
+#define KNOWN_MOUNT	"/proc"
+/*
+ * A directory of the test's own under /tmp: "part of the TYPE mounted on
+ * DIR", or, in a chroot whose root is no mount point, "part of a mount
+ * outside lbagent's root".
+ */
+#define NOT_MOUNT	"not a mount point (part of "
+
 /* A private mount namespace for this test's process; false: skip. */
 static bool
 private_mounts(void)
 {
-	if (unshare(CLONE_NEWNS) == -1 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1) {
+	if (tu_private_mounts() == -1) {
 		perror("mountpoint: skipped: private mount namespace");
 		return false;
 	}
@@ -112,15 +119,20 @@ START_TEST(mountpoint_config)
 }
 END_TEST
 
-/* "/" is a mount point; a directory of a plain filesystem is not. */
+/*
+ * /proc is a mount point; a directory of a plain filesystem is not. (Not
+ * "/": in a chroot whose root is no mount point, such as the fresh-machine
+ * check's, it is not one; /proc is one wherever lbagent runs, its probes
+ * read it.)
+ */
 START_TEST(mountpoint_root_and_plain_dir)
 {
 	char	*dir = tu_tmpdir(), *file, *p;
 
-	expect_prefix("/", PROBE_OK, "");
-	expect_prefix(dir, PROBE_CRIT, "not a mount point (part of the ");
+	expect(NULL, KNOWN_MOUNT, NULL, PROBE_OK, "proc mounted");
+	expect_prefix(dir, PROBE_CRIT, NOT_MOUNT);
 	file = tu_write(dir, "f", "x", -1);
-	expect_prefix(file, PROBE_CRIT, "not a mount point (part of the ");
+	expect_prefix(file, PROBE_CRIT, NOT_MOUNT);
 	ck_assert_int_ne(asprintf(&p, "%s/nope", dir), -1);
 	expect(NULL, p, NULL, PROBE_CRIT, "path does not exist");
 	free(p);
@@ -145,7 +157,7 @@ START_TEST(mountpoint_tmpfs)
 
 	if (!private_mounts())
 		goto out;
-	expect_prefix(mnt, PROBE_CRIT, "not a mount point (part of the ");
+	expect_prefix(mnt, PROBE_CRIT, NOT_MOUNT);
 	mount_fs("tmpfs", mnt);
 	expect(NULL, mnt, NULL, PROBE_OK, "tmpfs mounted");
 	expect(NULL, mnt, "tmpfs", PROBE_OK, "tmpfs mounted");
@@ -159,7 +171,7 @@ START_TEST(mountpoint_tmpfs)
 	ck_assert_int_eq(symlink(mnt, link), 0);
 	expect(NULL, link, "tmpfs", PROBE_OK, "tmpfs mounted");
 	ck_assert_int_eq(umount(mnt), 0);
-	expect_prefix(mnt, PROBE_CRIT, "not a mount point (part of the ");
+	expect_prefix(mnt, PROBE_CRIT, NOT_MOUNT);
 	unlink(link);
 	free(want);
 	free(link);
@@ -305,30 +317,33 @@ fake_proc(const char *dir, size_t filler, const char *line)
 START_TEST(mountpoint_mountinfo_bounds)
 {
 	char			*dir = tu_tmpdir(), *root, *line, *want, *big;
-	unsigned long long	 id = mount_id("/");
+	unsigned long long	 id = mount_id(KNOWN_MOUNT);
 
 	/* Optional fields, escapes: the type after the lone "-". */
 	ck_assert_int_ne(asprintf(&line, "%llu 1 8:1 / /some\\040where rw "
 	    "shared:5 master:3 - nfs4 srv:/x rw\n", id), -1);
 	root = fake_proc(dir, 0, line);
-	expect(root, "/", NULL, PROBE_OK, "nfs4 mounted");
-	expect(root, "/", "nfs", PROBE_CRIT, "nfs4 mounted, expected nfs");
+	expect(root, KNOWN_MOUNT, NULL, PROBE_OK, "nfs4 mounted");
+	expect(root, KNOWN_MOUNT, "nfs", PROBE_CRIT, "nfs4 mounted, expected nfs");
 	free(root);
 	/* Found past many 64 KiB pieces, the line across their bounds. */
 	root = fake_proc(dir, 3 << 20, line);
-	expect(root, "/", "nfs4", PROBE_OK, "nfs4 mounted");
+	expect(root, KNOWN_MOUNT, "nfs4", PROBE_OK, "nfs4 mounted");
 	free(root);
 	/* Not there, or past the bound. */
 	root = fake_proc(dir, 1000, NULL);
 	ck_assert_int_ne(asprintf(&want, "mount %llu not in %s/self/mountinfo",
 	    id, root), -1);
-	expect(root, "/", NULL, PROBE_CRIT, want);
+	expect(root, KNOWN_MOUNT, NULL, PROBE_CRIT, want);
 	free(want);
+	/* No mount point and its mount not listed: above lbagent's root. */
+	expect(root, dir, NULL, PROBE_CRIT, "not a mount point (part of a "
+	    "mount outside lbagent's root)");
 	free(root);
 	root = fake_proc(dir, (4 << 20) + 1000, line);
 	ck_assert_int_ne(asprintf(&want, "%s/self/mountinfo larger than "
 	    "4 MiB, read stopped", root), -1);
-	expect(root, "/", NULL, PROBE_CRIT, want);
+	expect(root, KNOWN_MOUNT, NULL, PROBE_CRIT, want);
 	free(want);
 	free(root);
 	/* A line longer than a piece. */
@@ -339,7 +354,7 @@ START_TEST(mountpoint_mountinfo_bounds)
 	root = fake_proc(dir, 100, big);
 	ck_assert_int_ne(asprintf(&want, "%s/self/mountinfo: a line longer "
 	    "than 64 KiB", root), -1);
-	expect(root, "/", NULL, PROBE_CRIT, want);
+	expect(root, KNOWN_MOUNT, NULL, PROBE_CRIT, want);
 	free(want);
 	free(root);
 	free(big);
@@ -347,7 +362,7 @@ START_TEST(mountpoint_mountinfo_bounds)
 	ck_assert_int_ne(asprintf(&root, "%s/nowhere", dir), -1);
 	ck_assert_int_ne(asprintf(&want, "%s/self/mountinfo: No such file or "
 	    "directory", root), -1);
-	expect(root, "/", NULL, PROBE_CRIT, want);
+	expect(root, KNOWN_MOUNT, NULL, PROBE_CRIT, want);
 	free(want);
 	free(root);
 	free(line);
@@ -363,7 +378,7 @@ START_TEST(mountpoint_out_of_descriptors)
 	struct tu_fds	fds;
 
 	pu_init(&sr, mp, NULL);
-	pu_set(&sr, "path", "/");
+	pu_set(&sr, "path", KNOWN_MOUNT);
 	pu_check(&sr);
 	tu_fds_exhaust(&fds, 0);
 	pu_expect(&sr, PROBE_UNKNOWN, "cannot start a thread: Too many "
@@ -430,8 +445,8 @@ START_TEST(mountpoint_hung)
 	    "statx: Transport endpoint is not connected");
 	hungfs_umount(mnt);
 	ck_assert(pu_once(&sr, 10000));
-	ck_assert_msg(strncmp(sr.out.reason, "not a mount point (part of the ",
-	    31) == 0, "%s", sr.out.reason);
+	ck_assert_msg(strncmp(sr.out.reason, NOT_MOUNT, strlen(NOT_MOUNT)) ==
+	    0, "%s", sr.out.reason);
 	pu_done(&sr);
 out:
 	tu_rmtree(dir);

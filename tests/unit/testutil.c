@@ -1,9 +1,13 @@
 /* Helpers for the unit tests: temp directories and files, the runner. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -16,6 +20,43 @@ tu_tmpdir(void)
 	ck_assert_ptr_nonnull(dir);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	return dir;
+}
+
+/*
+ * A mount namespace of this process's own, private from the mount holding
+ * /tmp (where tu_tmpdir makes directories) down, so that what a test
+ * mounts there never reaches the namespace it was started in. In a chroot
+ * whose root is no mount point (the fresh-machine check's), "/" cannot be
+ * made private (EINVAL): such a chroot is in a private namespace already.
+ * 0, or -1 with errno.
+ */
+int
+tu_private_mounts(void)
+{
+	char		 top[PATH_MAX] = "/tmp", up[PATH_MAX];
+	struct stat	 st, pst;
+	char		*slash;
+
+	if (unshare(CLONE_NEWNS) == -1)
+		return -1;
+	/* Up from /tmp to the first directory on another device than its
+	 * parent, or "/". */
+	while (strcmp(top, "/") != 0) {
+		snprintf(up, sizeof(up), "%s", top);
+		if ((slash = strrchr(up, '/')) == up)
+			up[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(top, &st) == -1 || stat(up, &pst) == -1)
+			return -1;
+		if (st.st_dev != pst.st_dev)
+			break;
+		memcpy(top, up, sizeof(top));
+	}
+	if (mount(NULL, top, NULL, MS_REC | MS_PRIVATE, NULL) == -1 &&
+	    !(errno == EINVAL && strcmp(top, "/") == 0))
+		return -1;
+	return 0;
 }
 
 void

@@ -9,6 +9,8 @@
 
 /* A fresh directory under /tmp, removed by tu_rmtree. */
 char	*tu_tmpdir(void);
+/* A private mount namespace for this process (testutil.c); -1: errno. */
+int	 tu_private_mounts(void);
 void	 tu_rmtree(const char *dir);
 /* Writes len bytes (or strlen when len is -1) to dir/name; returns the path. */
 char	*tu_write(const char *dir, const char *name, const char *data, long len);
