@@ -176,10 +176,18 @@ def main():
         served.set_json("/status", poison(doc, all_=all_))
         sbase = ["-f", lb.config_path, "-s", served.url("").rstrip("/")]
         for cmd in commands:
-            shown.append((cmd, safe_run(f"{' '.join(cmd)} (served, every "
-                                        f"string: {all_})", *sbase, *cmd)[1]))
-    # Shown, escaped, not dropped.
-    for cmd, out in shown:
+            shown.append((cmd, all_, safe_run(f"{' '.join(cmd)} (served, "
+                                              f"every string: {all_})",
+                                              *sbase, *cmd)[1]))
+    # Shown, escaped, not dropped. status --short's one line per service cuts
+    # its WHY column at 80 columns, the escape after the reason with it
+    # (the marker's reason, and "(no other node serving)" since the peer
+    # guard sees none): there the escape is looked for where the service's
+    # name carries it too (every string poisoned); raw bytes are refused in
+    # every output above.
+    for cmd, all_, out in shown:
+        if cmd == ["status", "--short"] and not all_:
+            continue
         if "--json" in cmd:
             h.expect(json.loads(out)["node_id"] == "n1" + EVIL,
                      f"{cmd}: the strings read back whole: {out[:2000]!r}")
