@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lbagent/core/marker.h"
+#include "lbagent/core/text.h"
 #include "lbagent/ctl/format.h"
 #include "lbagent/ctl/markers.h"
 #include "lbagent/sys/atomic_file.h"
@@ -273,14 +274,18 @@ ctl_expect_from(const struct markers *node, const struct markers *own,
 static bool
 marker_reason(const char *shown, const char *want)
 {
-	size_t	n = strlen(want);
+	static const char	 tail[] = " (" MARKER_ALONE_WORDS ")";
+	size_t			 sl = strlen(shown), tl = sizeof(tail) - 1;
 
 	if (strcmp(shown, want) == 0)
 		return true;
-	if (n == 0)
+	if (want[0] == '\0')
 		return strcmp(shown, MARKER_ALONE_WORDS) == 0;
-	return strncmp(shown, want, n) == 0 &&
-	    strcmp(shown + n, " (" MARKER_ALONE_WORDS ")") == 0;
+	/* The marker's reason (cut if the two did not fit in a reason's
+	 * REASON_MAX), then the words. */
+	return sl > tl && strcmp(shown + sl - tl, tail) == 0 &&
+	    (sl - tl == strlen(want) || (sl == REASON_MAX &&
+	    sl - tl < strlen(want))) && strncmp(shown, want, sl - tl) == 0;
 }
 
 bool

@@ -893,6 +893,30 @@ START_TEST(reflects)
 	json_decref(s);
 	s = svc("down", "auto");
 	ck_assert(ctl_reflects(s, &e, true, false));
+	json_decref(s);
+
+	/* The marker's reason, alone or with what the peer guard adds. */
+	e.state = "drain";
+	e.reason = "deploy";
+	s = svc("drain", "auto");
+	json_object_set_new(s, "reason", json_string("deploy"));
+	ck_assert(ctl_reflects(s, &e, true, false));
+	json_object_set_new(s, "reason",
+	    json_string("deploy (no other node serving)"));
+	ck_assert(ctl_reflects(s, &e, true, false));
+	json_object_set_new(s, "reason",
+	    json_string("other (no other node serving)"));
+	ck_assert(!ctl_reflects(s, &e, true, false));
+	json_object_set_new(s, "reason",
+	    json_string("dep (no other node serving)"));
+	ck_assert(!ctl_reflects(s, &e, true, false));	/* not cut: shorter */
+	e.reason = "";
+	json_object_set_new(s, "reason", json_string("no other node serving"));
+	ck_assert(ctl_reflects(s, &e, true, false));
+	e.state = NULL;
+	e.reason = NULL;
+	json_decref(s);
+	s = svc("down", "auto");
 
 	/* Automation only. */
 	e.off = true;
