@@ -1294,14 +1294,36 @@ class Haproxy:
                 return row
         raise TestFailure(f"{self.name}: no server {backend}/{server} in show servers state")
 
-    def stats(self):
-        """`show stat` as a list of dicts (CSV fields, strings)."""
-        out = self.cmd("show stat")
+    @staticmethod
+    def _stat_rows(out):
         lines = out.splitlines()
         if not lines or not lines[0].startswith("# "):
             raise TestFailure(f"unexpected `show stat` output: {out[:300]!r}")
         lines[0] = lines[0][2:]
         return list(csv.DictReader(io.StringIO("\n".join(l for l in lines if l.strip()))))
+
+    def stats(self):
+        """`show stat` as a list of dicts (CSV fields, strings)."""
+        return self._stat_rows(self.cmd("show stat"))
+
+    def stat_many_of(self, names):
+        """(pid, uptime_s, {(backend, server): row}): `show info;show stat`
+        in ONE connection, so the rows are known to come from the process
+        with that pid, up that many seconds. Around a reload both workers
+        can hold the Runtime API socket for a moment (the listeners are
+        handed over, not bound anew): a verdict about the new worker takes
+        only its own samples."""
+        out = self.cmd("show info;show stat")
+        head, sep, rest = out.partition("\n# ")
+        pid = re.search(r"^Pid: (\d+)", head, re.M)
+        up = re.search(r"^Uptime_sec: (\d+)", head, re.M)
+        if not sep or not pid or not up:
+            raise TestFailure(f"{self.name}: unexpected `show info;show stat`: {out[:300]!r}")
+        rows = {(r.get("pxname"), r.get("svname")): r for r in self._stat_rows("# " + rest)}
+        missing = [f"{be}/{srv}" for be, srv in names if (be, srv) not in rows]
+        if missing:
+            raise TestFailure(f"{self.name}: no server {', '.join(missing)} in show stat")
+        return int(pid.group(1)), int(up.group(1)), {n: rows[n] for n in names}
 
     def stat(self, backend, server):
         """One server's `show stat` row: status ("UP", "DRAIN (agent)",

@@ -8,8 +8,11 @@ agent-inter 10s. HAProxy schedules a new process's first agent check of
 each server a fraction of agent-inter after its start (api's at 2.5 s,
 web's at 7.5 s here), so the window before it is wide enough to see.
 
-Each sample below is one `show stat` of the new worker; a server whose
-agent status is still INI has had no agent reply in this process yet.
+Each sample below is one `show info;show stat` in one connection, so it
+is known to be the new worker's (for a moment after the reload the old
+worker may still answer on the handed-over socket; such samples are
+counted, not judged); a server whose agent status is still INI has had
+no agent reply in this process yet.
 
 1. Without server-state-file: the reload (SIGUSR2 to the master) starts
    a worker that knows nothing of the agent: while web's agent status is
@@ -43,11 +46,23 @@ def settle_bound_s():
     return h.agent_checks_bound_s(2, AGENT_INTER_MS)
 
 
-def sample(hap):
-    rows = hap.stat_many([("web", "s1"), ("api", "s1")])
+SERVERS = [("web", "s1"), ("api", "s1")]
+
+
+def judged(rows):
     web, api = rows[("web", "s1")], rows[("api", "s1")]
     return {"web": (web["status"], h.agent_result(web)),
             "api": (api["weight"], h.agent_result(api))}
+
+
+def sample(hap):
+    return judged(hap.stat_many(SERVERS))
+
+
+def sample_of(hap):
+    """A sample with the pid and uptime of the process that gave it."""
+    pid, up_s, rows = hap.stat_many_of(SERVERS)
+    return {**judged(rows), "pid": pid, "up_s": up_s}
 
 
 def scenario(lb, with_state):
@@ -67,10 +82,15 @@ def scenario(lb, with_state):
     pid = hap.reload(before=(lambda: hap.save_servers_state(state_file)) if with_state
                      else None)
     print(f"   new worker {pid}", flush=True)
-    seen = []
+    seen, elsewhere = [], []
 
     def one():
-        s = sample(hap)
+        s = sample_of(hap)
+        if s["pid"] != pid:
+            # The old worker, still holding the handed-over socket for a
+            # moment: not a sample of the new worker.
+            elsewhere.append(s)
+            return None
         seen.append(s)
         if with_state:
             h.expect(s["web"][0] == DRAIN and s["api"][0] == "50",
@@ -88,11 +108,15 @@ def scenario(lb, with_state):
 
     h.wait_until(one, h.agent_checks_bound_s(1, AGENT_INTER_MS),
                  f"{label}: the new worker's first agent check of both servers",
-                 ok=lambda s: s["web"][1] not in ("INI", "") and s["api"][1] not in ("INI", ""))
+                 ok=lambda s: s is not None and s["web"][1] not in ("INI", "")
+                 and s["api"][1] not in ("INI", ""))
+    if elsewhere:
+        print(f"   {len(elsewhere)} samples answered by the old worker "
+              f"{sorted(set(s['pid'] for s in elsewhere))}, not judged", flush=True)
     for srv in ("web", "api"):
         before = [s[srv] for s in seen if s[srv][1] == "INI"]
         h.expect(before, f"{label}: no sample of {srv} before its first agent check in "
-                 f"the new worker: {seen!r}")
+                 f"the new worker {pid}: {seen!r}")
         print(f"   {srv}: {len(before)} samples before its first agent check, "
               f"{len(seen) - len(before)} after; first {before[0]!r}", flush=True)
     h.wait_until(lambda: sample(hap), h.agent_checks_bound_s(1, AGENT_INTER_MS),
