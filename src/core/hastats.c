@@ -195,6 +195,40 @@ hastats_csv_header(struct hastats_scan *s, size_t col[HASTATS_COL_COUNT],
 	return 0;
 }
 
+enum hastats_end
+hastats_csv_record(struct hastats_scan *s, const size_t col[HASTATS_COL_COUNT],
+    struct hastats_field got[HASTATS_COL_COUNT], bool have[HASTATS_COL_COUNT],
+    const char **why)
+{
+	struct hastats_field	 f;
+	enum hastats_end	 e;
+	size_t			 at[HASTATS_COL_COUNT], i, n = 0, k = 0;
+	int			 who[HASTATS_COL_COUNT], c;
+
+	/* The columns read in the order they come: one look a field. */
+	for (c = 0; c < HASTATS_COL_COUNT; c++) {
+		have[c] = false;
+		if (col[c] == HASTATS_COL_NONE)
+			continue;
+		for (i = n++; i > 0 && at[i - 1] > col[c]; i--) {
+			at[i] = at[i - 1];
+			who[i] = who[i - 1];
+		}
+		at[i] = col[c];
+		who[i] = c;
+	}
+	for (i = 0;; i++) {
+		if ((e = hastats_csv_field(s, &f, why)) == HASTATS_END_BAD)
+			return e;
+		for (; k < n && at[k] == i; k++) {
+			got[who[k]] = f;
+			have[who[k]] = true;
+		}
+		if (e != HASTATS_END_COMMA)
+			return e;
+	}
+}
+
 /* Fills r from the fields of the row found. */
 int
 hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT],
@@ -250,30 +284,19 @@ each_row(const char *csv, size_t len, const char *backend, const char *server,
     const char **why)
 {
 	struct hastats_scan		 s = { csv, csv + len };
-	struct hastats_field		 f, got[HASTATS_COL_COUNT], *sv;
+	struct hastats_field		 got[HASTATS_COL_COUNT], *sv;
 	struct hastats_row	 r;
 	bool			 have[HASTATS_COL_COUNT];
-	size_t			 col[HASTATS_COL_COUNT], i;
+	size_t			 col[HASTATS_COL_COUNT];
 	enum hastats_end		 e;
 	char			 name[HASTATS_NAME_MAX];
-	int			 c;
 
 	if (hastats_csv_header(&s, col, why) == -1)
 		return -1;
 	while (s.p < s.end) {
-		memset(have, 0, sizeof(have));
-		for (i = 0;; i++) {
-			if ((e = hastats_csv_field(&s, &f, why)) ==
-			    HASTATS_END_BAD)
-				return -1;
-			for (c = 0; c < HASTATS_COL_COUNT; c++)
-				if (col[c] == i) {
-					got[c] = f;
-					have[c] = true;
-				}
-			if (e != HASTATS_END_COMMA)
-				break;
-		}
+		if ((e = hastats_csv_record(&s, col, got, have, why)) ==
+		    HASTATS_END_BAD)
+			return -1;
 		/* HAProxy ends every line: the row we want may be the rest. */
 		if (e == HASTATS_END_DATA) {
 			*why = server != NULL ? "cut short before the row was "

@@ -59,6 +59,14 @@ bool		 hastats_csv_eq(const struct hastats_field *, const char *s);
 /* Reads the header line: where each column read is (or COL_NONE). */
 int		 hastats_csv_header(struct hastats_scan *,
 		    size_t col[HASTATS_COL_COUNT], const char **why);
+/*
+ * Reads one record's fields, keeping in got (have set) those of the
+ * columns read; how its last field ended (END_BAD with *why).
+ */
+enum hastats_end hastats_csv_record(struct hastats_scan *,
+		    const size_t col[HASTATS_COL_COUNT],
+		    struct hastats_field got[HASTATS_COL_COUNT],
+		    bool have[HASTATS_COL_COUNT], const char **why);
 /* Fills a row from the fields of a record; -1 with *why when malformed. */
 int		 hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT],
 		    const bool have[HASTATS_COL_COUNT],

@@ -197,30 +197,20 @@ static int
 csv_row(struct hastats_reader *r, const char **why)
 {
 	struct hastats_scan	 s = { r->line, r->line + r->len };
-	struct hastats_field	 f, got[HASTATS_COL_COUNT];
+	struct hastats_field	 got[HASTATS_COL_COUNT];
 	bool			 have[HASTATS_COL_COUNT];
 	struct hastats_table	*t = r->t;
 	struct entry		*e, *grown;
 	enum hastats_end	 end;
 	const char		*err;
 	char			 name[HASTATS_NAME_MAX];
-	size_t			 i, n, cap;
+	size_t			 n, cap;
 	long			 k;
-	int			 c;
 
-	memset(have, 0, sizeof(have));
-	for (i = 0;; i++) {
-		if ((end = hastats_csv_field(&s, &f, &err)) == HASTATS_END_BAD) {
-			bad(r, err);
-			return 0;
-		}
-		for (c = 0; c < HASTATS_COL_COUNT; c++)
-			if (r->col[c] == i) {
-				got[c] = f;
-				have[c] = true;
-			}
-		if (end != HASTATS_END_COMMA)
-			break;
+	if ((end = hastats_csv_record(&s, r->col, got, have, &err)) ==
+	    HASTATS_END_BAD) {
+		bad(r, err);
+		return 0;
 	}
 	if (end == HASTATS_END_DATA) {
 		bad(r, "cut short");
@@ -397,6 +387,46 @@ line_grow(struct hastats_reader *r)
 	return 0;
 }
 
+/*
+ * A CSV row's bytes that the state machine would only pass over, taken
+ * at once: once the row is known to be skipped or its pxname is read, a
+ * run of bytes with no '"' and no newline changes nothing but where the
+ * field stands (after a ',' or inside one). Returns how many bytes it
+ * took (0: the next byte needs the state machine).
+ */
+static size_t
+plain_run(struct hastats_reader *r, const char *data, size_t len)
+{
+	const char	*nl, *quote;
+	size_t		 n;
+
+	if (r->mode != MODE_CSV || r->lead || r->q == Q_QUOTED ||
+	    r->q == Q_QUOTE || (!r->skip &&
+	    (r->col[HASTATS_COL_PXNAME] == HASTATS_COL_NONE ||
+	    r->field <= r->col[HASTATS_COL_PXNAME])))
+		return 0;
+	if ((nl = memchr(data, '\n', len)) != NULL)
+		len = (size_t)(nl - data);
+	if ((quote = memchr(data, '"', len)) != NULL)
+		len = (size_t)(quote - data);
+	/* The byte past line_max is the state machine's, to be told. */
+	n = r->lim.line_max - r->reclen;
+	if (len > n)
+		len = n;
+	if (len == 0)
+		return 0;
+	if (!r->skip) {
+		while (r->room - r->len < len)
+			if (line_grow(r) == -1)
+				return 0;	/* told by the next byte */
+		memcpy(r->line + r->len, data, len);
+		r->len += len;
+	}
+	r->reclen += len;
+	r->q = data[len - 1] == ',' ? Q_START : Q_PLAIN;
+	return len;
+}
+
 int
 hastats_reader_feed(struct hastats_reader *r, const char *data, size_t len,
     const char **why)
@@ -415,6 +445,9 @@ hastats_reader_feed(struct hastats_reader *r, const char *data, size_t len,
 		len = room;
 	r->total += len;
 	for (i = 0; i < len && r->mode != MODE_BAD; i++) {
+		i += plain_run(r, data + i, len - i);
+		if (i == len)
+			break;
 		c = data[i];
 		if (++r->reclen > r->lim.line_max)
 			return fail(r, "a statistics line longer than",

@@ -41,6 +41,11 @@ static const char *const odd[] = {
 	    "3 be 1 s1 12\n3 be 1 s1 13\n4 other 1 s1 x\n3 be 2 s2 9",
 	"# pxname,svname,status,weight\nbe,s1,UP,1\n1\n"
 	    "# be_id be_name srv_name\n3 be s1\n",
+	/* Runs taken at once (past pxname, or in a row skipped) end at a
+	 * quote: a newline inside it ends no record. */
+	"# pxname,svname,status,weight,agent_desc\n"
+	    "zz,x,UP,1,\"q\nbe,fake,UP,1,x\"\nbe,s1,UP,1,\"a,\nb\"\n"
+	    "be,s2,UP,2,x\"y\nzz,y,UP,1,\"\"\nbe,s3,UP,3,z\n",
 };
 #define NODD		(int)(sizeof(odd) / sizeof(odd[0]))
 
@@ -371,6 +376,16 @@ START_TEST(quoted_and_broken)
 	hastats_table_free(t);
 	t = read_whole(odd[4], strlen(odd[4]));
 	ck_assert_int_eq(hastats_table_find(t, "be", "s1", &r, &why), 1);
+	hastats_table_free(t);
+	t = read_whole(odd[10], strlen(odd[10]));
+	ck_assert_uint_eq(hastats_table_rows(t), 3);
+	ck_assert_int_eq(hastats_table_find(t, "be", "fake", &r, &why), 0);
+	ck_assert_int_eq(hastats_table_find(t, "be", "s1", &r, &why), 1);
+	ck_assert_int_eq(r.weight, 1);
+	ck_assert_int_eq(hastats_table_find(t, "be", "s2", &r, &why), 1);
+	ck_assert_str_eq(r.agent_desc, "x\"y");
+	ck_assert_int_eq(hastats_table_find(t, "be", "s3", &r, &why), 1);
+	ck_assert_int_eq(r.weight, 3);
 	hastats_table_free(t);
 }
 END_TEST
