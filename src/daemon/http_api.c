@@ -20,6 +20,7 @@
 #include "lbagent/sys/log.h"
 #include "lbagent/daemon/http_api.h"
 #include "lbagent/daemon/http_cache.h"
+#include "lbagent/daemon/loop.h"
 #include "lbagent/daemon/view.h"
 
 struct http_api {
@@ -310,7 +311,7 @@ http_api_new(struct event_base *base, const struct config *cfg,
 		log_errx("cannot start the http API");
 		goto fail;
 	}
-	event_priority_set(api->reload_ev, HTTP_PRIORITY);
+	event_priority_set(api->reload_ev, LOOP_PRIORITY_HTTP);
 	api_settings(api, cfg);
 	if (http_server_listen(api->server, cfg) == -1 ||
 	    http_server_adopt(api->server, fds, nfds) == -1)
