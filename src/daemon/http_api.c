@@ -20,7 +20,6 @@
 #include "lbagent/sys/log.h"
 #include "lbagent/daemon/http_api.h"
 #include "lbagent/daemon/http_cache.h"
-#include "lbagent/daemon/loop.h"
 #include "lbagent/daemon/view.h"
 
 struct http_api {
@@ -311,7 +310,7 @@ http_api_new(struct event_base *base, const struct config *cfg,
 		log_errx("cannot start the http API");
 		goto fail;
 	}
-	event_priority_set(api->reload_ev, LOOP_PRIORITY_HTTP);
+	event_priority_set(api->reload_ev, HTTP_PRIORITY);
 	api_settings(api, cfg);
 	if (http_server_listen(api->server, cfg) == -1 ||
 	    http_server_adopt(api->server, fds, nfds) == -1)

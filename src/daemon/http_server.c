@@ -24,7 +24,6 @@
 #include "lbagent/sys/clock.h"
 #include "lbagent/sys/log.h"
 #include "lbagent/daemon/http_server.h"
-#include "lbagent/daemon/loop.h"
 
 #include "http_server_impl.h"
 
@@ -91,7 +90,7 @@ conn_wait(struct http_conn *c, short what)
 	tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
 	event_del(&c->ev);
 	event_assign(&c->ev, c->srv->base, c->fd, what, conn_cb, c);
-	event_priority_set(&c->ev, LOOP_PRIORITY_HTTP);
+	event_priority_set(&c->ev, HTTP_PRIORITY);
 	event_add(&c->ev, &tv);
 }
 
@@ -229,7 +228,7 @@ conn_wait_fresh(struct http_conn *c)
 	c->deadline_ms = clock_now_ms() + HTTP_FRESH_MS;
 	event_del(&c->ev);
 	evtimer_assign(&c->ev, c->srv->base, conn_cb, c);
-	event_priority_set(&c->ev, LOOP_PRIORITY_HTTP);
+	event_priority_set(&c->ev, HTTP_PRIORITY);
 	evtimer_add(&c->ev, &tv);
 }
 
@@ -559,7 +558,7 @@ http_server_sock_add(struct http_server *srv, int fd, int backlog,
 		free(sock);
 		goto fail;
 	}
-	event_priority_set(sock->ev, LOOP_PRIORITY_HTTP);
+	event_priority_set(sock->ev, HTTP_PRIORITY);
 	if (!srv->paused)
 		event_add(sock->ev, NULL);
 	srv->socks[srv->nsocks++] = sock;
@@ -600,7 +599,7 @@ http_server_new(struct event_base *base, const struct http_server_hooks *hooks)
 		free(srv);
 		return NULL;
 	}
-	event_priority_set(srv->resume_ev, LOOP_PRIORITY_HTTP);
+	event_priority_set(srv->resume_ev, HTTP_PRIORITY);
 	return srv;
 }
 

@@ -29,7 +29,6 @@
 #include <event2/event_struct.h>
 
 #include "lbagent/sys/clock.h"
-#include "lbagent/daemon/loop.h"
 
 #include "listener_impl.h"
 
@@ -154,7 +153,6 @@ conn_wait(struct conn *c, short what)
 		event_del(&c->ev);
 		event_assign(&c->ev, c->l->base, c->fd, what | EV_PERSIST,
 		    conn_cb, c);
-		event_priority_set(&c->ev, LOOP_PRIORITY_AGENT);
 		event_add(&c->ev, NULL);
 		c->waiting = what;
 	}
@@ -513,10 +511,6 @@ conn_new(struct port *port, evutil_socket_t fd, struct source *src,
 	event_assign(&c->ev, l->base, fd, EV_READ | EV_PERSIST, conn_cb, c);
 	evtimer_assign(&c->timer, l->base, conn_cb, c);
 	evtimer_assign(&c->cap, l->base, cap_cb, c);
-	/* HAProxy waits on these: first in the loop (loop.h). */
-	event_priority_set(&c->ev, LOOP_PRIORITY_AGENT);
-	event_priority_set(&c->timer, LOOP_PRIORITY_AGENT);
-	event_priority_set(&c->cap, LOOP_PRIORITY_AGENT);
 	c->next = l->conns;
 	if (l->conns != NULL)
 		l->conns->prev = c;

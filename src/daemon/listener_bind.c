@@ -16,7 +16,6 @@
 #include <event2/event.h>
 
 #include "lbagent/sys/net.h"
-#include "lbagent/daemon/loop.h"
 
 #include "listener_impl.h"
 
@@ -65,7 +64,6 @@ port_add(struct listener *l, evutil_socket_t fd, int service, int backlog,
 		close(fd);
 		return -1;
 	}
-	event_priority_set(port->ev, LOOP_PRIORITY_AGENT);
 	/* A port bound by a reload while paused waits for the resume. */
 	if (!l->paused)
 		event_add(port->ev, NULL);

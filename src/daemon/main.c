@@ -21,7 +21,6 @@
 #include "lbagent/sys/curl_loop.h"
 #include "lbagent/daemon/http_api.h"
 #include "lbagent/daemon/listener.h"
-#include "lbagent/daemon/loop.h"
 #include "lbagent/sys/log.h"
 #include "lbagent/daemon/systemd.h"
 #include "lbagent/probes/exec.h"
@@ -99,13 +98,17 @@ event_loop_new(void)
 	if ((cfg = event_config_new()) == NULL)
 		return NULL;
 	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
-	/* The loop's priorities and their dispatch limit: see loop.h. */
-	event_config_set_max_dispatch_interval(cfg, NULL, LOOP_DISPATCH_MAX,
-	    LOOP_PRIORITY_DEFAULT);
+	/*
+	 * After HTTP_DISPATCH_MAX callbacks of the HTTP API's priority the loop
+	 * looks for new events: an agent check that came meanwhile runs next.
+	 */
+	event_config_set_max_dispatch_interval(cfg, NULL, HTTP_DISPATCH_MAX,
+	    HTTP_PRIORITY);
 	base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
+	/* The agent port's events at the default, the HTTP API's below. */
 	if (base != NULL &&
-	    event_base_priority_init(base, LOOP_PRIORITIES) == -1) {
+	    event_base_priority_init(base, HTTP_PRIORITIES) == -1) {
 		event_base_free(base);
 		return NULL;
 	}

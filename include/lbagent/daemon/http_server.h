@@ -49,6 +49,15 @@
  */
 #define HTTP_ADDR_SHARE		8
 #define HTTP_ADDR_MIN		4
+/*
+ * Libevent priorities: main's base has HTTP_PRIORITIES levels; the agent
+ * port's events keep the default (the middle one), the API's take the
+ * lowest, so that a flood of HTTP requests waits while agent checks run.
+ */
+#define HTTP_PRIORITIES		3
+#define HTTP_PRIORITY		(HTTP_PRIORITIES - 1)
+/* Callbacks at HTTP_PRIORITY before the loop looks for new events again. */
+#define HTTP_DISPATCH_MAX	8
 
 struct http_conn;
 struct http_server;
