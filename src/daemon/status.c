@@ -20,6 +20,7 @@
 #include "lbagent/core/name.h"
 #include "lbagent/core/text.h"
 #include "lbagent/core/transition.h"
+#include "lbagent/core/unknown_names.h"
 #include "lbagent/sys/clock.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/status.h"
@@ -409,6 +410,30 @@ service_json(const struct agent_view *a, size_t i, bool detail,
  * Whether the state file is saved: {"ok": true, ...}, or failing since
  * when and why. Replies go on either way.
  */
+/* The agent-send names no service has: the most recent kept. */
+static json_t *
+unknown_names_json(const struct agent_view *a)
+{
+	const struct unknown_names	*u = a->unknown_names(a);
+	const struct unknown_name	*n;
+	json_t				*arr;
+	char				 first[32], last[32];
+	size_t				 i;
+
+	if ((arr = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < u->count; i++) {
+		n = &u->v[i];
+		status_iso_time(n->first_wall_ms, first);
+		status_iso_time(n->last_wall_ms, last);
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:s, "
+		    "s:s, s:b}", "name", n->name, "from", n->from, "checks",
+		    (json_int_t)n->checks, "first_at", first, "last_at", last,
+		    "recent", n->recent));
+	}
+	return arr;
+}
+
 static json_t *
 persistence_json(const struct agent_view *a)
 {
@@ -470,6 +495,10 @@ status_json(const struct agent_view *a, const struct status_daemon *dm,
 		json_object_set_new(root, "reloads",
 		    json_integer((json_int_t)dm->reloads));
 		json_object_set_new(root, "last_reload", last);
+		json_object_set_new(root, "unknown_names",
+		    unknown_names_json(a));
+		json_object_set_new(root, "unknown_names_dropped", json_integer(
+		    (json_int_t)a->unknown_names(a)->dropped));
 		json_object_set_new(root, "peers", status_peers_json(a, c));
 		json_object_set_new(root, "peer_rounds", status_peer_rounds_json(a, c));
 		json_object_set_new(root, "haproxy", status_haproxy_json(a, c));
