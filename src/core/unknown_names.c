@@ -28,7 +28,7 @@ slot(struct unknown_names *u)
 	if (u->count < UNKNOWN_NAMES_MAX)
 		return &u->v[u->count++];
 	for (i = 1; i < u->count; i++)
-		if (u->v[i].last_ms < u->v[old].last_ms)
+		if (u->v[i].seq < u->v[old].seq)
 			old = i;
 	u->dropped++;
 	return &u->v[old];
@@ -60,6 +60,7 @@ unknown_names_seen(struct unknown_names *u, const char *addr,
 		shown = true;
 	n->recent = true;
 	n->checks++;
+	n->seq = ++u->asks;
 	n->last_ms = now_ms;
 	n->last_wall_ms = wall_ms;
 	return shown;

@@ -182,6 +182,10 @@ why_words(char *buf, size_t size, const json_t *svc)
 	if (reason[0] == '\0')
 		fmt_clean(reason, sizeof(reason), fmt_str(json_object_get(svc,
 		    "target"), "reason"));
+	if (reason[0] == '\0' && json_is_true(json_object_get(svc,
+	    "no_probes")))
+		snprintf(reason, sizeof(reason), "no probes: up unless a "
+		    "marker says otherwise");
 	if (reason[0] == '\0')
 		snprintf(reason, sizeof(reason), "%s", strcmp(st, "up") == 0 ?
 		    "all probes passing" : "?");

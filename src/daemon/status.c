@@ -366,9 +366,10 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	a->service(a, i, &v);
 	status_effective(&v, &d);
 	a->info(a, &info);
-	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name,
+	o = json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:s}", "name", v.name,
 	    "state", decision_state_name(d.state), "weight", d.state == NODE_UP ?
-	    (int)d.weight : 0, "serving", serving(&d), "automation",
+	    (int)d.weight : 0, "serving", serving(&d), "no_probes",
+	    v.nprobes == 0, "automation",
 	    mode_name(&v), "server",
 	    config_server(info.cfg, transition_conf(v.tr)));
 	if (o == NULL || !detail)
@@ -406,10 +407,6 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	return o;
 }
 
-/*
- * Whether the state file is saved: {"ok": true, ...}, or failing since
- * when and why. Replies go on either way.
- */
 /* The agent-send names no service has: the most recent kept. */
 static json_t *
 unknown_names_json(const struct agent_view *a)
@@ -434,6 +431,10 @@ unknown_names_json(const struct agent_view *a)
 	return arr;
 }
 
+/*
+ * Whether the state file is saved: {"ok": true, ...}, or failing since
+ * when and why. Replies go on either way.
+ */
 static json_t *
 persistence_json(const struct agent_view *a)
 {
@@ -509,7 +510,8 @@ status_json(const struct agent_view *a, const struct status_daemon *dm,
 }
 
 json_t *
-status_health(const struct agent_view *a, size_t i, bool *ok)
+status_health(const struct agent_view *a, size_t i, bool *ok,
+    bool *unchecked)
 {
 	struct agent_service_view	v;
 	struct agent_persistence	p;
@@ -519,9 +521,10 @@ status_health(const struct agent_view *a, size_t i, bool *ok)
 	a->service(a, i, &v);
 	status_effective(&v, &d);
 	*ok = serving(&d);
-	o = json_pack("{s:s, s:s, s:i, s:b}", "service", v.name, "state",
+	o = json_pack("{s:s, s:s, s:i, s:b, s:b}", "service", v.name, "state",
 	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
-	    (int)d.weight : 0, "serving", *ok);
+	    (int)d.weight : 0, "serving", *ok, "no_probes", v.nprobes == 0);
+	*unchecked = *ok && v.nprobes == 0;
 	/* A state file that cannot be saved is said, not judged: the code
 	 * stays serving's. */
 	a->persistence(a, &p);

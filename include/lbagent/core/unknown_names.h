@@ -27,12 +27,15 @@ struct unknown_name {
 	int64_t		first_wall_ms;
 	int64_t		last_ms, last_wall_ms;
 	bool		recent;		/* as of the latest unknown_names_age */
+	uint64_t	seq;		/* the latest ask's, for giving way */
 };
 
 struct unknown_names {
 	struct unknown_name	v[UNKNOWN_NAMES_MAX];
 	size_t			count;
 	uint64_t		dropped;	/* names that gave way */
+	uint64_t		asks;		/* asks counted: the order, even
+						   within a millisecond */
 };
 
 /*
