@@ -53,6 +53,7 @@ struct ctl_opts {
 	const char	*until;		/* --until, as given; NULL: none */
 	uint64_t	 for_ms;	/* --for; 0: none */
 	bool		 wait;		/* --wait: until the LBs have drained */
+	bool		 force;		/* --force: even the last node serving */
 };
 
 /*
