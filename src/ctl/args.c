@@ -23,6 +23,7 @@
 #define OPT_SHORT	0x8
 #define OPT_END		0x10	/* --for, --until */
 #define OPT_WAIT	0x20
+#define OPT_FORCE	0x40	/* maint, drain on: even the last node */
 
 struct ctl_command;
 
@@ -62,14 +63,16 @@ static const struct ctl_command commands[] = {
 	{ "fleet", CTL_FLEET, OPT_JSON, "[--json] [SERVICE]",
 	  "every configured peer and this node: reply, liveness, the LBs",
 	  args_service },
-	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE | OPT_END | OPT_WAIT,
+	{ "maint", CTL_MAINT, OPT_REASON | OPT_SERVICE | OPT_END | OPT_WAIT |
+	  OPT_FORCE,
 	  "on|off [--reason T] [--for D|--until T] [--service N]\n"
-	  "                        [--wait [--timeout D]]",
+	  "                        [--wait [--timeout D]] [--force]",
 	  "set or remove the maint marker, wait until lbagent answers so",
 	  args_marker },
-	{ "drain", CTL_DRAIN, OPT_REASON | OPT_SERVICE | OPT_END | OPT_WAIT,
+	{ "drain", CTL_DRAIN, OPT_REASON | OPT_SERVICE | OPT_END | OPT_WAIT |
+	  OPT_FORCE,
 	  "on|off [--reason T] [--for D|--until T] [--service N]\n"
-	  "                        [--wait [--timeout D]]",
+	  "                        [--wait [--timeout D]] [--force]",
 	  "set or remove the drain marker, wait until lbagent answers so",
 	  args_marker },
 	{ "mode", CTL_MODE, OPT_SERVICE, "auto|off [--service NAME]",
@@ -179,7 +182,7 @@ parse_timeout(const char *s, double *out)
 }
 
 enum { LONG_JSON = 256, LONG_REASON, LONG_SERVICE, LONG_SHORT, LONG_FOR,
-    LONG_UNTIL, LONG_WAIT, LONG_TIMEOUT };
+    LONG_UNTIL, LONG_WAIT, LONG_TIMEOUT, LONG_FORCE };
 
 static const struct option longopts[] = {
 	{ "config", required_argument, NULL, 'f' },
@@ -194,6 +197,7 @@ static const struct option longopts[] = {
 	{ "for", required_argument, NULL, LONG_FOR },
 	{ "until", required_argument, NULL, LONG_UNTIL },
 	{ "wait", no_argument, NULL, LONG_WAIT },
+	{ "force", no_argument, NULL, LONG_FORCE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -292,6 +296,10 @@ parse_option(struct parse *p, int ch, char *argv[])
 	case LONG_WAIT:
 		o->wait = true;
 		p->given |= OPT_WAIT;
+		return 0;
+	case LONG_FORCE:
+		o->force = true;
+		p->given |= OPT_FORCE;
 		return 0;
 	case 'h':
 		p->help = true;
@@ -407,7 +415,8 @@ not_taken(unsigned extra)
 	    (extra & OPT_SHORT) ? "--short" :
 	    (extra & OPT_REASON) ? "--reason" :
 	    (extra & OPT_END) ? "--for or --until" :
-	    (extra & OPT_WAIT) ? "--wait" : "--service";
+	    (extra & OPT_WAIT) ? "--wait" :
+	    (extra & OPT_FORCE) ? "--force" : "--service";
 }
 
 int

@@ -368,6 +368,59 @@ report(const struct marker_run *m)
 	}
 }
 
+/*
+ * maint on, drain on: whether this node is the last one serving a backend
+ * the marker takes it out of, as a load balancer that answered the peer
+ * guard's last round showed it (this node UP with a weight above 0, no
+ * other server serving). Said with the backend and the load balancer;
+ * refused (-1) without --force. lbagent not there, or no [haproxy]
+ * sources: nothing known, nothing refused.
+ */
+static int
+last_node(struct ctl *c)
+{
+	const json_t	*lb, *row, *w;
+	json_t		*root;
+	char		 err[ERR_MAX], be[4 * 64 + 1], src[4 * 256 + 1];
+	size_t		 i, j;
+	int		 rv = 0;
+
+	if (cmd_get_status(c, &root, err, sizeof(err)) != CTL_HTTP_OK ||
+	    root == NULL)
+		return 0;
+	json_array_foreach(json_object_get(root, "haproxy"), i, lb) {
+		if (!json_is_true(json_object_get(lb, "ok")))
+			continue;
+		json_array_foreach(json_object_get(lb, "this_node"), j, row) {
+			w = json_object_get(row, "weight");
+			if ((c->o->service != NULL && strcmp(ctl_json_str(row,
+			    "service"), c->o->service) != 0) ||
+			    !json_is_true(json_object_get(row, "found")) ||
+			    strcmp(ctl_json_str(row, "status"), "UP") != 0 ||
+			    !json_is_integer(w) || json_integer_value(w) <= 0 ||
+			    !json_is_integer(json_object_get(row,
+			    "others_serving")) || json_integer_value(
+			    json_object_get(row, "others_serving")) != 0)
+				continue;
+			cmd_safe(be, sizeof(be), ctl_json_str(row, "backend"));
+			cmd_safe(src, sizeof(src), ctl_json_str(lb, "source"));
+			if (c->o->force)
+				cmd_errx("--force: this node is the last one "
+				    "serving backend %s on %s", be, src);
+			else {
+				cmd_errx("this node is the last one serving "
+				    "backend %s on %s (no other server UP with "
+				    "a weight there): not %s; --force to do it "
+				    "anyway", be, src, c->o->cmd == CTL_MAINT ?
+				    "maint" : "draining");
+				rv = -1;
+			}
+		}
+	}
+	json_decref(root);
+	return rv;
+}
+
 int
 cmd_marker(struct ctl *c)
 {
@@ -393,6 +446,8 @@ cmd_marker(struct ctl *c)
 	/* The whole of --wait's timeout, from now. */
 	deadline = cmd_now_s() + o->timeout_s;
 	if (o->wait && cmd_wait_possible(c, path) == -1)
+		return CTL_EXIT_FAIL;
+	if (o->on && o->cmd != CTL_MODE && last_node(c) == -1)
 		return CTL_EXIT_FAIL;
 	if ((m.verb = marker_write(c, kind, path)) == NULL)
 		return CTL_EXIT_FAIL;

@@ -62,9 +62,10 @@ self_row(const json_t *status, const char *service)
 			    copy_of(mine, "server"), "status", copy_of(mine,
 			    "status"), "weight", copy_of(mine, "weight")));
 		}
-	return json_pack("{s:o, s:b, s:b, s:n, s:o, s:o, s:o, s:o, s:f, s:s, "
-	    "s:o, s:I, s:o}", "node", copy_of(status, "node_id"),
+	return json_pack("{s:o, s:b, s:b, s:n, s:o, s:o, s:o, s:o, s:o, s:f, "
+	    "s:s, s:o, s:I, s:o}", "node", copy_of(status, "node_id"),
 	    "self", 1, "answered", 1, "error", "state", copy_of(s, "state"),
+	    "no_probes", copy_of(s, "no_probes"),
 	    "weight", copy_of(s, "weight"), "serving", copy_of(s, "serving"),
 	    "automation", copy_of(s, "automation"), "last_seen_s", 0.0,
 	    "liveness", "self", "incarnation", copy_of(status,
@@ -78,8 +79,9 @@ peer_row(const json_t *p, const char *service)
 	bool		 ok = json_is_true(json_object_get(p, "answered"));
 
 	/* Its node_id, else the address it is asked at. */
-	return json_pack("{s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, "
-	    "s:o, s:o, s:o, s:o}", "node", copy_of(p, json_is_string(
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, "
+	    "s:o, s:o, s:o, s:o, s:o}", "no_probes", ok ? copy_of(s,
+	    "no_probes") : json_null(), "node", copy_of(p, json_is_string(
 	    json_object_get(p, "node_id")) ? "node_id" : "agent"), "agent",
 	    copy_of(p, "agent"), "self", json_is_true(json_object_get(p,
 	    "self")), "answered", ok, "error", copy_of(p, "error"), "state",
@@ -220,10 +222,15 @@ format_row(FILE *fp, const json_t *r, int width)
 		    (int)(strlen(buf) < W_STATE + W_WT + W_SERVE + W_AUTO + 3 ?
 		    strlen(buf) : W_STATE + W_WT + W_SERVE + W_AUTO + 3), "");
 	} else {
+		char	st[W_STATE + 2];
+
+		/* "up?": up with no probe behind it (the legend says). */
+		snprintf(st, sizeof(st), "%.*s%s", W_STATE - 1, str(r, "state",
+		    "-"), json_is_true(json_object_get(r, "no_probes")) ? "?" :
+		    "");
 		snprintf(buf, sizeof(buf), "%lld", json_is_integer(w) ?
 		    (long long)json_integer_value(w) : -1LL);
-		fprintf(fp, "%-*.*s %-*s %-*s %-*.*s ", W_STATE, W_STATE,
-		    str(r, "state", "-"), W_WT, json_is_integer(w) ? buf : "-",
+		fprintf(fp, "%-*.*s %-*s %-*s %-*.*s ", W_STATE, W_STATE, st, W_WT, json_is_integer(w) ? buf : "-",
 		    W_SERVE, json_is_true(json_object_get(r, "serving")) ?
 		    "yes" : "no", W_AUTO, W_AUTO, str(r, "automation", "-"));
 	}
@@ -398,6 +405,12 @@ format(FILE *fp, const json_t *f, int width)
 		format_row(fp, r, width);
 	fprintf(fp, "* this node. SEEN: the last good answer, as of that "
 	    "round.\n");
+	json_array_foreach(rows, i, r)
+		if (json_is_true(json_object_get(r, "no_probes"))) {
+			fprintf(fp, "?: no probes, up unless a marker says "
+			    "otherwise.\n");
+			break;
+		}
 	json_array_foreach(json_object_get(first, "load_balancers"), i, lb) {
 		snprintf(line, sizeof(line), "LB %zu: %s", i + 1,
 		    str(lb, "source", "?"));

@@ -765,6 +765,7 @@ ctl_format_status(FILE *fp, const json_t *root, const char *only,
 	const json_t	*s;
 	size_t		 i;
 
+	ctl_format_attention(fp, root, width);
 	header(&o, root, detail);
 	persistence(&o, root);
 	fputc('\n', fp);

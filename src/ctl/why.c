@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lbagent/ctl/args.h"
 #include "lbagent/ctl/format.h"
 #include "fmt.h"
 
@@ -23,9 +24,11 @@ ctl_status_exit(const json_t *root, const char *only)
 		shown++;
 		/* The daemon's word: up with a weight above 0, drain is not. */
 		if (!json_is_true(json_object_get(s, "serving")))
-			return 3;
+			return CTL_EXIT_NOT_SERVING;
 	}
-	return shown > 0 ? 0 : 3;
+	if (shown == 0)
+		return CTL_EXIT_NOT_SERVING;
+	return ctl_attention(root) ? CTL_EXIT_ATTENTION : CTL_EXIT_OK;
 }
 
 /* An ISO 8601 time of the status ("...T10:02:11.250Z") as a time_t. */
@@ -179,6 +182,10 @@ why_words(char *buf, size_t size, const json_t *svc)
 	if (reason[0] == '\0')
 		fmt_clean(reason, sizeof(reason), fmt_str(json_object_get(svc,
 		    "target"), "reason"));
+	if (reason[0] == '\0' && json_is_true(json_object_get(svc,
+	    "no_probes")))
+		snprintf(reason, sizeof(reason), "no probes: up unless a "
+		    "marker says otherwise");
 	if (reason[0] == '\0')
 		snprintf(reason, sizeof(reason), "%s", strcmp(st, "up") == 0 ?
 		    "all probes passing" : "?");
@@ -199,6 +206,7 @@ ctl_format_short(FILE *fp, const json_t *root, const char *only,
 
 	if (width < 40)
 		width = 40;
+	ctl_format_attention(fp, root, width);
 	json_array_foreach(json_object_get(root, "services"), i, s) {
 		if (only != NULL && strcmp(fmt_str(s, "name"), only) != 0)
 			continue;
@@ -558,6 +566,9 @@ ctl_format_why(FILE *fp, const json_t *root, const char *only,
 	const json_t	*s;
 	size_t		 i, n = 0;
 
+	ctl_format_attention(fp, root, width);
+	if (ctl_attention(root))
+		fputc('\n', fp);
 	json_array_foreach(json_object_get(root, "services"), i, s) {
 		if (only != NULL && strcmp(fmt_str(s, "name"), only) != 0)
 			continue;

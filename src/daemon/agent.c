@@ -250,6 +250,7 @@ marker_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	agent_read_markers(arg, false);
+	agent_unknown_names_age(arg);
 }
 
 static void
@@ -501,8 +502,8 @@ agent_mode_env(char *buf, size_t size)
  * a name would be worse. Counted, and said once per load-balancer key.
  */
 static void
-unknown_service(struct agent *a, int service, const char *text, size_t len,
-    int64_t now_ms)
+unknown_service(struct agent *a, int service, const char *addr,
+    const char *text, size_t len, int64_t now_ms)
 {
 	struct lbkeys_note	n;
 
@@ -510,6 +511,7 @@ unknown_service(struct agent *a, int service, const char *text, size_t len,
 		return;
 	if (lbkeys_unknown_service(a->svcs[0].s.keys, now_ms, &n))
 		log_lbkeys_note(&n);
+	agent_unknown_name(a, addr, text, len, now_ms);
 }
 
 size_t
@@ -526,7 +528,7 @@ agent_reply(struct agent *a, int service, const char *addr, const char *text,
 	n = service_reply(&a->svcs[service].s, addr, text, len, now_ms,
 	    buf, &sc, &changed, &notes);
 	log_lbkeys_notes(&notes);
-	unknown_service(a, service, text, len, now_ms);
+	unknown_service(a, service, addr, text, len, now_ms);
 	ck->carried = sc.carried;
 	ck->restore = sc.restore;
 	ck->created = sc.created;
@@ -551,7 +553,7 @@ agent_late_text(struct agent *a, int service, const char *addr,
 	changed = service_late_text(&a->svcs[service].s, addr, text, len, &sc,
 	    now_ms, &notes);
 	log_lbkeys_notes(&notes);
-	unknown_service(a, service, text, len, now_ms);
+	unknown_service(a, service, addr, text, len, now_ms);
 	if (changed)
 		agent_schedule_save_soon(a);
 }

@@ -15,6 +15,7 @@
 
 #include "lbagent/core/rules.h"
 #include "lbagent/core/service.h"
+#include "lbagent/core/unknown_names.h"
 #include "lbagent/daemon/agent.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/state.h"
@@ -55,6 +56,7 @@ struct agent {
 	/* agent_generation's: what the documents show, and its counters. */
 	uint64_t		 generation;
 	uint64_t		 ticks;
+	struct unknown_names	 unknown;	/* agent_select.c's */
 };
 
 /* agent.c */
@@ -63,6 +65,16 @@ void	agent_free_services(struct svc *, size_t n);
 void	agent_read_markers(struct agent *, bool at_start);
 void	agent_probe_ran(struct probe *, bool changed, void *agent);
 void	agent_peers_changed(void *agent);
+
+/* agent_select.c */
+/* A check from addr answered as the default for a text naming no
+ * service: kept for /metrics, status and why. */
+void	agent_unknown_name(struct agent *, const char *addr, const char *text,
+	    size_t len, int64_t now_ms);
+/* The tick: names no longer asked for stop being recent. */
+void	agent_unknown_names_age(struct agent *);
+/* After a reload: names a service now has are dropped. */
+void	agent_unknown_names_reload(struct agent *);
 
 /* agent_markers.c */
 /*

@@ -179,6 +179,7 @@ agent_reload(struct agent *a, const struct config *cfg,
 	free(r.taken);
 	free(r.fresh);
 	reload_peers(a, cfg);
+	agent_unknown_names_reload(a);
 	agent_read_markers(a, false);
 	agent_schedule_save(a);
 	return 0;

@@ -1,12 +1,15 @@
 /*
  * Which service a check is for: the port's own, else the one its text
  * names, else the default; and what the keys remember of an address's
- * texts, for the listener's wait for a late one.
+ * texts, for the listener's wait for a late one; the names asked for
+ * that no service has.
  */
 #include <string.h>
 
 #include "lbagent/core/lbkeys.h"
 #include "lbagent/core/name.h"
+#include "lbagent/core/unknown_names.h"
+#include "lbagent/sys/clock.h"
 
 #include "agent_impl.h"
 
@@ -78,4 +81,33 @@ agent_addr_quiet(const struct agent *a, const char *addr)
 	for (i = 0; i < a->nsvcs; i++)
 		have |= lbkeys_addr_texts(a->svcs[i].s.keys, addr);
 	return have == LBKEYS_ADDR_NO_TEXT;
+}
+
+void
+agent_unknown_name(struct agent *a, const char *addr, const char *text,
+    size_t len, int64_t now_ms)
+{
+	if (unknown_names_seen(&a->unknown, addr, text, len, now_ms,
+	    clock_wall_ms()))
+		a->generation++;	/* a name, its asker or recent */
+}
+
+void
+agent_unknown_names_age(struct agent *a)
+{
+	if (unknown_names_age(&a->unknown, clock_now_ms()))
+		a->generation++;
+}
+
+/* A kept name is escaped; a service's name has nothing to escape. */
+static bool
+still_unknown(const char *name, void *a)
+{
+	return agent_names_no_service(a, name, strlen(name));
+}
+
+void
+agent_unknown_names_reload(struct agent *a)
+{
+	unknown_names_keep(&a->unknown, still_unknown, a);
 }

@@ -158,6 +158,12 @@ view_persistence(const struct agent_view *v, struct agent_persistence *p)
 	agent_persistence(v->agent, p);
 }
 
+static const struct unknown_names *
+view_unknown_names(const struct agent_view *v)
+{
+	return &v->agent->unknown;
+}
+
 static uint64_t
 view_generation(const struct agent_view *v, uint64_t *ticks)
 {
@@ -235,6 +241,7 @@ agent_view(struct agent *a, struct agent_view *v)
 	v->find_service = view_find_service;
 	v->service = view_service;
 	v->names_no_service = view_names_no_service;
+	v->unknown_names = view_unknown_names;
 	v->probe_conf = scheduler_probe_conf;
 	v->probe_state = scheduler_probe_state;
 	v->info = view_info;

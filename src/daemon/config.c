@@ -176,6 +176,7 @@ build(struct parse *p)
 			    &cfg->services[cfg->nservices++]);
 	}
 	config_check_service_probes(p);
+	config_check_default_probes(p, l.agent);
 	config_check_host(p, l.http);
 }
 

@@ -174,6 +174,38 @@ config_check_service_probes(struct parse *p)
 	}
 }
 
+/* Whether a [service] names the probe. */
+static bool
+named(const struct config *cfg, const char *probe)
+{
+	size_t	i, j;
+
+	for (i = 0; i < cfg->nservices; i++)
+		for (j = 0; j < cfg->services[i].nprobes; j++)
+			if (strcmp(cfg->services[i].probes[j], probe) == 0)
+				return true;
+	return false;
+}
+
+void
+config_check_default_probes(struct parse *p, size_t agent)
+{
+	const struct config	*cfg = p->cfg;
+	size_t			 i;
+
+	for (i = 0; i < cfg->nprobes; i++)
+		if (!named(cfg, cfg->probes[i].name))
+			return;
+	if (cfg->no_probes)
+		return;
+	config_warning(p->errs, p->path, agent < p->nsections ?
+	    p->sections[agent].line : 1, "the default service (no agent-send, "
+	    "`default`, or a name no [service] has) has no probes: it says up "
+	    "unless a marker says otherwise, and /health answers 203; give it "
+	    "a [probe] no [service] names, or set no_probes = yes in [agent] "
+	    "if that is meant");
+}
+
 /*
  * What a source is asked at, credentials aside: an HTTP URL as libcurl
  * reads it, without user, password or a default port (an agent's with the

@@ -175,6 +175,9 @@ void		 config_check_window(struct parse *, size_t section,
 		    const struct probe_conf *);
 void		 config_check_peers(struct parse *, size_t peers, size_t hx);
 void		 config_check_service_probes(struct parse *);
+/* The default service has no probes and no_probes is not set: a warning
+ * at the [agent] line (1 without one). */
+void		 config_check_default_probes(struct parse *, size_t agent);
 
 /* config_host.c: against this host (warnings). */
 void		 config_check_host(struct parse *, size_t http);

@@ -26,6 +26,9 @@ const struct config_key config_agent_keys[] = {
 	  OFF(reply_reasons),
 	  "Add '#reason' to replies (HAProxy shows it in its logs and stats "
 	  "page)." },
+	{ "agent", "no_probes", KEY_BOOL, "no", 0, 0, OFF(no_probes),
+	  "The default service has no probes on purpose (it says up unless "
+	  "a marker says otherwise): no warning about it." },
 	{ "agent", "lb_forget_after", KEY_DURATION, "10m", 1000,
 	  7ULL * 24 * 3600 * 1000, OFF(lb_forget_after_ms),
 	  "Forget a load balancer (source address and agent-send text) not "

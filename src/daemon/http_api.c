@@ -162,15 +162,23 @@ get_health(struct http_api *api, struct http_req *r, const char *name)
 {
 	const struct agent_view	*view = &api->view;
 	int			 i = view->find_service(view, name);
-	bool			 ok;
+	bool			 ok, unchecked;
 	json_t			*o;
 
 	if (i < 0) {
 		http_server_error(r, 404, "Not Found", "no such service");
 		return;
 	}
-	o = status_health(view, (size_t)i, &ok);
-	http_server_json(r, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", o, NULL);
+	o = status_health(view, (size_t)i, &ok, &unchecked);
+	/* Serving with no probe behind it: 203, a 2xx that HAProxy's
+	 * http-check and readiness probes take, that `expect status 200`
+	 * can refuse. */
+	if (unchecked)
+		http_server_json(r, 203, "Non-Authoritative Information", o,
+		    NULL);
+	else
+		http_server_json(r, ok ? 200 : 503, ok ? "OK" :
+		    "Service Unavailable", o, NULL);
 }
 
 /*

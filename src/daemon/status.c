@@ -20,6 +20,7 @@
 #include "lbagent/core/name.h"
 #include "lbagent/core/text.h"
 #include "lbagent/core/transition.h"
+#include "lbagent/core/unknown_names.h"
 #include "lbagent/sys/clock.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/status.h"
@@ -365,9 +366,10 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	a->service(a, i, &v);
 	status_effective(&v, &d);
 	a->info(a, &info);
-	o = json_pack("{s:s, s:s, s:i, s:b, s:s, s:s}", "name", v.name,
+	o = json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:s}", "name", v.name,
 	    "state", decision_state_name(d.state), "weight", d.state == NODE_UP ?
-	    (int)d.weight : 0, "serving", serving(&d), "automation",
+	    (int)d.weight : 0, "serving", serving(&d), "no_probes",
+	    v.nprobes == 0, "automation",
 	    mode_name(&v), "server",
 	    config_server(info.cfg, transition_conf(v.tr)));
 	if (o == NULL || !detail)
@@ -403,6 +405,30 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	json_object_set_new(o, "backend", backend_json(&v));
 	json_object_set_new(o, "history", history_json(v.history));
 	return o;
+}
+
+/* The agent-send names no service has: the most recent kept. */
+static json_t *
+unknown_names_json(const struct agent_view *a)
+{
+	const struct unknown_names	*u = a->unknown_names(a);
+	const struct unknown_name	*n;
+	json_t				*arr;
+	char				 first[32], last[32];
+	size_t				 i;
+
+	if ((arr = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < u->count; i++) {
+		n = &u->v[i];
+		status_iso_time(n->first_wall_ms, first);
+		status_iso_time(n->last_wall_ms, last);
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:s, "
+		    "s:s, s:b}", "name", n->name, "from", n->from, "checks",
+		    (json_int_t)n->checks, "first_at", first, "last_at", last,
+		    "recent", n->recent));
+	}
+	return arr;
 }
 
 /*
@@ -470,6 +496,10 @@ status_json(const struct agent_view *a, const struct status_daemon *dm,
 		json_object_set_new(root, "reloads",
 		    json_integer((json_int_t)dm->reloads));
 		json_object_set_new(root, "last_reload", last);
+		json_object_set_new(root, "unknown_names",
+		    unknown_names_json(a));
+		json_object_set_new(root, "unknown_names_dropped", json_integer(
+		    (json_int_t)a->unknown_names(a)->dropped));
 		json_object_set_new(root, "peers", status_peers_json(a, c));
 		json_object_set_new(root, "peer_rounds", status_peer_rounds_json(a, c));
 		json_object_set_new(root, "haproxy", status_haproxy_json(a, c));
@@ -480,7 +510,8 @@ status_json(const struct agent_view *a, const struct status_daemon *dm,
 }
 
 json_t *
-status_health(const struct agent_view *a, size_t i, bool *ok)
+status_health(const struct agent_view *a, size_t i, bool *ok,
+    bool *unchecked)
 {
 	struct agent_service_view	v;
 	struct agent_persistence	p;
@@ -490,9 +521,10 @@ status_health(const struct agent_view *a, size_t i, bool *ok)
 	a->service(a, i, &v);
 	status_effective(&v, &d);
 	*ok = serving(&d);
-	o = json_pack("{s:s, s:s, s:i, s:b}", "service", v.name, "state",
+	o = json_pack("{s:s, s:s, s:i, s:b, s:b}", "service", v.name, "state",
 	    decision_state_name(d.state), "weight", d.state == NODE_UP ?
-	    (int)d.weight : 0, "serving", *ok);
+	    (int)d.weight : 0, "serving", *ok, "no_probes", v.nprobes == 0);
+	*unchecked = *ok && v.nprobes == 0;
 	/* A state file that cannot be saved is said, not judged: the code
 	 * stays serving's. */
 	a->persistence(a, &p);

@@ -16,6 +16,7 @@
 #include "lbagent/core/marker.h"
 #include "lbagent/core/name.h"
 #include "lbagent/core/transition.h"
+#include "lbagent/core/unknown_names.h"
 #include "lbagent/sys/clock.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/status.h"
@@ -630,6 +631,29 @@ metrics_probe_windows(struct metrics *m)
 	}
 }
 
+/*
+ * The same checks by the name they asked for: the UNKNOWN_NAMES_MAX most
+ * recent names (already escaped: printable ASCII), so that a sender of
+ * ever new names cannot grow the page; a name that gave way starts again
+ * from 0 if it comes back.
+ */
+static void
+metrics_unknown_names(struct metrics *m)
+{
+	const struct unknown_names	*u = m->a->unknown_names(m->a);
+	struct buf			*b = &m->b;
+	char				 lv[2 * sizeof(u->v[0].name)];
+	size_t				 i;
+
+	head(b, "lbagent_unknown_service_name_checks_total", "counter",
+	    "Agent checks by the agent-send name no service has (the most "
+	    "recent names only).");
+	for (i = 0; i < u->count; i++)
+		put(b, "lbagent_unknown_service_name_checks_total{name=\"%s\"} "
+		    "%llu\n", label(u->v[i].name, lv, sizeof(lv)),
+		    (unsigned long long)u->v[i].checks);
+}
+
 /* The agent checks answered and the changes of what they say. */
 static void
 metrics_replies(struct metrics *m)
@@ -654,6 +678,7 @@ metrics_replies(struct metrics *m)
 	    "default service (status lists their load balancers).");
 	put(b, "lbagent_unknown_service_checks_total %llu\n",
 	    (unsigned long long)lbkeys_unknown_checks(v.keys));
+	metrics_unknown_names(m);
 	head(b, "lbagent_transitions_total", "counter", "Changes of what a "
 	    "service tells HAProxy, by the state changed to (off: automation "
 	    "switched off or to shadow mode).");

@@ -71,7 +71,8 @@ def main():
     h.expect(isinstance(pub["incarnation"], int) and pub["incarnation"] >= 1,
              f"incarnation {pub['incarnation']!r}")
     h.expect_equal([sorted(s) for s in pub["services"]],
-                   [["automation", "name", "server", "serving", "state", "weight"]] * 2,
+                   [["automation", "name", "no_probes", "server", "serving", "state",
+                     "weight"]] * 2,
                    "public service keys")
     h.expect_equal([s["server"] for s in pub["services"]], ["node-a"] * 2,
                    "server names: node_id without [peers] server")
@@ -132,7 +133,8 @@ def main():
     hs = h.wait_until(lambda: h.http_request(port, "/health"), BOUND_S, "/health 503",
                       ok=lambda r: r[0] == 503)
     h.expect_equal(h.json.loads(hs[2]), {"service": "", "state": "down", "weight": 0,
-                                         "serving": False}, "/health body when down")
+                                         "serving": False, "no_probes": False},
+                   "/health body when down")
     _, pub = h.http_json(port, "/status")
     h.expect_equal((pub["state"], pub["serving"]), ("down", False), "public: down")
     _, det = h.http_json(f"unix:{sock}", "/status")

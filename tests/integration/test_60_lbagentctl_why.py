@@ -104,7 +104,7 @@ def main():
     out = expect_rc(quick, 0, "status", "--short")
     expect_lines(out, r"^SERVICE +REPLY +WHY +SINCE$",
                  rf"^web +up +all probes passing +{CLOCK}$",
-                 rf"^\(default\) +up +all probes passing +{CLOCK}$")
+                 rf"^\(default\) +up +no probes: up unless a marker says otherwise +{CLOCK}$")
     expect_rc(quick, 0, "status")
     expect_rc(quick, 0, "status", "web")
 

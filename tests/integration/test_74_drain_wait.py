@@ -17,7 +17,12 @@ c. an lbagent without [haproxy]: `drain on --wait` refuses, naming
    is a usage error;
 d. a load balancer that does not answer (its socket is not there): exit 4
    at the timeout, reported as not answering, never counted as drained.
-b also checks that `lbagentctl status` shows the session in flight."""
+b also checks that `lbagentctl status` shows the session in flight.
+
+n1 is the only server of be: `drain on` and `maint on` are refused without
+--force (exit 1, naming backend be and the load balancer, no marker
+written; issue 32); a and b drain with --force, which says so on stderr,
+and the reply's reason says no other node serves."""
 
 import os
 import socket
@@ -144,12 +149,23 @@ def main():
              r.get("sessions") == 0, "lbagent reads HAProxy: n1 UP, 0 sessions",
              h.startup_bound_s() + SEEN_S)
 
+    h.section("the last node serving be: refused without --force")
+    for verb in ("drain", "maint"):
+        rc, out, err = ctl(lb, verb, "on", "--reason", "deploy")
+        h.expect_equal(rc, 1, f"{verb} on of the last node (stdout {out!r}, stderr {err!r})")
+        h.expect(f"this node is the last one serving backend be on unix:{hap.socket_path}"
+                 in err and "--force" in err, f"{verb} on: why, with backend and LB: {err!r}")
+        h.expect(not os.path.exists(lb.marker_path(verb)), f"no {verb} marker written")
+
     h.section("a. a request in flight keeps --wait waiting until it is done")
     req = Request(fe_port, "/slow5")
     wait_row(api, lambda r: r.get("sessions") == 1, "the slow request as 1 "
              "session of n1", SEEN_S)
-    rc, out, err = ctl(lb, "drain", "on", "--wait", "--timeout", "60s")
+    rc, out, err = ctl(lb, "drain", "on", "--wait", "--timeout", "60s", "--force")
     finished_first = req.finished.is_set()
+    h.expect(f"--force: this node is the last one serving backend be on "
+             f"unix:{hap.socket_path}" in err, f"--force says so: {err!r}")
+    h.expect("(no other node serving)" in out, f"the reply's reason says so: {out!r}")
     h.expect_equal(rc, 0, f"drain on --wait exit status (stdout {out!r}, stderr {err!r})")
     h.expect(finished_first, "drain on --wait returned while the request was "
              f"still in flight: {out!r}")
@@ -175,7 +191,7 @@ def main():
     h.expect_equal(rc, 0, f"status exit status (stderr {err!r})")
     h.expect("      sessions 1, queued 0; other servers serving: 0\n" in out,
              f"status shows the session in flight:\n{out}")
-    rc, out, err = ctl(lb, "drain", "on", "--wait", "--timeout", "2s")
+    rc, out, err = ctl(lb, "drain", "on", "--wait", "--timeout", "2s", "--force")
     h.expect_equal(rc, EXIT_NOT_DRAINED, f"drain on --wait --timeout 2s exit status "
                    f"(stdout {out!r}, stderr {err!r})")
     h.expect("not drained within 2s" in err, f"the timeout in {err!r}")

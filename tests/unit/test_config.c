@@ -58,6 +58,44 @@ expect_error(const char *text, unsigned line, const char *msg)
 }
 
 /*
+ * The default service with no probes says up whatever happens: warned at
+ * the [agent] line (1 without one), unless no_probes = yes says it is
+ * meant; a probe no service names gives it one.
+ */
+START_TEST(default_without_probes)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+
+	cfg = load("; no probe for the default\n[agent]\nnode_id = n1\n"
+	    "[probe p]\ntype = file\npath = /x\n"
+	    "[service web]\nprobes = p\n", &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert_uint_eq(errs.nwarnings, 1);
+	ck_assert_msg(strstr(errs.warnings[0], ":2: warning: the default "
+	    "service (no agent-send, `default`, or a name no [service] has) "
+	    "has no probes: it says up unless a marker says otherwise") !=
+	    NULL, "%s", errs.warnings[0]);
+	ck_assert_msg(strstr(errs.warnings[0], "no_probes = yes in [agent]")
+	    != NULL, "%s", errs.warnings[0]);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	cfg = load("[agent]\nnode_id = n1\nno_probes = yes\n", &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(errs.nwarnings, 0);
+	config_free(cfg);
+	config_errors_free(&errs);
+
+	cfg = load("[probe p]\ntype = file\npath = /x\n", &errs, NULL);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(errs.nwarnings, 0);
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
+/*
  * A [service] that names no backend is judged against [haproxy]'s: warned
  * with its line, and where each backend is said is kept for the status.
  */
@@ -72,7 +110,8 @@ START_TEST(backend_inherited)
 	    "[probe p]\ntype = file\npath = /x\n"
 	    "[service web]\nprobes = p\n"
 	    "[service api]\nprobes = p\nbackend = api_be\n"
-	    "[service same]\nprobes = p\nbackend = app\n", &errs, NULL);
+	    "[service same]\nprobes = p\nbackend = app\n"
+	    "[probe own]\ntype = file\npath = /y\n", &errs, NULL);
 	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
 	ck_assert_uint_eq(cfg->backend_line, 5);
 	ck_assert_uint_eq(errs.nwarnings, 1);
@@ -93,7 +132,8 @@ START_TEST(backend_inherited)
 
 	/* No backend anywhere: nothing inherited, nothing to say. */
 	cfg = load("[probe p]\ntype = file\npath = /x\n"
-	    "[service web]\nprobes = p\n", &errs, NULL);
+	    "[service web]\nprobes = p\n[probe own]\ntype = file\n"
+	    "path = /y\n", &errs, NULL);
 	ck_assert_ptr_nonnull(cfg);
 	ck_assert_uint_eq(errs.nwarnings, 0);
 	ck_assert(!cfg->services[0].backend_inherited);
@@ -558,7 +598,8 @@ START_TEST(peers_section)
 	    "interval = 250ms\n"
 	    "[probe p]\ntype = file\npath = /x\n"
 	    "[service web]\nprobes = p\nbackend = web_be\nalone_grace = 5s\n"
-	    "timeout = 3s\n", &errs, NULL);
+	    "timeout = 3s\n[probe own]\ntype = file\npath = /y\n", &errs,
+	    NULL);
 	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
 	ck_assert(config_peers_on(cfg));
 	ck_assert_uint_eq(cfg->peers.agents.count, 2);
@@ -593,7 +634,8 @@ START_TEST(peers_section)
 	    "[haproxy]\nsources = unix:/run/haproxy/admin.sock, "
 	    "http://lb2:8404/stats;csv\nbackend = app\nserver = web1\n"
 	    "[probe p]\ntype = file\npath = /x\n"
-	    "[service web]\nprobes = p\nbackend = web_be\n", &errs, NULL);
+	    "[service web]\nprobes = p\nbackend = web_be\n"
+	    "[probe own]\ntype = file\npath = /y\n", &errs, NULL);
 	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
 	ck_assert_uint_eq(errs.nwarnings, 0);
 	ck_assert(config_peers_on(cfg));
@@ -971,6 +1013,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, backend_inherited);
+	tcase_add_test(tc, default_without_probes);
 	tcase_add_test(tc, every_key_set);
 	tcase_add_test(tc, error_paths);
 	tcase_add_test(tc, probe_and_service_sections);

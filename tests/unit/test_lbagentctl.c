@@ -1555,8 +1555,19 @@ START_TEST(status_exit)
 	/* The default service is drained: not serving, though web serves. */
 	ck_assert_int_eq(ctl_status_exit(root, NULL), 3);
 	ck_assert_int_eq(ctl_status_exit(root, ""), 3);
-	ck_assert_int_eq(ctl_status_exit(root, "web"), 0);
+	/* web serves, but the last reload failed: 5, the node's. */
+	ck_assert_int_eq(ctl_status_exit(root, "web"), 5);
 	ck_assert_int_eq(ctl_status_exit(root, "nosuch"), 3);
+	json_object_set_new(root, "last_reload", json_null());
+	ck_assert_int_eq(ctl_status_exit(root, "web"), 0);
+	/* A name no service has, asked lately: 5; not lately: 0. */
+	json_object_set_new(root, "unknown_names", json_pack("[{s:s, s:s, "
+	    "s:i, s:b}]", "name", "aip", "from", "10.0.0.1", "checks", 3,
+	    "recent", 1));
+	ck_assert_int_eq(ctl_status_exit(root, "web"), 5);
+	json_object_set_new(json_array_get(json_object_get(root,
+	    "unknown_names"), 0), "recent", json_false());
+	ck_assert_int_eq(ctl_status_exit(root, "web"), 0);
 	json_decref(root);
 	root = doc_of(svc_detail("api", "up", 50, true, "up 50%", "disk: 91%"));
 	ck_assert_int_eq(ctl_status_exit(root, NULL), 0);

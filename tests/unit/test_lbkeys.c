@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lbagent/core/lbkeys.h"
+#include "lbagent/core/unknown_names.h"
 #include "testutil.h"
 
 #define FORGET_MS	600000
@@ -624,6 +625,64 @@ START_TEST(unknown_service_warned_once_per_key)
 }
 END_TEST
 
+/*
+ * The names no service has: recent for UNKNOWN_NAME_RECENT_MS after the
+ * latest ask, the one asked for longest ago giving way, kept escaped, and
+ * dropped when keep() says a service now has it.
+ */
+static bool
+keep_but_n3(const char *name, void *arg)
+{
+	(void)arg;
+	return strcmp(name, "n3") != 0;
+}
+
+START_TEST(unknown_names_recent_bounded_escaped)
+{
+	static struct unknown_names	u;
+	char				name[16];
+	int64_t				t0 = 1000;
+	int				i;
+
+	memset(&u, 0, sizeof(u));
+	ck_assert(unknown_names_seen(&u, "10.0.0.1", "aip", 3, t0, 5));
+	ck_assert(!unknown_names_seen(&u, "10.0.0.1", "aip", 3, t0 + 1, 6));
+	ck_assert(unknown_names_recent(&u));
+	ck_assert(!unknown_names_age(&u, t0 + 1 + UNKNOWN_NAME_RECENT_MS - 1));
+	ck_assert(unknown_names_age(&u, t0 + 1 + UNKNOWN_NAME_RECENT_MS));
+	ck_assert(!unknown_names_recent(&u));
+	/* Asked again: recent, and said so (what status shows changed). */
+	ck_assert(unknown_names_seen(&u, "10.0.0.1", "aip", 3, t0 + 70000, 7));
+	ck_assert_uint_eq(u.v[0].checks, 3);
+	ck_assert(unknown_names_recent(&u));
+	/* A new asker is shown too. */
+	ck_assert(unknown_names_seen(&u, "10.0.0.2", "aip", 3, t0 + 70001, 8));
+	ck_assert_str_eq(u.v[0].from, "10.0.0.2");
+	ck_assert(unknown_names_seen(&u, "10.0.0.1", "a\"b\x01", 4, t0 + 70002,
+	    9));
+	ck_assert_str_eq(u.v[1].name, "a\\x22b\\x01");
+	for (i = 0; i < 2 * UNKNOWN_NAMES_MAX; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		unknown_names_seen(&u, "10.0.0.1", name, strlen(name),
+		    t0 + 80000 + i, 10);
+	}
+	ck_assert_uint_eq(u.count, UNKNOWN_NAMES_MAX);
+	ck_assert_uint_eq(u.dropped, UNKNOWN_NAMES_MAX + 2);
+	/* The 16 most recent: n16 to n31. */
+	for (i = 0; i < UNKNOWN_NAMES_MAX; i++) {
+		int	k = -1;
+
+		ck_assert_int_eq(sscanf(u.v[i].name, "n%d", &k), 1);
+		ck_assert_int_ge(k, UNKNOWN_NAMES_MAX);
+	}
+	ck_assert(unknown_names_seen(&u, "10.0.0.1", "n3", 2, t0 + 90000, 11));
+	ck_assert(unknown_names_keep(&u, keep_but_n3, NULL));
+	ck_assert_uint_eq(u.count, UNKNOWN_NAMES_MAX - 1);
+	for (i = 0; i < (int)u.count; i++)
+		ck_assert_str_ne(u.v[i].name, "n3");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -647,6 +706,7 @@ main(void)
 	tcase_add_test(tc, malformed_json_rejected);
 	tcase_add_test(tc, notes_say_what_to_log);
 	tcase_add_test(tc, unknown_service_warned_once_per_key);
+	tcase_add_test(tc, unknown_names_recent_bounded_escaped);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -184,6 +184,7 @@ struct config {
 	char			*proc_root;
 	uint64_t		 max_connections;
 	bool			 reply_reasons;
+	bool			 no_probes;	/* the default's none is meant */
 	uint64_t		 lb_forget_after_ms;
 	uint64_t		 request_timeout_ms;
 	bool			 automation_off;	/* mode = off */

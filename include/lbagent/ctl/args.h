@@ -15,6 +15,8 @@
 #define CTL_EXIT_NOT_SERVING 3	/* status, why: a service shown does not serve */
 #define CTL_EXIT_NOT_DRAINED 4	/* --wait: sessions or queue left at the
 				   timeout, or a load balancer not answering */
+#define CTL_EXIT_ATTENTION 5	/* status, why: all serve, but the last reload
+				   failed or a name no service has is asked */
 
 #define CTL_TIMEOUT_DEFAULT_S	10
 #define CTL_REQUEST_TIMEOUT_MS	2000
@@ -51,6 +53,7 @@ struct ctl_opts {
 	const char	*until;		/* --until, as given; NULL: none */
 	uint64_t	 for_ms;	/* --for; 0: none */
 	bool		 wait;		/* --wait: until the LBs have drained */
+	bool		 force;		/* --force: even the last node serving */
 };
 
 /*

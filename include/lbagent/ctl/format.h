@@ -6,6 +6,7 @@
 #ifndef LBAGENT_CTL_FORMAT_H
 #define LBAGENT_CTL_FORMAT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -24,9 +25,20 @@ void		 ctl_format_status(FILE *, const json_t *root,
 /*
  * status's exit status for the services shown (only when not NULL): 0
  * when every one serves (up with a weight above 0), 3 when one does not
- * (down, drain, maint, weight 0) or there is none.
+ * (down, drain, maint, weight 0) or there is none, else 5 when
+ * ctl_attention.
  */
 int		 ctl_status_exit(const json_t *root, const char *only);
+
+/*
+ * Whether lbagent needs the operator while it may serve (attention.c):
+ * its last reload failed, or a load balancer asked lately (the status's
+ * unknown_names, recent) for a service no [service] has.
+ */
+bool		 ctl_attention(const json_t *root);
+/* Those, a line each, "ATTENTION: ...": status's and why's first lines. */
+void		 ctl_format_attention(FILE *, const json_t *root,
+		    unsigned width);
 
 /*
  * status --short: a line per service: its name, the reply's words, why

@@ -41,8 +41,12 @@ struct status_daemon {
 json_t	*status_json(const struct agent_view *, const struct status_daemon *,
 	    bool detail, const struct status_clock *);
 
-/* GET /health[/SERVICE]: the service's verdict; *serving for the code. */
-json_t	*status_health(const struct agent_view *, size_t service, bool *serving);
+/*
+ * GET /health[/SERVICE]: the service's verdict; *serving for the code,
+ * *unchecked when it serves with no probe behind it (203).
+ */
+json_t	*status_health(const struct agent_view *, size_t service, bool *serving,
+	    bool *unchecked);
 
 /* GET /metrics: Prometheus text exposition; malloc'd, NULL on ENOMEM. */
 char	*status_metrics(const struct agent_view *, const struct status_daemon *,

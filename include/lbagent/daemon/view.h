@@ -27,6 +27,7 @@ struct history;
 struct lbkeys;
 struct markers;
 struct probe;
+struct unknown_names;
 
 struct agent_service_view {
 	const char		*name;		/* "" for the default service */
@@ -95,6 +96,8 @@ struct agent_view {
 	/* See agent_names_no_service (agent.h). */
 	bool		 (*names_no_service)(const struct agent_view *,
 			    const char *text, size_t len);
+	/* The agent-send names no service has, the most recent kept. */
+	const struct unknown_names *(*unknown_names)(const struct agent_view *);
 	/* A probe of a service view: its settings and its state. */
 	const struct probe_conf	 *(*probe_conf)(const struct probe *);
 	const struct probe_state *(*probe_state)(const struct probe *);
