@@ -124,7 +124,8 @@ def main():
 
     h.section("a unix socket another lbagent listens on")
     live = os.path.join(d, "live.sock")
-    owner = h.Lbagent({"http": {"listen": f"unix:{live}"}})
+    # A probe (a file that is there): /health's plain 200.
+    owner = h.Lbagent({"http": {"listen": f"unix:{live}"}, "probe up": {"type": "file", "path": h.tmpdir()}})
     h.expect_equal(h.http_request("unix:" + live, "/health")[0], 200,
                    "the first lbagent's API answers")
     text = h.ini_text({"agent": {"state_dir": state, "listen": f"127.0.0.1:{port}"},

@@ -83,8 +83,10 @@ class Hog:
 
 def main():
     port = h.free_port()
+    # A probe (a file that is there): /health's plain 200, not the 203
+    # of a node without probes.
     lb = h.Lbagent({"http": {"listen": f"127.0.0.1:{port}",
-                             "max_connections": str(MAX)}})
+                             "max_connections": str(MAX)}, "probe up": {"type": "file", "path": h.tmpdir()}})
     h.wait_until(lambda: h.http_request(port, "/health")[0], h.startup_bound_s(),
                  "/health", ok=lambda s: s == 200)
     mark = lb.log_mark()
@@ -125,7 +127,8 @@ def main():
     port = h.free_port()
     lb = h.Lbagent({"http": {"listen": f"127.0.0.1:{port}",
                              "max_connections": str(MAX),
-                             "per_address": str(PER_ADDRESS)}}, name="per_address")
+                             "per_address": str(PER_ADDRESS)}, "probe up": {"type": "file", "path": h.tmpdir()}},
+                   name="per_address")
     h.wait_until(lambda: h.http_request(port, "/health")[0], h.startup_bound_s(),
                  "/health", ok=lambda s: s == 200)
     mark = lb.log_mark()

@@ -37,7 +37,9 @@ def send(port, raw):
 
 def main():
     port = h.free_port()
-    lb = h.Lbagent({"http": {"listen": f"127.0.0.1:{port}"}})
+    # A probe (a file that is there): /health's plain 200, not the 203
+    # of a node without probes.
+    lb = h.Lbagent({"http": {"listen": f"127.0.0.1:{port}"}, "probe up": {"type": "file", "path": h.tmpdir()}})
     h.wait_until(lambda: h.http_request(port, "/health")[0], h.startup_bound_s(),
                  "/health", ok=lambda s: s == 200)
 
