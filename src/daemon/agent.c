@@ -320,18 +320,6 @@ find_probe(struct agent *a, const char *name)
 	return NULL;
 }
 
-static bool
-named_by_a_service(const struct config *cfg, const char *name)
-{
-	size_t	i, j;
-
-	for (i = 0; i < cfg->nservices; i++)
-		for (j = 0; j < cfg->services[i].nprobes; j++)
-			if (strcmp(cfg->services[i].probes[j], name) == 0)
-				return true;
-	return false;
-}
-
 static int
 create_probes(struct agent *a)
 {
@@ -376,7 +364,7 @@ agent_create_services(struct agent *a)
 			return -1;
 		if (sc == NULL) {
 			for (j = 0; j < a->nprobes; j++)
-				if (!named_by_a_service(cfg,
+				if (!config_probe_named(cfg,
 				    scheduler_probe_conf(a->probes[j])->name))
 					w->probes[w->nprobes++] = a->probes[j];
 			continue;

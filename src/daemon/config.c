@@ -442,6 +442,18 @@ config_probe(const struct config *cfg, const char *name)
 	return NULL;
 }
 
+bool
+config_probe_named(const struct config *cfg, const char *probe)
+{
+	size_t	i, j;
+
+	for (i = 0; i < cfg->nservices; i++)
+		for (j = 0; j < cfg->services[i].nprobes; j++)
+			if (strcmp(cfg->services[i].probes[j], probe) == 0)
+				return true;
+	return false;
+}
+
 void
 config_free(struct config *cfg)
 {

@@ -174,19 +174,6 @@ config_check_service_probes(struct parse *p)
 	}
 }
 
-/* Whether a [service] names the probe. */
-static bool
-named(const struct config *cfg, const char *probe)
-{
-	size_t	i, j;
-
-	for (i = 0; i < cfg->nservices; i++)
-		for (j = 0; j < cfg->services[i].nprobes; j++)
-			if (strcmp(cfg->services[i].probes[j], probe) == 0)
-				return true;
-	return false;
-}
-
 void
 config_check_default_probes(struct parse *p, size_t agent)
 {
@@ -194,7 +181,7 @@ config_check_default_probes(struct parse *p, size_t agent)
 	size_t			 i;
 
 	for (i = 0; i < cfg->nprobes; i++)
-		if (!named(cfg, cfg->probes[i].name))
+		if (!config_probe_named(cfg, cfg->probes[i].name))
 			return;
 	if (cfg->no_probes)
 		return;
