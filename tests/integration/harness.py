@@ -1319,11 +1319,8 @@ class Haproxy:
         up = re.search(r"^Uptime_sec: (\d+)", head, re.M)
         if not sep or not pid or not up:
             raise TestFailure(f"{self.name}: unexpected `show info;show stat`: {out[:300]!r}")
-        rows = {(r.get("pxname"), r.get("svname")): r for r in self._stat_rows("# " + rest)}
-        missing = [f"{be}/{srv}" for be, srv in names if (be, srv) not in rows]
-        if missing:
-            raise TestFailure(f"{self.name}: no server {', '.join(missing)} in show stat")
-        return int(pid.group(1)), int(up.group(1)), {n: rows[n] for n in names}
+        rows = self._pick(self._stat_rows("# " + rest), names)
+        return int(pid.group(1)), int(up.group(1)), rows
 
     def stat(self, backend, server):
         """One server's `show stat` row: status ("UP", "DRAIN (agent)",
@@ -1336,7 +1333,11 @@ class Haproxy:
         several servers, or on a server's status and its weight, judges
         one moment of HAProxy's, not several."""
         names = list(names if names is not None else self.server_names())
-        rows = {(r.get("pxname"), r.get("svname")): r for r in self.stats()}
+        return self._pick(self.stats(), names)
+
+    def _pick(self, stats, names):
+        """{(backend, server): row} of `show stat` rows, each of names there."""
+        rows = {(r.get("pxname"), r.get("svname")): r for r in stats}
         missing = [f"{be}/{srv}" for be, srv in names if (be, srv) not in rows]
         if missing:
             raise TestFailure(f"{self.name}: no server {', '.join(missing)} in show stat")
