@@ -12,11 +12,6 @@
 #include "lbagent/daemon/peers.h"
 
 #define NO_TIME		INT64_MIN
-/*
- * To the Runtime API (HTTP sources get the stats page's CSV): the CSV,
- * then the configured weights, which 2.6's CSV does not have.
- */
-#define LB_REQUEST	"show stat;show servers state\n"
 
 /* A source as the rounds ask it: its address and the fetch in flight. */
 struct asked {
@@ -55,6 +50,12 @@ struct peers {
 						   rows read (in cfg) */
 	size_t			 nbackends;
 	uint64_t		 timeout_ms;	/* the longest any service allows */
+	/*
+	 * To the Runtime API (HTTP sources get the stats page's CSV): the
+	 * backends' servers only, then their configured weights, which
+	 * 2.6's CSV does not have (hastats_request).
+	 */
+	char			 request[HASTATS_REQUEST_MAX];
 	bool			 in_flight, again;
 	bool			 kick;		/* the timer's round is due anyway */
 	bool			 needed;	/* a service wants rounds */
@@ -265,7 +266,7 @@ round_start(struct peers *ps)
 		if ((q->reader = hastats_reader_new(ps->backends,
 		    ps->nbackends, NULL)) != NULL &&
 		    (q->fetch = fetch_start_pieces(ps->base, ps->curl, &q->src,
-		    LB_REQUEST, ps->timeout_ms, PEERS_CSV_MAX, lb_piece, lb_done,
+		    ps->request, ps->timeout_ms, PEERS_CSV_MAX, lb_piece, lb_done,
 		    q)) != NULL)
 			ps->waiting++;
 		else {
@@ -433,6 +434,7 @@ build(struct peers *ps, const struct config *cfg)
 			ps->timeout_ms = tc->peer_timeout_ms;
 		add_backend(ps, tc->backend);
 	}
+	hastats_request(ps->backends, ps->nbackends, ps->request);
 	for (i = 0; i < ps->npeers; i++) {
 		struct peer_source *p = &ps->peers[i];
 		struct asked *q = &ps->peers_asked[i];
