@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lbagent/core/hastats_reader.h"
 #include "lbagent/sys/clock.h"
@@ -58,7 +59,9 @@ struct peers {
 	char			 request[HASTATS_REQUEST_MAX];
 	bool			 in_flight, again;
 	bool			 kick;		/* the timer's round is due anyway */
-	bool			 needed;	/* a service wants rounds */
+	enum pace		 pace;		/* the services want */
+	uint32_t		 seed;		/* the jitter's */
+	uint64_t		 due_in_ms;	/* the scheduled round's wait */
 	int64_t			 watched_ms;	/* the detail was last read */
 	uint64_t		 rounds;	/* begun, since start */
 	size_t			 waiting;	/* answers the round waits for */
@@ -70,15 +73,17 @@ struct peers {
 static void	round_start(struct peers *);
 
 /*
- * Whether rounds go on every interval: a service wants them (a node about
- * to go out, out, or held out by a marker), or someone reads the detail.
- * A node in and healthy asks nobody.
+ * How often rounds go on (0: they do not): at the pace a service wants
+ * (fast, a decision waiting; steady, a node out or held out), at least
+ * steady while someone reads the detail. A node in and healthy asks
+ * nobody.
  */
-static bool
+static uint64_t
 wanted(const struct peers *ps)
 {
-	return ps->needed || (ps->watched_ms != NO_TIME &&
-	    clock_now_ms() - ps->watched_ms < PEERS_WATCH_MS);
+	return pace_interval_ms(ps->pace, ps->watched_ms != NO_TIME &&
+	    clock_now_ms() - ps->watched_ms < PEERS_WATCH_MS,
+	    ps->cfg->peers.interval_ms, ps->cfg->peers.steady_interval_ms);
 }
 
 static void
@@ -92,14 +97,15 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 		round_start(ps);
 }
 
-/* The next round at the interval from the last one's start. */
+/* The next round at the pace's interval (jittered) from the last start. */
 static void
 schedule(struct peers *ps)
 {
-	int64_t		in = ps->round_ms + (int64_t)ps->cfg->peers.interval_ms -
-			    clock_now_ms();
+	int64_t		in;
 	struct timeval	tv;
 
+	ps->due_in_ms = pace_delay_ms(wanted(ps), &ps->seed);
+	in = ps->round_ms + (int64_t)ps->due_in_ms - clock_now_ms();
 	if (in < 0)
 		in = 0;
 	tv.tv_sec = (time_t)(in / 1000);
@@ -292,20 +298,31 @@ peers_ask(struct peers *ps)
 		round_start(ps);
 }
 
-/* Rounds wanted again, none in flight or due: the next at its time. */
+/*
+ * Rounds wanted again, none in flight: the next at its time, sooner than
+ * the one due when the pace is now faster.
+ */
 static void
 resume(struct peers *ps)
 {
-	if (!ps->in_flight && !evtimer_pending(ps->timer, NULL) && wanted(ps))
-		schedule(ps);
+	uint64_t	every = wanted(ps);
+
+	if (ps->in_flight || every == 0)
+		return;
+	if (evtimer_pending(ps->timer, NULL)) {
+		if (ps->kick || ps->due_in_ms <= every)
+			return;
+		evtimer_del(ps->timer);
+	}
+	schedule(ps);
 }
 
 void
-peers_need(struct peers *ps, bool needed)
+peers_need(struct peers *ps, enum pace pace)
 {
 	if (ps == NULL)
 		return;
-	ps->needed = needed;
+	ps->pace = pace;
 	resume(ps);
 }
 
@@ -313,13 +330,19 @@ bool
 peers_watch(struct peers *ps)
 {
 	int64_t	now = clock_now_ms();
+	bool	fresh;
 
 	if (ps == NULL)
 		return true;
 	ps->watched_ms = now;
-	resume(ps);
-	return ps->done_ms != NO_TIME && now - ps->done_ms <=
+	fresh = ps->done_ms != NO_TIME && now - ps->done_ms <=
 	    (int64_t)ps->cfg->peers.interval_ms;
+	/* A detail read gets a round begun within the fast interval. */
+	if (!fresh && !ps->in_flight)
+		soon(ps);
+	else
+		resume(ps);
+	return fresh;
 }
 
 void
@@ -482,6 +505,8 @@ peers_new(struct event_base *base, struct curl_loop *curl,
 	ps->arg = arg;
 	ps->done_ms = NO_TIME;
 	ps->watched_ms = NO_TIME;
+	ps->seed = pace_seed(cfg->node_id, (uint64_t)getpid() ^
+	    (uint64_t)clock_now_ms());
 	if ((ps->timer = evtimer_new(base, timer_cb, ps)) == NULL ||
 	    build(ps, cfg) == -1) {
 		peers_free(ps);
@@ -600,7 +625,8 @@ reload_new(const struct peers *old, const struct config *cfg)
 	ps->arg = old->arg;
 	ps->done_ms = old->done_ms;
 	ps->round_ms = old->done_ms;
-	ps->needed = old->needed;
+	ps->pace = old->pace;
+	ps->seed = old->seed;
 	ps->watched_ms = old->watched_ms;
 	ps->rounds = old->rounds;
 	return ps;
@@ -661,7 +687,13 @@ peers_round_ms(const struct peers *ps)
 bool
 peers_needed(const struct peers *ps)
 {
-	return ps->needed;
+	return ps->pace != PACE_NONE;
+}
+
+enum pace
+peers_pace(const struct peers *ps)
+{
+	return ps->pace;
 }
 
 uint64_t
