@@ -56,6 +56,7 @@ struct hastats_reader {
 	enum mode		 mode;
 	enum quote		 q;
 	bool			 lead;		/* the header's "# " */
+	bool			 absent;	/* a backend not on the LB */
 	bool			 skip;		/* a row not kept: count only */
 	size_t			 col[HASTATS_COL_COUNT];
 	size_t			 field;		/* the field being read */
@@ -308,7 +309,8 @@ state_line(struct hastats_reader *r, const char *p, size_t len)
 			state_header(r, p, end);
 		return;	/* else the version line */
 	}
-	if (!r->st_usable)
+	/* A later servers state's version line and header (one a backend). */
+	if (!r->st_usable || (len >= 2 && p[0] == '#' && p[1] == ' '))
 		return;
 	for (col = 0; next_word(&p, end, &w, &wlen); col++)
 		if (col == r->st_be) {
@@ -343,6 +345,30 @@ state_line(struct hastats_reader *r, const char *p, size_t len)
 	e->iweight = v;
 }
 
+/*
+ * Before any header: what the Runtime API answers, one backend a command
+ * ("show stat BE 4 -1;...;show servers state BE;..."), for a backend it
+ * does not have, the blank line after each command's answer, and, after
+ * such an answer, the version line of a servers state. Such records are
+ * passed over; anything else must be the CSV's header.
+ */
+static bool
+header_skip(struct hastats_reader *r)
+{
+	size_t	n = r->len;
+
+	while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
+		n--;
+	if ((n == 14 && memcmp(r->line, "No such proxy.", 14) == 0) ||
+	    (n == 19 && memcmp(r->line, "Can't find backend.", 19) == 0)) {
+		r->absent = true;
+		return true;
+	}
+	if (n == 0)
+		return r->absent;
+	return r->absent && strspn(r->line, "0123456789") == n;
+}
+
 /* A record is complete (its newline included in line, when copied). */
 static int
 record_done(struct hastats_reader *r, const char **why)
@@ -355,7 +381,13 @@ record_done(struct hastats_reader *r, const char **why)
 		;
 	else if (r->mode == MODE_STATE)
 		state_line(r, r->line, r->len - 1);
-	else if (r->mode == MODE_HEADER) {
+	else if (r->mode == MODE_HEADER && header_skip(r))
+		r->lead = true;		/* the next record may be the header */
+	else if (r->mode == MODE_HEADER && r->absent && r->len >= 8 &&
+	    memcmp(r->line, "# be_id ", 8) == 0) {
+		r->mode = MODE_STATE;	/* no CSV: none of the backends */
+		state_line(r, r->line, r->len - 1);
+	} else if (r->mode == MODE_HEADER) {
 		if (hastats_csv_header(&s, r->col, &err) == -1)
 			bad(r, err);
 		else
@@ -514,7 +546,9 @@ hastats_reader_finish(struct hastats_reader *r, const char **why)
 		*why = r->error;
 		return NULL;
 	}
-	if (r->mode == MODE_HEADER) {
+	if (r->mode == MODE_HEADER && r->absent && r->reclen == 0)
+		;	/* none of the backends is there: none of their rows */
+	else if (r->mode == MODE_HEADER) {
 		/* Empty, or the header without its end: say which. */
 		if (hastats_csv_header(&s, r->col, &err) == -1)
 			bad(r, err);
@@ -623,4 +657,23 @@ size_t
 hastats_table_rows(const struct hastats_table *t)
 {
 	return t->n;
+}
+
+void
+hastats_request(const char *const *backends, size_t nbackends, char *buf)
+{
+	static const char	all[] = "show stat;show servers state\n";
+	size_t			i, len = 0;
+	int			n;
+
+	for (i = 0; i < 2 * nbackends; i++) {
+		n = snprintf(buf + len, HASTATS_REQUEST_MAX - len, i < nbackends ?
+		    "show stat %s 4 -1%s" : "show servers state %s%s",
+		    backends[i % nbackends], i + 1 < 2 * nbackends ? ";" : "\n");
+		if (n < 0 || (size_t)n >= HASTATS_REQUEST_MAX - len)
+			break;
+		len += (size_t)n;
+	}
+	if (nbackends == 0 || i < 2 * nbackends)
+		memcpy(buf, all, sizeof(all));
 }

@@ -351,21 +351,27 @@ switched_off(const struct service *s, const char *why,
 }
 
 /*
- * Whether the guard's rounds must go on every interval (see keep_peers):
- * its state, the engine's decision (the would-be one in shadow mode) and
- * the markers' d.
+ * How often the guard's rounds must go on (see peers_pace): its state,
+ * the engine's decision (the would-be one in shadow mode) and the
+ * markers' d.
  */
-static bool
-rounds_wanted(const struct service *s, const struct decision *d)
+static enum pace
+rounds_wanted(const struct service *s, const struct decision *d,
+    int64_t now_ms)
 {
 	struct guard_view	g;
 	struct decision		cur;
+	struct pace_in		in;
 
 	guard_view(s->tr, &g);
 	transition_current(s->tr, &cur);
-	return g.state == GUARD_ASKING || g.state == GUARD_HOLDING ||
-	    g.state == GUARD_BACK_ALONE || cur.state != NODE_UP ||
-	    cur.weight == 0 || d->state == NODE_DRAIN || d->state == NODE_MAINT;
+	in.guard = g.state;
+	in.out_ms = g.out_ms;
+	in.now_ms = now_ms;
+	in.just_out_ms = transition_conf(s->tr)->just_out_ms;
+	in.in = cur.state == NODE_UP && cur.weight > 0;
+	in.marker = d->state == NODE_DRAIN || d->state == NODE_MAINT;
+	return pace_of(&in);
 }
 
 /*
@@ -596,7 +602,7 @@ service_step(struct service *s, const struct service_input *in,
 	decision_make(in->node, in->own, &auto_d, &d);
 	if (in->peers != NULL) {
 		marker_guard(s, &d, in->peers, in->now_ms, fx);
-		fx->keep_peers = rounds_wanted(s, &d);
+		fx->peers_pace = rounds_wanted(s, &d, in->now_ms);
 	}
 	if (!set_decision(s, &d, in, fx) && would_changed) {
 		compose(s, &s->decision);

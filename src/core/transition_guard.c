@@ -19,6 +19,7 @@ guard_view(const struct transition *t, struct guard_view *v)
 	v->state = t->guard.state;
 	v->since_ms = t->guard.since_ms;
 	v->reason = t->guard.reason;
+	v->out_ms = t->guard.out_ms;
 }
 
 int64_t

@@ -100,16 +100,17 @@ apply(struct agent *a, const struct service_effects *fx)
 		agent_schedule_save(a);
 }
 
-/* Rounds every interval while any service wants them. */
+/* Rounds at the fastest pace any service wants. */
 static void
 keep_peers(struct agent *a)
 {
-	bool	any = false;
-	size_t	i;
+	enum pace	p = PACE_NONE;
+	size_t		i;
 
 	for (i = 0; i < a->nsvcs; i++)
-		any = any || a->svcs[i].keep_peers;
-	peers_need(a->peers, any);
+		if (a->svcs[i].peers_pace > p)
+			p = a->svcs[i].peers_pace;
+	peers_need(a->peers, p);
 }
 
 /* What the public documents show of a service, to tell a step changed it. */
@@ -201,7 +202,7 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	if (fx.line_changed || !public_sig_equal(&before, &after))
 		a->generation++;
 	apply(a, &fx);
-	w->keep_peers = fx.keep_peers;
+	w->peers_pace = fx.peers_pace;
 	keep_peers(a);
 }
 

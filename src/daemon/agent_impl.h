@@ -28,7 +28,7 @@ struct svc {
 	struct rules_input	*in;		/* the probes, for each step */
 	bool			*settled;
 	struct markers		 own;		/* its directory's, last read */
-	bool			 keep_peers;	/* its last step wanted rounds */
+	enum pace		 peers_pace;	/* its last step's (pace.h) */
 };
 
 struct agent {

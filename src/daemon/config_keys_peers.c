@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbagent/core/units.h"
 #include "lbagent/daemon/fetch.h"
 #include "config_impl.h"
 
@@ -24,11 +25,21 @@ const struct config_key config_peers_keys[] = {
 	  "the list (64 at most)." },
 	{ "peers", "interval", KEY_DURATION, "1s", 100, 60 * 1000,
 	  OFF(peers.interval_ms),
-	  "How often the peers and load balancers are asked while rounds "
-	  "are wanted: a node about to go out, out, or held out by a "
-	  "marker, or its /status detail read in the last 10 s. A decision "
-	  "that needs a fresh answer asks at once; a node in and healthy "
-	  "asks nobody." },
+	  "How often the peers and load balancers are asked while a "
+	  "decision waits on them: a node about to go out (the guard asks, "
+	  "or holds it in) or within just_out of going out. A detail read "
+	  "(drain --wait's) gets a round begun within this long. Each round "
+	  "comes up to 20% sooner, at random, so that a fleet does not ask "
+	  "in lockstep. A decision that needs a fresh answer asks at once; "
+	  "a node in and healthy asks nobody." },
+	{ "peers", "steady_interval", KEY_DURATION, "10s", 100, 3600 * 1000,
+	  OFF(peers.steady_interval_ms),
+	  "How often they are asked while rounds are wanted but no decision "
+	  "waits: a node out by the rules (past just_out), held out by a "
+	  "marker, back alone, or its /status detail read in the last 10 s. "
+	  "Longer costs the load balancers less and shows their view later "
+	  "(coming back alone may wait this long past alone_grace). At "
+	  "least interval; not set: 10s, or interval when that is longer." },
 	{ "peers", "suspect_after", KEY_UINT, "3", 1, 100000,
 	  OFF(peers.suspect_after),
 	  "A peer without a good answer for this many rounds in a row is "
@@ -198,6 +209,28 @@ resolve_peers(struct parse *p)
 }
 
 /*
+ * The steady pace is never the faster one: not set, it is at least
+ * interval; set shorter, an error.
+ */
+static void
+check_steady(struct parse *p, size_t peers)
+{
+	struct config_peers	*pc = &p->cfg->peers;
+	const struct entry	*e;
+	char			 t1[32], t2[32];
+
+	if (pc->steady_interval_ms >= pc->interval_ms)
+		return;
+	if ((e = config_find_entry(p, peers, "steady_interval")) == NULL) {
+		pc->steady_interval_ms = pc->interval_ms;
+		return;
+	}
+	units_format_ms(pc->steady_interval_ms, t1, sizeof(t1));
+	units_format_ms(pc->interval_ms, t2, sizeof(t2));
+	config_error(p->errs, p->path, e->line, "[peers] steady_interval %s must be at least interval %s", t1, t2);
+}
+
+/*
  * [peers] (before the services, which start from its guard settings),
  * then [haproxy], which checks [peers]' deprecated haproxy keys.
  */
@@ -213,6 +246,7 @@ config_build_peers(struct parse *p, size_t peers, size_t hx)
 	config_table_apply(p, hx, config_haproxy_keys, config_haproxy_nkeys,
 	    cfg, lb_key, &cfg->transitions);
 	config_backend_line(p, peers, hx);
+	check_steady(p, peers);
 	resolve_peers(p);
 }
 

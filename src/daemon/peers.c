@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lbagent/core/hastats_reader.h"
 #include "lbagent/sys/clock.h"
@@ -12,11 +13,6 @@
 #include "lbagent/daemon/peers.h"
 
 #define NO_TIME		INT64_MIN
-/*
- * To the Runtime API (HTTP sources get the stats page's CSV): the CSV,
- * then the configured weights, which 2.6's CSV does not have.
- */
-#define LB_REQUEST	"show stat;show servers state\n"
 
 /* A source as the rounds ask it: its address and the fetch in flight. */
 struct asked {
@@ -55,9 +51,17 @@ struct peers {
 						   rows read (in cfg) */
 	size_t			 nbackends;
 	uint64_t		 timeout_ms;	/* the longest any service allows */
+	/*
+	 * To the Runtime API (HTTP sources get the stats page's CSV): the
+	 * backends' servers only, then their configured weights, which
+	 * 2.6's CSV does not have (hastats_request).
+	 */
+	char			 request[HASTATS_REQUEST_MAX];
 	bool			 in_flight, again;
 	bool			 kick;		/* the timer's round is due anyway */
-	bool			 needed;	/* a service wants rounds */
+	enum pace		 pace;		/* the services want */
+	uint32_t		 seed;		/* the jitter's */
+	uint64_t		 due_in_ms;	/* the scheduled round's wait */
 	int64_t			 watched_ms;	/* the detail was last read */
 	uint64_t		 rounds;	/* begun, since start */
 	size_t			 waiting;	/* answers the round waits for */
@@ -69,15 +73,17 @@ struct peers {
 static void	round_start(struct peers *);
 
 /*
- * Whether rounds go on every interval: a service wants them (a node about
- * to go out, out, or held out by a marker), or someone reads the detail.
- * A node in and healthy asks nobody.
+ * How often rounds go on (0: they do not): at the pace a service wants
+ * (fast, a decision waiting; steady, a node out or held out), at least
+ * steady while someone reads the detail. A node in and healthy asks
+ * nobody.
  */
-static bool
+static uint64_t
 wanted(const struct peers *ps)
 {
-	return ps->needed || (ps->watched_ms != NO_TIME &&
-	    clock_now_ms() - ps->watched_ms < PEERS_WATCH_MS);
+	return pace_interval_ms(ps->pace, ps->watched_ms != NO_TIME &&
+	    clock_now_ms() - ps->watched_ms < PEERS_WATCH_MS,
+	    ps->cfg->peers.interval_ms, ps->cfg->peers.steady_interval_ms);
 }
 
 static void
@@ -91,14 +97,15 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 		round_start(ps);
 }
 
-/* The next round at the interval from the last one's start. */
+/* The next round at the pace's interval (jittered) from the last start. */
 static void
 schedule(struct peers *ps)
 {
-	int64_t		in = ps->round_ms + (int64_t)ps->cfg->peers.interval_ms -
-			    clock_now_ms();
+	int64_t		in;
 	struct timeval	tv;
 
+	ps->due_in_ms = pace_delay_ms(wanted(ps), &ps->seed);
+	in = ps->round_ms + (int64_t)ps->due_in_ms - clock_now_ms();
 	if (in < 0)
 		in = 0;
 	tv.tv_sec = (time_t)(in / 1000);
@@ -265,7 +272,7 @@ round_start(struct peers *ps)
 		if ((q->reader = hastats_reader_new(ps->backends,
 		    ps->nbackends, NULL)) != NULL &&
 		    (q->fetch = fetch_start_pieces(ps->base, ps->curl, &q->src,
-		    LB_REQUEST, ps->timeout_ms, PEERS_CSV_MAX, lb_piece, lb_done,
+		    ps->request, ps->timeout_ms, PEERS_CSV_MAX, lb_piece, lb_done,
 		    q)) != NULL)
 			ps->waiting++;
 		else {
@@ -291,20 +298,31 @@ peers_ask(struct peers *ps)
 		round_start(ps);
 }
 
-/* Rounds wanted again, none in flight or due: the next at its time. */
+/*
+ * Rounds wanted again, none in flight: the next at its time, sooner than
+ * the one due when the pace is now faster.
+ */
 static void
 resume(struct peers *ps)
 {
-	if (!ps->in_flight && !evtimer_pending(ps->timer, NULL) && wanted(ps))
-		schedule(ps);
+	uint64_t	every = wanted(ps);
+
+	if (ps->in_flight || every == 0)
+		return;
+	if (evtimer_pending(ps->timer, NULL)) {
+		if (ps->kick || ps->due_in_ms <= every)
+			return;
+		evtimer_del(ps->timer);
+	}
+	schedule(ps);
 }
 
 void
-peers_need(struct peers *ps, bool needed)
+peers_need(struct peers *ps, enum pace pace)
 {
 	if (ps == NULL)
 		return;
-	ps->needed = needed;
+	ps->pace = pace;
 	resume(ps);
 }
 
@@ -312,13 +330,19 @@ bool
 peers_watch(struct peers *ps)
 {
 	int64_t	now = clock_now_ms();
+	bool	fresh;
 
 	if (ps == NULL)
 		return true;
 	ps->watched_ms = now;
-	resume(ps);
-	return ps->done_ms != NO_TIME && now - ps->done_ms <=
+	fresh = ps->done_ms != NO_TIME && now - ps->done_ms <=
 	    (int64_t)ps->cfg->peers.interval_ms;
+	/* A detail read gets a round begun within the fast interval. */
+	if (!fresh && !ps->in_flight)
+		soon(ps);
+	else
+		resume(ps);
+	return fresh;
 }
 
 void
@@ -433,6 +457,7 @@ build(struct peers *ps, const struct config *cfg)
 			ps->timeout_ms = tc->peer_timeout_ms;
 		add_backend(ps, tc->backend);
 	}
+	hastats_request(ps->backends, ps->nbackends, ps->request);
 	for (i = 0; i < ps->npeers; i++) {
 		struct peer_source *p = &ps->peers[i];
 		struct asked *q = &ps->peers_asked[i];
@@ -480,6 +505,8 @@ peers_new(struct event_base *base, struct curl_loop *curl,
 	ps->arg = arg;
 	ps->done_ms = NO_TIME;
 	ps->watched_ms = NO_TIME;
+	ps->seed = pace_seed(cfg->node_id, (uint64_t)getpid() ^
+	    (uint64_t)clock_now_ms());
 	if ((ps->timer = evtimer_new(base, timer_cb, ps)) == NULL ||
 	    build(ps, cfg) == -1) {
 		peers_free(ps);
@@ -598,7 +625,8 @@ reload_new(const struct peers *old, const struct config *cfg)
 	ps->arg = old->arg;
 	ps->done_ms = old->done_ms;
 	ps->round_ms = old->done_ms;
-	ps->needed = old->needed;
+	ps->pace = old->pace;
+	ps->seed = old->seed;
 	ps->watched_ms = old->watched_ms;
 	ps->rounds = old->rounds;
 	return ps;
@@ -659,7 +687,13 @@ peers_round_ms(const struct peers *ps)
 bool
 peers_needed(const struct peers *ps)
 {
-	return ps->needed;
+	return ps->pace != PACE_NONE;
+}
+
+enum pace
+peers_pace(const struct peers *ps)
+{
+	return ps->pace;
 }
 
 uint64_t

@@ -53,8 +53,11 @@ HOLD_REASON_RE = re.compile(
 
 
 def peer_guard_config(**over):
-    """The [peers] keys every node gets (agents and haproxy are added)."""
+    """The [peers] keys every node gets (agents and haproxy are added).
+    The steady pace is the fast one: every bound here counts rounds at
+    PEER_INTERVAL_MS, whatever the state (test_91 sets them apart)."""
     keys = {"timeout": f"{PEER_TIMEOUT_MS}ms", "interval": f"{PEER_INTERVAL_MS}ms",
+            "steady_interval": f"{PEER_INTERVAL_MS}ms",
             "alone_grace": f"{ALONE_GRACE_S:g}s",
             "recheck_after": f"{int(RECHECK_AFTER_S * 1000)}ms",
             "just_out": f"{JUST_OUT_S:g}s"}

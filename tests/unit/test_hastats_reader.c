@@ -46,6 +46,14 @@ static const char *const odd[] = {
 	"# pxname,svname,status,weight,agent_desc\n"
 	    "zz,x,UP,1,\"q\nbe,fake,UP,1,x\"\nbe,s1,UP,1,\"a,\nb\"\n"
 	    "be,s2,UP,2,x\"y\nzz,y,UP,1,\"\"\nbe,s3,UP,3,z\n",
+	"No such proxy.\n\n# pxname,svname,status,weight\nbe,s1,UP,1\n\n"
+	    "# pxname,svname,status,weight\nother,s1,DOWN,1\n\n"
+	    "Can't find backend.\n\n1\n# be_id be_name srv_name srv_iweight\n"
+	    "3 be s1 4\n\n1\n# be_id be_name srv_name srv_iweight\n"
+	    "4 other s1 6\n\n",
+	"No such proxy.\r\n\r\n1\n# be_id be_name srv_name srv_iweight\n"
+	    "3 be s1 4\n",
+	"No such proxy.\n\n1\n",
 };
 #define NODD		(int)(sizeof(odd) / sizeof(odd[0]))
 
@@ -405,6 +413,82 @@ START_TEST(servers_state)
 }
 END_TEST
 
+/*
+ * One command a backend, as peers.c asks the Runtime API: the backends
+ * there are read as from the whole answer, the one missing has no rows.
+ */
+START_TEST(filtered)
+{
+	size_t			 len;
+	char			*text = fixture("filtered-2.6.txt", &len);
+	struct hastats_table	*t = read_whole(text, len);
+	struct hastats_row	 r;
+	const char		*why;
+
+	ck_assert_uint_eq(hastats_table_rows(t), 3);
+	ck_assert_int_eq(hastats_table_find(t, "be", "a", &r, &why), 1);
+	ck_assert_int_eq(r.weight, 7);
+	ck_assert_int_eq(hastats_table_find(t, "other", "x", &r, &why), 1);
+	ck_assert_int_eq(hastats_table_find(t, "web", "a", &r, &why), 0);
+	ck_assert_int_eq(hastats_table_initial_weight(t, "be", "a"), 7);
+	ck_assert_int_eq(hastats_table_initial_weight(t, "be", "b"), 1);
+	ck_assert_int_eq(hastats_table_initial_weight(t, "other", "x"), 1);
+	hastats_table_free(t);
+	free(text);
+	text = fixture("filtered-absent-2.6.txt", &len);
+	t = read_whole(text, len);
+	ck_assert_uint_eq(hastats_table_rows(t), 0);
+	ck_assert_int_eq(hastats_table_find(t, "be", "a", &r, &why), 0);
+	hastats_table_free(t);
+	free(text);
+
+	t = read_whole(odd[11], strlen(odd[11]));
+	ck_assert_uint_eq(hastats_table_rows(t), 2);
+	ck_assert_int_eq(hastats_table_find(t, "other", "s1", &r, &why), 1);
+	ck_assert_str_eq(r.status, "DOWN");
+	ck_assert_int_eq(hastats_table_initial_weight(t, "be", "s1"), 4);
+	ck_assert_int_eq(hastats_table_initial_weight(t, "other", "s1"), 6);
+	hastats_table_free(t);
+	t = read_whole(odd[12], strlen(odd[12]));
+	ck_assert_int_eq(hastats_table_find(t, "be", "s1", &r, &why), 0);
+	hastats_table_free(t);
+	/* Only after a backend's absence is a number no statistics. */
+	t = read_whole("1\n", 2);
+	ck_assert_int_eq(hastats_table_find(t, "be", "s1", &r, &why), -1);
+	hastats_table_free(t);
+	t = read_whole("Permission denied\n\n", 19);
+	ck_assert_int_eq(hastats_table_find(t, "be", "s1", &r, &why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "not HAProxy statistics"));
+	hastats_table_free(t);
+}
+END_TEST
+
+/* What peers.c asks the Runtime API. */
+START_TEST(request)
+{
+	static const char *const two[] = { "be", "web.v2" };
+	const char	*many[200];
+	char		 buf[HASTATS_REQUEST_MAX], name[70];
+	size_t		 i;
+
+	hastats_request(two, 2, buf);
+	ck_assert_str_eq(buf, "show stat be 4 -1;show stat web.v2 4 -1;"
+	    "show servers state be;show servers state web.v2\n");
+	hastats_request(two, 0, buf);
+	ck_assert_str_eq(buf, "show stat;show servers state\n");
+	/* Longer than HAProxy reads in a line: the whole stats instead. */
+	memset(name, 'n', 64);
+	name[64] = '\0';
+	for (i = 0; i < 200; i++)
+		many[i] = name;
+	hastats_request(many, 200, buf);
+	ck_assert_str_eq(buf, "show stat;show servers state\n");
+	hastats_request(many, 40, buf);
+	ck_assert_uint_lt(strlen(buf), HASTATS_REQUEST_MAX);
+	ck_assert_ptr_nonnull(strstr(buf, ";show servers state nnn"));
+}
+END_TEST
+
 /* An answer of total bytes: rows of "zz", then be/s1 last. */
 static char *
 big(size_t total, size_t *len)
@@ -585,6 +669,8 @@ reader_suite(void)
 	tcase_add_test(tc, only_backends_asked);
 	tcase_add_test(tc, quoted_and_broken);
 	tcase_add_test(tc, servers_state);
+	tcase_add_test(tc, filtered);
+	tcase_add_test(tc, request);
 	tcase_add_test(tc, limit_bytes);
 	tcase_add_test(tc, limit_line);
 	tcase_add_test(tc, limit_rows);

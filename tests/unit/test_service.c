@@ -898,18 +898,19 @@ START_TEST(guard_holds_lets_out_latches_and_restart_ends_it)
 	round_now(true, "n2", "");
 	step_at(&t, true);
 	/* In and healthy: no round, none every interval either. */
-	ck_assert(!fx.ask_peers && !fx.keep_peers);
+	ck_assert(!fx.ask_peers && fx.peers_pace == PACE_NONE);
 	probe(&t, 0, "dep", PROBE_CRIT, "gone", REACT_DOWN, 0);
 	run(&t, TICK);
-	ck_assert(!fx.ask_peers && !fx.keep_peers);	/* not due yet */
+	ck_assert(!fx.ask_peers && fx.peers_pace == PACE_NONE);	/* not due yet */
 	run(&t, 1 * S);
 	/* Going out is due: ask first, stay in until the answer. */
-	ck_assert(fx.ask_peers && fx.keep_peers);
+	ck_assert(fx.ask_peers && fx.peers_pace == PACE_FAST);
 	ck_assert_str_eq(fx.line, "up");
 	round_now(false, "", "n2: timeout; n3: HTTP 503");
 	run(&t, TICK);
 	ck_assert(!fx.ask_peers);
-	ck_assert(fx.keep_peers);	/* held in: asking whether one serves */
+	/* Held in: asking fast whether one serves. */
+	ck_assert_int_eq(fx.peers_pace, PACE_FAST);
 	ck_assert_str_eq(fx.line, "up #peer-guard: dep failing but no other "
 	    "node serving");
 	ck_assert_uint_eq(logged("W peer-guard: staying in although failing "
@@ -924,7 +925,8 @@ START_TEST(guard_holds_lets_out_latches_and_restart_ends_it)
 	run(&t, TICK);
 	ck_assert_str_eq(fx.line, "down #dep: gone");
 	ck_assert_uint_eq(logged("N peer-guard: going out: serving: n2\n"), 1);
-	ck_assert(fx.keep_peers);	/* out: watching for being the last */
+	/* Just out: fast, to come back at once if it was the last. */
+	ck_assert_int_eq(fx.peers_pace, PACE_FAST);
 
 	/* The look-again, from recheck_after: nobody serves after all. */
 	run(&t, 1500);
@@ -941,7 +943,7 @@ START_TEST(guard_holds_lets_out_latches_and_restart_ends_it)
 	ck_assert_str_eq(fx.line, "up #peer-guard: latched until restart; dep "
 	    "failing");
 	/* Latched in: no round could take it out, none is needed. */
-	ck_assert(!fx.ask_peers && !fx.keep_peers);
+	ck_assert(!fx.ask_peers && fx.peers_pace == PACE_NONE);
 
 	restart(&t, "", 500);
 	round_now(true, "n2", "");
@@ -970,7 +972,8 @@ START_TEST(marker_guard_warns_once_when_nobody_else_serves)
 	run(&t, TICK);
 	ck_assert_str_eq(fx.line, "drain up #patching");
 	ck_assert(fx.ask_peers);	/* the round predates the marker */
-	ck_assert(fx.keep_peers);	/* held out by it */
+	/* Held out by it: steady, nothing about to change on the view. */
+	ck_assert_int_eq(fx.peers_pace, PACE_STEADY);
 	round_now(false, "", "n2: timeout");
 	run(&t, TICK);
 	expect_note(0, true, "service web: peer-guard: drain marker obeyed, "
@@ -993,7 +996,7 @@ START_TEST(marker_guard_warns_once_when_nobody_else_serves)
 	/* Without the marker, nothing to warn of. */
 	marker(&t.own, MARKER_DRAIN, NULL);
 	run(&t, TICK);
-	ck_assert(!fx.ask_peers && !fx.keep_peers);
+	ck_assert(!fx.ask_peers && fx.peers_pace == PACE_NONE);
 	ck_assert_uint_eq(logged("peer-guard: drain marker obeyed"), 2);
 	service_free(&t.s);
 }

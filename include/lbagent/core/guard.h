@@ -41,6 +41,8 @@ struct guard_view {
 	enum guard_state	 state;
 	int64_t			 since_ms;	/* in that state since */
 	const char		*reason;	/* "" when nothing is held */
+	int64_t			 out_ms;	/* went out by the rules;
+						   INT64_MIN: not */
 };
 
 /* One engine's guard: what it holds between evaluations. */

@@ -3,8 +3,13 @@
  * keeps only the rows of the backends asked for and, of those, only the
  * columns lbagent reads (found by name in the header, as hastats.c does),
  * and the configured weights of their servers from a servers state after
- * the CSV ("show stat;show servers state"). Bounded: total bytes, one
- * line's bytes and rows kept. Pure: no I/O.
+ * the CSV ("show stat;show servers state"). The Runtime API's answer to
+ * one command a backend ("show stat BE 4 -1;...;show servers state
+ * BE;...") reads the same: each CSV's header after the first and each
+ * servers state's after the first are passed over, and so is the answer
+ * for a backend the load balancer does not have ("No such proxy.",
+ * "Can't find backend."): its rows are simply not there. Bounded: total
+ * bytes, one line's bytes and rows kept. Pure: no I/O.
  */
 #ifndef LBAGENT_HASTATS_READER_H
 #define LBAGENT_HASTATS_READER_H
@@ -16,6 +21,12 @@
 #define HASTATS_BYTES_MAX	(8 * 1024 * 1024)	/* a whole answer */
 #define HASTATS_LINE_MAX	(64 * 1024)		/* one record */
 #define HASTATS_ROWS_MAX	8192			/* rows kept */
+
+/*
+ * The longest Runtime API request built (HAProxy reads a command line of
+ * up to its tune.bufsize, 16 KiB by default).
+ */
+#define HASTATS_REQUEST_MAX	8192
 
 struct hastats_limits {
 	size_t	bytes_max;
@@ -66,5 +77,15 @@ long		 hastats_table_initial_weight(const struct hastats_table *,
 /* Rows kept. */
 size_t		 hastats_table_rows(const struct hastats_table *);
 void		 hastats_table_free(struct hastats_table *);
+
+/*
+ * The Runtime API request for these backends, with its newline, into buf
+ * (HASTATS_REQUEST_MAX bytes): "show stat BE 4 -1;" for each (their
+ * servers' rows, nothing of the load balancer's other proxies), then
+ * "show servers state BE;" for each. None, or more than fits: the whole
+ * "show stat;show servers state", which the reader reads the same.
+ */
+void		 hastats_request(const char *const *backends, size_t nbackends,
+		    char *buf);
 
 #endif

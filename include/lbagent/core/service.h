@@ -21,6 +21,7 @@
 #include "lbagent/core/history.h"
 #include "lbagent/core/lbkeys.h"
 #include "lbagent/core/marker.h"
+#include "lbagent/core/pace.h"
 #include "lbagent/core/reply.h"
 #include "lbagent/core/transition.h"
 
@@ -137,11 +138,12 @@ struct service_effects {
 	bool			 save_soon;
 	bool			 ask_peers;	/* a fresh round of the guard */
 	/*
-	 * Rounds every [peers] interval wanted: the node is about to go out
-	 * (the guard asks or holds it in), in by the guard alone, out by the
-	 * rules, or held out by a marker. In and healthy: none.
+	 * How often the guard's rounds go on (pace.h): fast while the node is
+	 * about to go out (the guard asks or holds it in) or just went out,
+	 * steady while back alone, out by the rules or held out by a marker;
+	 * none in and healthy.
 	 */
-	bool			 keep_peers;
+	enum pace		 peers_pace;
 	struct service_note	 notes[SERVICE_NOTES_MAX];
 	size_t			 nnotes;
 };

@@ -95,7 +95,8 @@ struct config_list {
 struct config_peers {
 	struct config_list agents;	/* http(s) base URLs, as written */
 	struct config_list haproxy;	/* http(s) URL, unix:PATH, tcp:HOST:PORT */
-	uint64_t	  interval_ms;	/* how often they are asked */
+	uint64_t	  interval_ms;	/* how often, a decision waiting */
+	uint64_t	  steady_interval_ms;	/* how often, none waiting */
 	uint64_t	  suspect_after;	/* rounds without a good answer */
 	uint64_t	  dead_after;		/* the same, longer */
 	/*

@@ -2,10 +2,14 @@
  * The peer guard's sources: the other nodes' lbagent (their public
  * /status) and the load balancers' stats (HAProxy's `show stat` CSV),
  * asked together in rounds, never on the reply path: at once when a
- * decision needs a fresh answer, and every [peers] interval only while
- * they are wanted (a node about to go out, out, held out by a marker, or
- * the detail read within PEERS_WATCH_MS). A node in and healthy, with
- * nobody watching, asks nobody. A round ends
+ * decision needs a fresh answer, every [peers] interval while a decision
+ * waits on them (about to go out, just out), every [peers]
+ * steady_interval while they are wanted otherwise (out, held out by a
+ * marker, the detail read within PEERS_WATCH_MS), each round up to
+ * PACE_JITTER_PCT sooner, drawn from a seed of the node's own, so that
+ * a fleet does not ask in lockstep (pace.h). A detail read gets a round
+ * begun within an interval. A node in and healthy, with nobody watching,
+ * asks nobody. A round ends
  * when every source answered or timed out; its verdicts, per service,
  * go to the transition engine as a struct peer_view.
  *
@@ -22,6 +26,7 @@
 
 #include <event2/event.h>
 
+#include "lbagent/core/pace.h"
 #include "lbagent/core/peer_view.h"
 #include "lbagent/core/settings.h"
 
@@ -51,16 +56,19 @@ struct peers	*peers_reload(struct peers *, const struct config *,
 		    bool *failed);
 /* A round now, or right after the one in flight. */
 void		 peers_ask(struct peers *);
-/* Whether the services want rounds every interval (their OR, each step). */
-void		 peers_need(struct peers *, bool);
+/* The pace the services want (the fastest of theirs, each step). */
+void		 peers_need(struct peers *, enum pace);
 /*
- * The detail is being read: rounds go on for PEERS_WATCH_MS. Whether the
- * last round answered is fresh (begun within an interval);
- * when not, one is due or in flight, and peers_round_ms moves at its end.
+ * The detail is being read: rounds go on at the steady pace for
+ * PEERS_WATCH_MS. Whether the last round answered is fresh (begun within
+ * an interval); when not, one begins at once (or is in flight), and
+ * peers_round_ms moves at its end.
  */
 bool		 peers_watch(struct peers *);
-/* Whether a service wants rounds every interval (peers_need). */
+/* Whether a service wants rounds (peers_need: a pace but none). */
 bool		 peers_needed(const struct peers *);
+/* The pace the services want (peers_need). */
+enum pace	 peers_pace(const struct peers *);
 /* Rounds begun since lbagent started (reloads included). */
 uint64_t	 peers_rounds(const struct peers *);
 /* Service i (0 the default, i + 1 cfg->services[i]) as of the last round. */
