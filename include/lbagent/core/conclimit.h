@@ -56,7 +56,7 @@
  *  - max 1000: above HAProxy's usual server maxconn; a limit there is
  *    no limit, and it bounds the growth of an idle estimate.
  *  - tolerance 1.1: at rest the latency is tolerance / g times the
- *    latency without queueing (1.3 at a knee of 40); Gradient2's 1.5
+ *    latency without queueing (1.23 measured at a knee of 40); Gradient2's 1.5
  *    let it sit at 1.8, over the 1.5 the qualification allows.
  *  - smoothing 0.2 (Gradient2's): a step moves the limit at most 10%
  *    down, so in-flight admitted under the last limit stays within it.
