@@ -118,9 +118,10 @@ conclimit_reason(const struct conclimit *c, char *buf, size_t size)
 		snprintf(buf, size, "maxconn %d: no latency sample yet", l);
 		return;
 	}
-	snprintf(buf, size, "maxconn %d%s: latency %.0f ms, %.0f ms without "
+	snprintf(buf, size, "maxconn %d%s: latency %.*f ms, %.*f ms without "
 	    "queueing, gradient %.2f; %.0f in flight%s", l,
 	    l == c->set.min ? " (min)" : l == c->set.max ? " (max)" : "",
-	    c->short_ms, c->long_ms, c->gradient, c->inflight,
+	    c->short_ms < 10 ? 1 : 0, c->short_ms, c->long_ms < 10 ? 1 : 0,
+	    c->long_ms, c->gradient, c->inflight,
 	    c->app_limited ? ", under half the limit: not growing" : "");
 }

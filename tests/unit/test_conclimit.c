@@ -48,7 +48,8 @@ START_TEST(first_sample_and_growth)
 		conclimit_sample(&c, 50, conclimit_limit(&c), i * 1000);
 	ck_assert_int_gt(conclimit_limit(&c), before + 5);
 	conclimit_reason(&c, buf, sizeof(buf));
-	ck_assert_ptr_nonnull(strstr(buf, "gradient 1.00"));
+	ck_assert_ptr_nonnull(strstr(buf, "latency 50 ms, 50 ms without "
+	    "queueing, gradient 1.00"));
 	/* Latency doubled at the limit: it shrinks, at most 10% a sample. */
 	before = conclimit_limit(&c);
 	conclimit_sample(&c, 100, before, 21000);
