@@ -225,6 +225,11 @@ LIBC_PURE = set("""
     strtol strtoll strtoul strtoull localtime_r gmtime_r timegm tolower
     toupper isalnum isalpha isdigit isspace isxdigit inet_pton inet_ntop
     _GLOBAL_OFFSET_TABLE_""".split())
+# And libm's (meson.build links the core with it): the capacity model's
+# averages and the concurrency limit's square root.
+LIBC_PURE |= set("""
+    exp exp2 log log2 pow sqrt fabs floor ceil round lround llround trunc
+    fmin fmax fmod""".split())
 if len(sys.argv) > 1:
     lib = sys.argv[1]
 
