@@ -30,6 +30,9 @@ static const struct {
 	[HASTATS_COL_AGENT_DESC] = { "agent_desc", NULL },
 	[HASTATS_COL_SCUR] = { "scur", NULL },
 	[HASTATS_COL_QCUR] = { "qcur", NULL },
+	[HASTATS_COL_STOT] = { "stot", NULL },
+	[HASTATS_COL_RTIME] = { "rtime", NULL },
+	[HASTATS_COL_QTIME] = { "qtime", NULL },
 };
 
 /* Reads one field at s->p and steps past it and its separator. */
@@ -111,7 +114,7 @@ hastats_csv_eq(const struct hastats_field *f, const char *s)
 
 /* A weight: digits, or empty for -1. */
 static int
-field_weight(const struct hastats_field *f, long *v)
+field_number(const struct hastats_field *f, long long *v)
 {
 	char	buf[24];
 	size_t	i, n;
@@ -124,11 +127,36 @@ field_weight(const struct hastats_field *f, long *v)
 		return -1;
 	for (*v = 0, i = 0; i < n; i++) {
 		if (buf[i] < '0' || buf[i] > '9' ||
-		    *v > (LONG_MAX - (buf[i] - '0')) / 10)
+		    *v > (LLONG_MAX - (buf[i] - '0')) / 10)
 			return -1;
 		*v = *v * 10 + (buf[i] - '0');
 	}
 	return 0;
+}
+
+static int
+field_weight(const struct hastats_field *f, long *v)
+{
+	long long	n;
+
+	if (field_number(f, &n) == -1 || n > LONG_MAX)
+		return -1;
+	*v = (long)n;
+	return 0;
+}
+
+/*
+ * A count, which only informs: -1 when its column is not there, it is
+ * empty, or it is not a number.
+ */
+static long long
+field_count(const struct hastats_field *f, bool have, long long max)
+{
+	long long	n;
+
+	if (!have || field_number(f, &n) == -1 || n > max)
+		return -1;
+	return n;
 }
 
 /* Shown text: quotes undone, first line, control bytes as '?'. */
@@ -257,13 +285,16 @@ hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT],
 		*why = "the initial weight is not a number";
 		return -1;
 	}
-	/* Counts only inform: one that is not a number is not known. */
-	if (!have[HASTATS_COL_SCUR] ||
-	    field_weight(&got[HASTATS_COL_SCUR], &r->scur) == -1)
-		r->scur = -1;
-	if (!have[HASTATS_COL_QCUR] ||
-	    field_weight(&got[HASTATS_COL_QCUR], &r->qcur) == -1)
-		r->qcur = -1;
+	r->scur = (long)field_count(&got[HASTATS_COL_SCUR],
+	    have[HASTATS_COL_SCUR], LONG_MAX);
+	r->qcur = (long)field_count(&got[HASTATS_COL_QCUR],
+	    have[HASTATS_COL_QCUR], LONG_MAX);
+	r->stot = field_count(&got[HASTATS_COL_STOT], have[HASTATS_COL_STOT],
+	    LLONG_MAX);
+	r->rtime_ms = (long)field_count(&got[HASTATS_COL_RTIME],
+	    have[HASTATS_COL_RTIME], LONG_MAX);
+	r->qtime_ms = (long)field_count(&got[HASTATS_COL_QTIME],
+	    have[HASTATS_COL_QTIME], LONG_MAX);
 	if (have[HASTATS_COL_AGENT_STATUS])
 		field_show(&got[HASTATS_COL_AGENT_STATUS], r->agent_status,
 		    sizeof(r->agent_status), true);

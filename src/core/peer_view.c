@@ -2,6 +2,7 @@
  * The peer guard's judging: the other nodes' answers and the load
  * balancers' stats into verdicts and a view per service. Pure.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,38 @@ copy_word(char *dst, size_t size, const json_t *v)
 			return;
 	memcpy(dst, s, len);
 	dst[len] = '\0';
+}
+
+/*
+ * "capacity": {"estimate": R, "age_ms": A}: both finite numbers at or
+ * above 0, else nothing (NAN, -1).
+ */
+static void
+parse_capacity(struct peer_service *s, const json_t *c)
+{
+	const json_t	*e = json_object_get(c, "estimate");
+	const json_t	*age = json_object_get(c, "age_ms");
+	double		 r, a;
+
+	s->capacity = NAN;
+	s->capacity_age_ms = -1;
+	if (!json_is_object(c) || !json_is_number(e) || !json_is_number(age))
+		return;
+	r = json_number_value(e);
+	a = json_number_value(age);
+	if (!isfinite(r) || r < 0 || !isfinite(a) || a < 0 || a > 1e15)
+		return;
+	s->capacity = r;
+	s->capacity_age_ms = (int64_t)a;
+}
+
+double
+peer_service_capacity(const struct peer_service *s, uint64_t max_age_ms)
+{
+	if (isnan(s->capacity) || s->capacity_age_ms < 0 ||
+	    (uint64_t)s->capacity_age_ms > max_age_ms)
+		return NAN;
+	return s->capacity;
 }
 
 int
@@ -125,6 +158,7 @@ peer_view_answer_parse(const char *body, size_t len, struct peer_answer *a,
 		    json_integer_value(json_object_get(o, "weight")) >= 0 &&
 		    json_integer_value(json_object_get(o, "weight")) <= 256 ?
 		    (long)json_integer_value(json_object_get(o, "weight")) : -1;
+		parse_capacity(s, json_object_get(o, "capacity"));
 	}
 	a->nsvc = json_array_size(svcs);
 	json_decref(root);

@@ -9,6 +9,7 @@
 
 #include "lbagent/core/hastats_reader.h"
 #include "lbagent/sys/clock.h"
+#include "lbagent/daemon/config.h"
 #include "lbagent/daemon/fetch.h"
 #include "lbagent/daemon/peers.h"
 
@@ -215,11 +216,13 @@ lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 	struct peers		*ps = q->owner;
 	struct lb_source	*lb = &ps->lbs[q->i];
 	struct hastats_table	*t = NULL;
+	int64_t			 now = clock_now_ms();
 
 	(void)body;
 	(void)len;
 	q->fetch = NULL;
-	lb->took_ms = clock_now_ms() - ps->round_ms;
+	/* One reading: seen - took is the round's start, exactly. */
+	lb->took_ms = now - ps->round_ms;
 	/* Over a limit, the answer is no answer: never a part of one. */
 	if (ok && (t = hastats_reader_finish(q->reader, &error)) == NULL)
 		ok = false;
@@ -230,7 +233,7 @@ lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 		snprintf(lb->error, sizeof(lb->error), "%s", error);
 	else {
 		lb->error[0] = '\0';
-		lb->seen_ms = clock_now_ms();
+		lb->seen_ms = now;
 	}
 	hastats_reader_free(q->reader);
 	q->reader = NULL;
@@ -712,4 +715,33 @@ const struct lb_source *
 peers_lb(const struct peers *ps, size_t i)
 {
 	return &ps->lbs[i];
+}
+
+bool
+peers_this_node_stats(const struct peers *ps, size_t i, size_t j,
+    struct lb_server_sample *s)
+{
+	const struct lb_source		*lb = &ps->lbs[j];
+	const struct transition_conf	*tc = ps->svcs[i].tc;
+	struct hastats_row		 row;
+	const char			*why;
+
+	memset(s, 0, sizeof(*s));
+	s->stot = s->scur = s->qcur = s->rtime_ms = s->qtime_ms = -1;
+	s->at_ms = s->round_ms = NO_TIME;
+	if (!peer_view_lb_ok(lb))
+		return false;
+	s->at_ms = lb->seen_ms;
+	s->round_ms = lb->seen_ms - lb->took_ms;
+	if (tc->backend[0] == '\0' ||
+	    hastats_table_find(lb->table, tc->backend, config_server(ps->cfg,
+	    tc), &row, &why) != 1)
+		return false;
+	s->found = true;
+	s->stot = row.stot;
+	s->scur = row.scur;
+	s->qcur = row.qcur;
+	s->rtime_ms = row.rtime_ms;
+	s->qtime_ms = row.qtime_ms;
+	return true;
 }

@@ -366,12 +366,13 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	a->service(a, i, &v);
 	status_effective(&v, &d);
 	a->info(a, &info);
-	o = json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:s}", "name", v.name,
+	/* capacity: the estimate peers read; none yet (null). */
+	o = json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:s, s:n}", "name", v.name,
 	    "state", decision_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", serving(&d), "no_probes",
 	    v.nprobes == 0, "automation",
 	    mode_name(&v), "server",
-	    config_server(info.cfg, transition_conf(v.tr)));
+	    config_server(info.cfg, transition_conf(v.tr)), "capacity");
 	if (o == NULL || !detail)
 		return o;
 	json_object_set_new(o, "mode", json_string(mode_name(&v)));

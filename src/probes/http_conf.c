@@ -45,7 +45,9 @@ const struct probe_key_doc http_keys[] = {
 	    "user:password@ in url" },
 	{ .name = "json_field", .help = "dotted path into a JSON body, object "
 	    "keys and array indexes: status, 0.messages_ready, queues.2.name; "
-	    "* for every element or member: *.messages_ready" },
+	    "* for every element or member: *.messages_ready; without "
+	    "expect_value, warn or crit it only measures: ok with the field's "
+	    "number as the value, crit when it is absent or not a number" },
 	{ .name = "json_aggregate", .def = "max", .help = "with * in "
 	    "json_field: max, min, sum or count of the values matched" },
 	{ .name = "expect_value", .help = "with json_field: the field's value "
@@ -403,8 +405,6 @@ http_conf_check(void *conf, const char **why)
 		*why = "json_field with * gives a number: use warn and/or crit";
 	else if (c->has_agg && !(json && json_path_wild(&c->json)))
 		*why = "json_aggregate needs * in json_field";
-	else if (json && c->expect_value == NULL && !thresholds)
-		*why = "json_field needs expect_value, or warn and/or crit";
 	else if (json && c->expect_value != NULL && thresholds)
 		*why = "json_field takes expect_value or warn/crit, not both";
 	else if (!json && (c->expect_value != NULL ||

@@ -71,9 +71,11 @@ def main():
     h.expect(isinstance(pub["incarnation"], int) and pub["incarnation"] >= 1,
              f"incarnation {pub['incarnation']!r}")
     h.expect_equal([sorted(s) for s in pub["services"]],
-                   [["automation", "name", "no_probes", "server", "serving", "state",
-                     "weight"]] * 2,
+                   [["automation", "capacity", "name", "no_probes", "server", "serving",
+                     "state", "weight"]] * 2,
                    "public service keys")
+    h.expect_equal([s["capacity"] for s in pub["services"]], [None] * 2,
+                   "no capacity estimate yet")
     h.expect_equal([s["server"] for s in pub["services"]], ["node-a"] * 2,
                    "server names: node_id without [peers] server")
     h.expect_equal([s["name"] for s in pub["services"]], ["", "web"], "service names")

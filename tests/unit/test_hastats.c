@@ -212,6 +212,82 @@ START_TEST(sessions_and_every_server)
 }
 END_TEST
 
+/*
+ * The counters the capacity model reads, from a real HAProxy after 40
+ * requests through a server of maxconn 1 answering after 20 ms
+ * (data/hastats/README): stot counts them, rtime is near 20 ms, some
+ * waited in the queue.
+ */
+START_TEST(traffic_counters)
+{
+	struct hastats_row	 r;
+	const char		*why;
+	size_t			 len;
+	char			*csv = fixture("traffic-2.6.csv", &len);
+
+	ck_assert_int_eq(hastats_find(csv, len, "app", "a", &r, &why), 1);
+	ck_assert_int_eq(r.stot, 40);
+	ck_assert_int_eq(r.scur, 0);
+	ck_assert_int_eq(r.qcur, 0);
+	ck_assert_int_eq(r.rtime_ms, 21);
+	ck_assert_int_eq(r.qtime_ms, 59);
+	/* A server that served nothing says 0, not "not known". */
+	ck_assert_int_eq(hastats_find(csv, len, "app", "idle", &r, &why), 1);
+	ck_assert_int_eq(r.stot, 0);
+	ck_assert_int_eq(r.rtime_ms, 0);
+	ck_assert_int_eq(r.qtime_ms, 0);
+	free(csv);
+	/* The frontend's rtime and qtime are empty: not known. */
+	csv = fixture("show-stat-2.6.csv", &len);
+	ck_assert_int_eq(hastats_find(csv, len, "fe", "FRONTEND", &r, &why), 1);
+	ck_assert_int_eq(r.rtime_ms, -1);
+	ck_assert_int_eq(r.qtime_ms, -1);
+	ck_assert_int_eq(r.stot, 0);
+	free(csv);
+}
+END_TEST
+
+/* stot is a long long; empty, absent, signed or too big: not known. */
+START_TEST(counters_odd)
+{
+	static const char csv[] = "# pxname,svname,stot,status,weight,rtime,"
+	    "qtime\n"
+	    "be,big,9223372036854775807,UP,1,7,0\n"
+	    "be,over,9223372036854775808,UP,1,99999999999999999999,x\n"
+	    "be,empty,,UP,1,,\n"
+	    "be,neg,-3,UP,1,-1,+2\n"
+	    "be,quoted,\"12\",UP,1,\"3\",\"4\"\n";
+	struct hastats_row	 r;
+	const char		*why;
+
+	ck_assert_int_eq(find_s(csv, "be", "big", &r, &why), 1);
+	ck_assert(r.stot == 9223372036854775807LL);
+	ck_assert_int_eq(r.rtime_ms, 7);
+	ck_assert_int_eq(r.qtime_ms, 0);
+	ck_assert_int_eq(find_s(csv, "be", "over", &r, &why), 1);
+	ck_assert(r.stot == -1);
+	ck_assert_int_eq(r.rtime_ms, -1);
+	ck_assert_int_eq(r.qtime_ms, -1);
+	ck_assert_int_eq(find_s(csv, "be", "empty", &r, &why), 1);
+	ck_assert(r.stot == -1);
+	ck_assert_int_eq(r.rtime_ms, -1);
+	ck_assert_int_eq(find_s(csv, "be", "neg", &r, &why), 1);
+	ck_assert(r.stot == -1);
+	ck_assert_int_eq(r.rtime_ms, -1);
+	ck_assert_int_eq(r.qtime_ms, -1);
+	ck_assert_int_eq(find_s(csv, "be", "quoted", &r, &why), 1);
+	ck_assert(r.stot == 12);
+	ck_assert_int_eq(r.rtime_ms, 3);
+	ck_assert_int_eq(r.qtime_ms, 4);
+	/* Without the columns: not known. */
+	ck_assert_int_eq(find_s("# pxname,svname,status,weight\nbe,n,UP,1\n",
+	    "be", "n", &r, &why), 1);
+	ck_assert(r.stot == -1);
+	ck_assert_int_eq(r.rtime_ms, -1);
+	ck_assert_int_eq(r.qtime_ms, -1);
+}
+END_TEST
+
 START_TEST(show_stat_socket)
 {
 	check_fixture(versioned("show-stat", _i, "csv"));
@@ -661,6 +737,8 @@ hastats_suite(void)
 	tcase_add_test(tc, serving_and_admin);
 	tcase_add_loop_test(tc, stat_and_servers_state, 0, NVERSIONS);
 	tcase_add_test(tc, sessions_and_every_server);
+	tcase_add_test(tc, traffic_counters);
+	tcase_add_test(tc, counters_odd);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,15 +11,16 @@
 #include "lbagent/core/hastats_reader.h"
 #include "testutil.h"
 
-static const char *const backends[] = { "be", "web", "other" };
-#define NBACKENDS	3
+static const char *const backends[] = { "be", "web", "other", "app" };
+#define NBACKENDS	4
 
-/* The real captures (data/hastats/README), each version's three. */
+/* The real captures (data/hastats/README), each version's three, and one
+ * after requests went through. */
 static const char *const fixtures[] = {
 	"show-stat-2.6.csv", "show-stat-3.0.csv", "show-stat-3.2.csv",
 	"http-stats-2.6.csv", "http-stats-3.0.csv", "http-stats-3.2.csv",
 	"stat-and-state-2.6.txt", "stat-and-state-3.0.txt",
-	"stat-and-state-3.2.txt",
+	"stat-and-state-3.2.txt", "traffic-2.6.csv",
 };
 #define NFIXTURES	(int)(sizeof(fixtures) / sizeof(fixtures[0]))
 
@@ -135,9 +136,10 @@ put(char *out, size_t size, const char *server, const struct hastats_row *r)
 {
 	size_t	len = strlen(out);
 
-	snprintf(out + len, size - len, "[%s|%s|%ld|%ld|%s|%s|%ld|%ld]",
-	    server, r->status, r->weight, r->initial_weight, r->agent_status,
-	    r->agent_desc, r->scur, r->qcur);
+	snprintf(out + len, size - len, "[%s|%s|%ld|%ld|%s|%s|%ld|%ld|%lld|"
+	    "%ld|%ld]", server, r->status, r->weight, r->initial_weight,
+	    r->agent_status, r->agent_desc, r->scur, r->qcur, r->stot,
+	    r->rtime_ms, r->qtime_ms);
 }
 
 struct dump {
@@ -319,6 +321,27 @@ START_TEST(fixtures_as_whole_parser)
 	/* Every server was kept, and no more. */
 	ck_assert_uint_ge(rows, 4);
 	ck_assert_uint_le(hastats_table_rows(t), rows + NBACKENDS);
+	hastats_table_free(t);
+	free(text);
+}
+END_TEST
+
+/* The counters read as they come, as the whole parser reads them. */
+START_TEST(traffic_counters)
+{
+	struct hastats_table	*t;
+	struct hastats_row	 r;
+	const char		*why;
+	size_t			 len;
+	char			*text = fixture("traffic-2.6.csv", &len);
+
+	t = read_pieces(text, len, 7, 13, NULL, &why);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(hastats_table_find(t, "app", "a", &r, &why), 1);
+	ck_assert(r.stot == 40);
+	ck_assert_int_eq(r.rtime_ms, 21);
+	ck_assert_int_eq(r.qtime_ms, 59);
+	ck_assert_int_eq(r.scur, 0);
 	hastats_table_free(t);
 	free(text);
 }
@@ -667,6 +690,7 @@ reader_suite(void)
 	tcase_add_loop_test(tc, odd_in_pieces, 0, NODD);
 	tcase_add_loop_test(tc, fixtures_as_whole_parser, 0, NFIXTURES);
 	tcase_add_test(tc, only_backends_asked);
+	tcase_add_test(tc, traffic_counters);
 	tcase_add_test(tc, quoted_and_broken);
 	tcase_add_test(tc, servers_state);
 	tcase_add_test(tc, filtered);

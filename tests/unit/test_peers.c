@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "lbagent/daemon/config.h"
+#include "lbagent/sys/clock.h"
 #include "lbagent/sys/curl_loop.h"
 #include "lbagent/daemon/peers.h"
 #include "testhttpd.h"
@@ -19,8 +20,9 @@
 
 static const char STATUS[] = "{\"node_id\": \"n2\", \"services\": [{\"name\": "
     "\"\", \"serving\": true}]}";
-static const char CSV[] = "# pxname,svname,qcur,status,weight,iweight,\n"
-    "be,n1,0,UP,100,100,\nbe,n2,0,UP,100,100,\n";
+static const char CSV[] = "# pxname,svname,qcur,scur,stot,status,weight,"
+    "iweight,qtime,rtime,\n"
+    "be,n1,1,3,12345,UP,100,100,4,17,\nbe,n2,0,0,7,UP,100,100,0,0,\n";
 
 static struct {
 	struct event_base	*base;
@@ -186,6 +188,53 @@ START_TEST(reload_matches_sources_by_address)
 }
 END_TEST
 
+/* This node's server row on each load balancer, for the rate and latency. */
+START_TEST(this_node_stats)
+{
+	struct config		*cfg;
+	struct peers		*ps;
+	struct lb_server_sample	 s;
+	char			*a, *list;
+	bool			 failed;
+	int64_t			 before;
+
+	a = lb_url("", "/stats;csv");
+	ck_assert_int_ne(asprintf(&list, "%s, http://127.0.0.1:1/stats;csv",
+	    a), -1);
+	cfg = load(list);
+	ps = peers_new(fx.base, fx.curl, cfg, changed, NULL, &failed);
+	ck_assert_ptr_nonnull(ps);
+	/* No round yet: nothing known. */
+	ck_assert(!peers_this_node_stats(ps, 0, 0, &s));
+	ck_assert(!s.found);
+	ck_assert(s.stot == -1);
+	ck_assert_int_eq(s.at_ms, INT64_MIN);
+	before = clock_now_ms();
+	next_round();
+	ck_assert(peers_this_node_stats(ps, 0, 0, &s));
+	ck_assert(s.found);
+	ck_assert(s.stot == 12345);
+	ck_assert_int_eq(s.scur, 3);
+	ck_assert_int_eq(s.qcur, 1);
+	ck_assert_int_eq(s.rtime_ms, 17);
+	ck_assert_int_eq(s.qtime_ms, 4);
+	ck_assert_int_ge(s.round_ms, before);
+	ck_assert_int_ge(s.at_ms, s.round_ms);
+	ck_assert_int_le(s.at_ms, clock_now_ms());
+	ck_assert_int_eq(s.round_ms, peers_round_ms(ps));
+	/* The load balancer that did not answer: nothing, no time. */
+	ck_assert(!peers_this_node_stats(ps, 0, 1, &s));
+	ck_assert(!s.found);
+	ck_assert(s.stot == -1);
+	ck_assert_int_eq(s.rtime_ms, -1);
+	ck_assert_int_eq(s.at_ms, INT64_MIN);
+	peers_free(ps);
+	config_free(cfg);
+	free(a);
+	free(list);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -195,6 +244,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, reload_matches_sources_by_address);
+	tcase_add_test(tc, this_node_stats);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

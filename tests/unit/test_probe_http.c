@@ -67,6 +67,8 @@ static const struct th_route routes[] = {
 	    .body = "{\"n1\":{\"fd_used\":80},\"n2\":{\"fd_used\":95},"
 	    "\"n3\":{\"fd_used\":\"?\"}}" },
 	{ .path = "/json/list", .status = 200, .body = "[4,9,1]" },
+	{ .path = "/json/load", .status = 200,
+	  .body = "{\"utilization\":0.42,\"qps\":123.5,\"state\":\"busy\"}" },
 	{ .path = "/json/none", .status = 200, .body = "[]" },
 	{ .path = "/json/bad", .status = 200, .body = "not json {" },
 	{ .path = "/json/empty", .status = 200, .body = "" },
@@ -231,16 +233,12 @@ START_TEST(config_errors)
 		    "json_aggregate needs * in json_field" },
 		{ { "url", u, "json_field", "*.a", "json_aggregate", "avg",
 		    "warn", "1" }, "expected max, min, sum or count" },
-		{ { "url", u, "json_field", "*.a" }, "json_field needs "
-		    "expect_value, or warn and/or crit" },
 		{ { "url", u, "auth_file", "lbagent.auth" },
 		    "expected an absolute path" },
 		{ { "url", "http://bob:pw@h/", "auth_file", "/etc/x.auth" },
 		    "auth_file and user:password@ in url: give one" },
 		{ { "url", u, "expect_body", "" }, "expected some text" },
 		{ { "url", u, "bogus", "1" }, "unknown key" },
-		{ { "url", u, "json_field", "status" }, "json_field needs "
-		    "expect_value, or warn and/or crit" },
 		{ { "url", u, "json_field", "a", "expect_value", "x", "warn",
 		    "1" }, "json_field takes expect_value or warn/crit, not "
 		    "both" },
@@ -310,6 +308,10 @@ START_TEST(config_accepted)
 		    "json_aggregate", "min", "warn", "1", "crit", "0" },
 		{ "url", "http://h/", "json_field", "*", "json_aggregate",
 		    "count", "crit", "1" },
+		/* Measure only. */
+		{ "url", "http://h/", "json_field", "utilization" },
+		{ "url", "http://h/", "json_field", "*.a", "json_aggregate",
+		    "sum" },
 	};
 	size_t	i;
 
@@ -500,6 +502,19 @@ START_TEST(json_fields)
 		    PROBE_CRIT, "body is not JSON", NAN },
 		{ "/json/empty", { "json_field", "status", "expect_value",
 		    "x" }, PROBE_CRIT, "body is not JSON", NAN },
+		/* Measure only: the number is the value, ok; else crit. */
+		{ "/json/load", { "json_field", "utilization" }, PROBE_OK,
+		    "utilization 0.42", 0.42 },
+		{ "/json/load", { "json_field", "qps" }, PROBE_OK,
+		    "qps 123.5", 123.5 },
+		{ "/json/load", { "json_field", "latency_ms" }, PROBE_CRIT,
+		    "no JSON field latency_ms", NAN },
+		{ "/json/load", { "json_field", "state" }, PROBE_CRIT,
+		    "state is not a number", NAN },
+		{ "/json/bad", { "json_field", "qps" }, PROBE_CRIT,
+		    "body is not JSON", NAN },
+		{ "/json/list", { "json_field", "*" }, PROBE_OK,
+		    "max * 9 (1)", 9 },
 		/* crit below warn: lower is worse. */
 		{ "/json/obj", { "json_field", "count", "warn", "50", "crit",
 		    "10" }, PROBE_WARN, "count 42 (warn 50)", 42 },
@@ -534,9 +549,13 @@ START_TEST(json_fields)
 		ck_assert_msg(strcmp(out.reason, cases[i].reason) == 0,
 		    "case %zu: \"%s\", want \"%s\"", i, out.reason,
 		    cases[i].reason);
-		if (!isnan(cases[i].value))
+		if (!isnan(cases[i].value)) {
 			ck_assert_msg(out.value == cases[i].value,
 			    "case %zu: value %g", i, out.value);
+			/* The field's number, not a latency in ms. */
+			ck_assert_msg(strcmp(out.unit, "") == 0,
+			    "case %zu: unit %s", i, out.unit);
+		}
 	}
 }
 END_TEST

@@ -22,6 +22,12 @@ struct hastats_row {
 	char	agent_desc[128];	/* or "" */
 	long	scur;			/* current sessions; -1 when not given */
 	long	qcur;			/* queued requests; -1 when not given */
+	long long stot;			/* sessions since HAProxy started (a
+					   counter; a reload starts it over);
+					   -1 when not given */
+	long	rtime_ms;		/* "rtime": average response time of the
+					   last 1024 requests; -1 not given */
+	long	qtime_ms;		/* "qtime": the same for time queued */
 };
 
 /* A server name as hastats_each gives it, its NUL included. */

@@ -41,6 +41,14 @@ struct peer_service {
 	long	weight;			/* -1: not given */
 	char	automation[16];		/* "auto", "off", ...; "" not given */
 	char	server[CONFIG_NAME_MAX + 1];	/* its server name; "": node_id */
+	/*
+	 * Its capacity estimate ("capacity": {"estimate": R, "age_ms": A},
+	 * requests a second at full utilization) and how old it was when
+	 * it answered: NAN and -1 when absent, null, negative, not finite,
+	 * or without a valid age. peer_service_capacity judges the age.
+	 */
+	double	capacity;
+	int64_t	capacity_age_ms;
 };
 
 struct peer_answer {
@@ -58,6 +66,12 @@ struct peer_answer {
 int	peer_view_answer_parse(const char *body, size_t len,
 	    struct peer_answer *, const char **why);
 void	peer_view_answer_free(struct peer_answer *);
+/*
+ * A peer's estimate when it was at most max_age_ms old as it answered
+ * (add the time since the answer to be exact); else NAN.
+ */
+double	peer_service_capacity(const struct peer_service *,
+	    uint64_t max_age_ms);
 
 /*
  * A peer's liveness, as rounds pass (node-liveness: information only,

@@ -85,4 +85,32 @@ int64_t				 peers_round_ms(const struct peers *);
 size_t				 peers_nlbs(const struct peers *);
 const struct lb_source		*peers_lb(const struct peers *, size_t i);
 
+/*
+ * This node's server row (the service's backend, its server name) on one
+ * load balancer, as of that load balancer's last answer: what a rate of
+ * stot across rounds (core/rate.h) and the latency are taken from. The
+ * Runtime API's "show stat" and the stats page give no process id or
+ * uptime: a reload shows as a smaller stot.
+ */
+struct lb_server_sample {
+	bool		found;		/* it answered, and has the row */
+	long long	stot;		/* sessions, cumulative; -1 not given */
+	long		scur;		/* -1 not given, as the next ones */
+	long		qcur;
+	long		rtime_ms;
+	long		qtime_ms;
+	int64_t		at_ms;		/* when its last answer came
+					   (clock_now_ms); INT64_MIN: the last
+					   round had none */
+	int64_t		round_ms;	/* the start of that round; INT64_MIN
+					   as at_ms */
+};
+
+/*
+ * Service i (as peers_view) on load balancer j (as peers_lb). Whether
+ * the row was found (also in s->found); s says what is known either way.
+ */
+bool		 peers_this_node_stats(const struct peers *, size_t i,
+		    size_t j, struct lb_server_sample *s);
+
 #endif
