@@ -157,10 +157,12 @@ clear_would(struct service *s)
 }
 
 void
-service_resume(struct service *s, const struct decision *d)
+service_resume(struct service *s, const struct decision *d,
+    int64_t since_wall_ms)
 {
 	s->has_decision = true;
 	s->decision = *d;
+	s->since_wall_ms = since_wall_ms;
 	/*
 	 * The mode it was in: a restart that ends off or shadow mode (a
 	 * marker removed meanwhile, LBAGENT_MODE no longer set) is a switch
@@ -218,9 +220,12 @@ set_decision(struct service *s, const struct decision *d,
 		history_add(&s->history, in->wall_ms, from, to,
 		    !d->automation_off || d->reason[0] != '\0' ? d->reason :
 		    d->shadow ? "lbagent shadow" : "lbagent automation off");
+		s->since_wall_ms = in->wall_ms;
 		s->transitions[d->automation_off && d->state == NODE_UP ?
 		    NODE_STATE_COUNT : d->state]++;
 	}
+	if (s->since_wall_ms == 0)
+		s->since_wall_ms = in->wall_ms;
 	if (s->has_decision)
 		service_line(s, was);
 	compose(s, d);
@@ -633,6 +638,7 @@ service_carry_over(struct service *to, struct service *from)
 	to->has_held = from->has_held;
 	to->held = from->held;
 	to->held_since_ms = from->held_since_ms;
+	to->since_wall_ms = from->since_wall_ms;
 	to->target = from->target;
 	to->replies = from->replies;
 	memcpy(to->transitions, from->transitions, sizeof(to->transitions));

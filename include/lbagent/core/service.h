@@ -67,6 +67,12 @@ struct service {
 	bool			 has_held;
 	struct decision		 held;
 	int64_t			 held_since_ms;
+	/*
+	 * Since when (wall ms) the reply says what it says in kind (its
+	 * words: a ramp step or a new reason is not a change); kept in the
+	 * state file, so that a restart into the same state keeps it.
+	 */
+	int64_t			 since_wall_ms;
 	uint64_t		 replies;
 	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
 	/* A marker taking the node out while no other node serves. */
@@ -162,10 +168,13 @@ void	service_step(struct service *, const struct service_input *,
 	    struct service_effects *fx);
 
 /*
- * The decision replied before a restart, as the state file has it: the
- * lines are composed so that the change at start-up is logged.
+ * The decision replied before a restart, as the state file has it, and
+ * since when (wall ms; 0: unknown, the first step's time): the lines are
+ * composed so that the change at start-up is logged, and the since stays
+ * unless the first step decides otherwise.
  */
-void	service_resume(struct service *, const struct decision *);
+void	service_resume(struct service *, const struct decision *,
+	    int64_t since_wall_ms);
 
 /*
  * What HAProxy held from lbagent's automation before a restart, and since
