@@ -73,6 +73,10 @@ struct service {
 	 * state file, so that a restart into the same state keeps it.
 	 */
 	int64_t			 since_wall_ms;
+	/* The log's limit on changes of a number only (SERVICE_NUMBER_LOG_MS). */
+	char			 number_shape[REASON_MAX + 1];
+	int64_t			 number_logged_ms;
+	unsigned		 number_quiet;	/* not logged since */
 	uint64_t		 replies;
 	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
 	/* A marker taking the node out while no other node serves. */
@@ -123,8 +127,17 @@ struct service_input {
 /* A line to log, at warning or notice, in order. */
 struct service_note {
 	bool	warning;
+	bool	debug;		/* at debug level (a ramp step, a number) */
 	char	text[SERVICE_NOTE_MAX];
 };
+
+/*
+ * A reply that changes only in a number of its reason (p99 253ms, then
+ * 254ms) is logged at warning at most once in this long per service and
+ * reason shape (the reason with its numbers taken out); the others at
+ * debug level, counted in the next warning.
+ */
+#define SERVICE_NUMBER_LOG_MS	60000
 
 /* What one evaluation asks the agent to do. */
 struct service_effects {
