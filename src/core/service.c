@@ -26,6 +26,7 @@ note(struct service_effects *fx, bool warning, const char *fmt, ...)
 		return;
 	n = &fx->notes[fx->nnotes++];
 	n->warning = warning;
+	n->debug = false;
 	va_start(ap, fmt);
 	vsnprintf(n->text, sizeof(n->text), fmt, ap);
 	va_end(ap);
@@ -157,10 +158,12 @@ clear_would(struct service *s)
 }
 
 void
-service_resume(struct service *s, const struct decision *d)
+service_resume(struct service *s, const struct decision *d,
+    int64_t since_wall_ms)
 {
 	s->has_decision = true;
 	s->decision = *d;
+	s->since_wall_ms = since_wall_ms;
 	/*
 	 * The mode it was in: a restart that ends off or shadow mode (a
 	 * marker removed meanwhile, LBAGENT_MODE no longer set) is a switch
@@ -196,6 +199,79 @@ release_note(const struct service *s, struct service_effects *fx,
 		    "balancer(s) that saw it", prefix(s, p), what, word, n);
 }
 
+/* A reason with each run of digits (and a '.' within) as one '#'. */
+static void
+reason_shape(const char *r, char buf[REASON_MAX + 1])
+{
+	size_t	n = 0;
+
+	while (*r != '\0' && n < REASON_MAX) {
+		if (*r >= '0' && *r <= '9') {
+			while ((*r >= '0' && *r <= '9') || (*r == '.' &&
+			    r[1] >= '0' && r[1] <= '9'))
+				r++;
+			buf[n++] = '#';
+		} else
+			buf[n++] = *r++;
+	}
+	buf[n] = '\0';
+}
+
+/*
+ * The log's line for a reply that changed from s->decision to d: a ramp
+ * step at debug level; a change of a number in the reason only (same
+ * state, weight and shape of reason) at warning once per
+ * SERVICE_NUMBER_LOG_MS and shape (counted from the change in kind that
+ * brought the shape), else at debug; any other at warning.
+ */
+static void
+note_change(struct service *s, const struct decision *d,
+    const struct service_input *in, struct service_effects *fx,
+    const char *was, const char *now)
+{
+	char		 p[96], shape[REASON_MAX + 1], old[REASON_MAX + 1];
+	char		 more[64];
+	const char	*start = in->at_start ? " at start-up" : "";
+	size_t		 n;
+	bool		 quiet = false;
+
+	reason_shape(d->reason, shape);
+	reason_shape(s->decision.reason, old);
+	more[0] = '\0';
+	if (!in->at_start && s->decision.ramping && d->ramping &&
+	    s->decision.state == d->state)
+		quiet = true;
+	else if (!in->at_start && s->decision.state == d->state &&
+	    s->decision.weight == d->weight && s->decision.ramping ==
+	    d->ramping && strcmp(shape, old) == 0) {
+		if (strcmp(shape, s->number_shape) == 0 &&
+		    in->now_ms - s->number_logged_ms < SERVICE_NUMBER_LOG_MS) {
+			quiet = true;
+			s->number_quiet++;
+		} else {
+			if (s->number_quiet > 0 &&
+			    strcmp(shape, s->number_shape) == 0)
+				snprintf(more, sizeof(more), " (and %u more "
+				    "like it, at debug level)",
+				    s->number_quiet);
+			snprintf(s->number_shape, sizeof(s->number_shape),
+			    "%s", shape);
+			s->number_logged_ms = in->now_ms;
+			s->number_quiet = 0;
+		}
+	} else {
+		/* A change in kind starts the minute of its shape. */
+		snprintf(s->number_shape, sizeof(s->number_shape), "%s", shape);
+		s->number_logged_ms = in->now_ms;
+		s->number_quiet = 0;
+	}
+	n = fx->nnotes;
+	note(fx, !quiet, "%sreply changed%s: \"%s\" (was \"%s\")%s",
+	    prefix(s, p), start, now, was, more);
+	if (fx->nnotes > n)
+		fx->notes[n].debug = quiet;
+}
+
 /*
  * Makes d the service's decision: new lines, a note, claims settled.
  * False when it was the decision already (nothing done).
@@ -218,9 +294,12 @@ set_decision(struct service *s, const struct decision *d,
 		history_add(&s->history, in->wall_ms, from, to,
 		    !d->automation_off || d->reason[0] != '\0' ? d->reason :
 		    d->shadow ? "lbagent shadow" : "lbagent automation off");
+		s->since_wall_ms = in->wall_ms;
 		s->transitions[d->automation_off && d->state == NODE_UP ?
 		    NODE_STATE_COUNT : d->state]++;
 	}
+	if (s->since_wall_ms == 0)
+		s->since_wall_ms = in->wall_ms;
 	if (s->has_decision)
 		service_line(s, was);
 	compose(s, d);
@@ -229,8 +308,7 @@ set_decision(struct service *s, const struct decision *d,
 		note(fx, false, "%sreplying \"%s\"", prefix(s, p), now);
 		fx->line_changed = true;
 	} else if (strcmp(was, now) != 0) {
-		note(fx, true, "%sreply changed%s: \"%s\" (was \"%s\")",
-		    prefix(s, p), in->at_start ? " at start-up" : "", now, was);
+		note_change(s, d, in, fx, was, now);
 		fx->line_changed = true;
 	}
 
@@ -639,6 +717,7 @@ service_carry_over(struct service *to, struct service *from)
 	to->has_held = from->has_held;
 	to->held = from->held;
 	to->held_since_ms = from->held_since_ms;
+	to->since_wall_ms = from->since_wall_ms;
 	to->target = from->target;
 	to->replies = from->replies;
 	memcpy(to->transitions, from->transitions, sizeof(to->transitions));

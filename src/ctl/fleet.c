@@ -192,12 +192,46 @@ put_cut(FILE *fp, const char *s, int width)
 #define W_FIXED	(W_NODE + W_STATE + W_WT + W_SERVE + W_AUTO + W_SEEN + \
 	    W_LIVE + W_INC + 8)
 
+/*
+ * The load balancers' column within room: whole entries ("1:UP/100"), and
+ * when they do not all fit, as many as leave room for "+N more".
+ */
+static void
+lb_column(FILE *fp, const json_t *lbs, int room)
+{
+	char		 e[64], more[24];
+	const json_t	*lb, *lw;
+	size_t		 i, n = json_array_size(lbs);
+	int		 used = 0, len;
+
+	if (n == 0 || room <= 0)
+		return;
+	json_array_foreach(lbs, i, lb) {
+		lw = json_object_get(lb, "weight");
+		if (json_is_integer(lw))
+			snprintf(e, sizeof(e), "%zu:%s/%lld", i + 1,
+			    str(lb, "status", "?"),
+			    (long long)json_integer_value(lw));
+		else
+			snprintf(e, sizeof(e), "%zu:%s", i + 1,
+			    str(lb, "status", "?"));
+		len = (int)strlen(e) + 1;
+		snprintf(more, sizeof(more), " +%zu more", n - i - 1);
+		/* This one fits, with room for what says the rest. */
+		if (used + len + (i + 1 < n ? (int)strlen(more) : 0) > room)
+			break;
+		fprintf(fp, " %s", e);
+		used += len;
+	}
+	if (i < n)
+		fprintf(fp, " +%zu more", n - i);
+}
+
 static void
 format_row(FILE *fp, const json_t *r, int width)
 {
 	char		 node[64], seen[16], inc[24], buf[512];
-	const json_t	*lb, *w = json_object_get(r, "weight");
-	size_t		 i, len = 0;
+	const json_t	*w = json_object_get(r, "weight");
 
 	snprintf(node, sizeof(node), "%s%s", str(r, "node", "?"),
 	    json_is_true(json_object_get(r, "self")) ? "*" : "");
@@ -236,26 +270,7 @@ format_row(FILE *fp, const json_t *r, int width)
 	}
 	fprintf(fp, "%-*s %-*.*s %-*.*s", W_SEEN, seen, W_LIVE, W_LIVE,
 	    str(r, "liveness", "-"), W_INC, W_INC, inc);
-	buf[0] = '\0';
-	json_array_foreach(json_object_get(r, "load_balancers"), i, lb) {
-		const json_t *lw = json_object_get(lb, "weight");
-		int n;
-
-		if (json_is_integer(lw))
-			n = snprintf(buf + len, sizeof(buf) - len, "%s%zu:%s/%lld",
-			    len ? " " : "", i + 1, str(lb, "status", "?"),
-			    (long long)json_integer_value(lw));
-		else
-			n = snprintf(buf + len, sizeof(buf) - len, "%s%zu:%s",
-			    len ? " " : "", i + 1, str(lb, "status", "?"));
-		if (n < 0 || (size_t)n >= sizeof(buf) - len)
-			break;
-		len += (size_t)n;
-	}
-	if (buf[0] != '\0') {
-		fprintf(fp, " ");
-		put_cut(fp, buf, width - W_FIXED);
-	}
+	lb_column(fp, json_object_get(r, "load_balancers"), width - W_FIXED);
 	fprintf(fp, "\n");
 }
 

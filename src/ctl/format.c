@@ -272,7 +272,7 @@ format_ms(char *buf, size_t size, double ms)
 		snprintf(buf, size, "%.3gs", ms / 1000);
 }
 
-/* A windowed probe's figures: "window 1m: 57 runs since ...". */
+/* A windowed probe's figures: "window 1m: 57 samples since ...". */
 static void
 window_lines(struct fmt_out *o, const json_t *w)
 {
@@ -290,7 +290,7 @@ window_lines(struct fmt_out *o, const json_t *w)
 	fmt_clean(reason, sizeof(reason), fmt_str(w, "reason"));
 	fmt_clean(result, sizeof(result), fmt_str(w, "result"));
 	if (!json_is_true(json_object_get(w, "judging"))) {
-		fmt_paraf(o, 6, "", 8, "window %s: %.0f of %.0f runs, not "
+		fmt_paraf(o, 6, "", 8, "window %s: %.0f of %.0f samples, not "
 		    "judged yet", span, samples, min);
 		return;
 	}
@@ -310,9 +310,9 @@ window_lines(struct fmt_out *o, const json_t *w)
 	fmt_paraf(o, 6, "", 8, "window %s: p50 %s, p95 %s, p99 %s, error rate "
 	    "%s", span, p50, p95, p99, rate);
 	if (strcmp(result, "ok") == 0)
-		fmt_paraf(o, 8, "", 8, "%.0f runs since %s", samples, since);
+		fmt_paraf(o, 8, "", 8, "%.0f samples since %s", samples, since);
 	else
-		fmt_paraf(o, 8, "", 8, "%.0f runs since %s; %s: %s", samples,
+		fmt_paraf(o, 8, "", 8, "%.0f samples since %s; %s: %s", samples,
 		    since, result, reason);
 }
 

@@ -38,8 +38,9 @@ main(int argc, char *argv[])
 		return CTL_EXIT_FAIL;
 	}
 	if (ctl_parse_args(argc, argv, &o, why, sizeof(why)) != 0) {
+		/* The error alone, not buried under the usage: a hint. */
 		cmd_errx("%s", why);
-		ctl_usage(stderr, false);
+		fprintf(stderr, "try 'lbagentctl --help'\n");
 		return CTL_EXIT_USAGE;
 	}
 	switch (o.cmd) {

@@ -122,9 +122,11 @@ marker_of(const json_t *svc, const char *kind)
 }
 
 /*
- * Since when the service replies what it does: by the rules, the
- * transition engine's since (carried over a restart); under a marker or
- * with automation off, the newest history entry; else the start.
+ * Since when the service replies what it does: the service's since (when
+ * its reply last changed in kind, kept in state.json across a restart);
+ * from an older lbagent, by the rules the transition engine's since,
+ * under a marker or with automation off the newest history entry, else
+ * the start.
  */
 static const char *
 decided_at(const json_t *root, const json_t *svc)
@@ -134,6 +136,8 @@ decided_at(const json_t *root, const json_t *svc)
 	const char	*st = fmt_str(svc, "state");
 	size_t		 n = json_array_size(h);
 
+	if (fmt_str(svc, "since")[0] != '\0')
+		return fmt_str(svc, "since");
 	if (strcmp(st, "maint") != 0 && strcmp(st, "drain") != 0 &&
 	    strcmp(fmt_str(svc, "automation"), "off") != 0 &&
 	    strcmp(fmt_str(svc, "automation"), "shadow") != 0 &&
@@ -405,9 +409,9 @@ why_rules(struct fmt_out *o, const json_t *root, const json_t *svc,
 	char		 by[TEXT_MAX], gs[32], started[16];
 	bool		 held_over = false;
 
-	if (json_is_object(tr) && strcmp(fmt_str(tr, "since"), "") != 0 &&
-	    fmt_str(root, "started_at")[0] != '\0' &&
-	    strcmp(fmt_str(tr, "since"), fmt_str(root, "started_at")) < 0)
+	if (fmt_str(root, "started_at")[0] != '\0' &&
+	    decided_at(root, svc)[0] != '\0' &&
+	    strcmp(decided_at(root, svc), fmt_str(root, "started_at")) < 0)
 		held_over = true;
 	fmt_clean(by, sizeof(by), fmt_str(json_object_get(svc, "target"),
 	    "reason"));

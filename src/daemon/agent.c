@@ -78,7 +78,9 @@ apply(struct agent *a, const struct service_effects *fx)
 	size_t	i;
 
 	for (i = 0; i < fx->nnotes; i++) {
-		if (fx->notes[i].warning)
+		if (fx->notes[i].debug)
+			log_debug("%s", fx->notes[i].text);
+		else if (fx->notes[i].warning)
 			log_warnx("%s", fx->notes[i].text);
 		else
 			log_notice("%s", fx->notes[i].text);

@@ -87,6 +87,7 @@ agent_service_view(const struct agent *a, size_t i,
 	v->target = &s->target;
 	v->tr = s->tr;
 	v->history = &s->history;
+	v->since_wall_ms = s->since_wall_ms;
 	v->node = &a->node;
 	v->own = s->marker_dir != NULL ? &w->own : NULL;
 	v->probes = w->probes;

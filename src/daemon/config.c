@@ -20,6 +20,7 @@
 
 #include "lbagent/core/addr.h"
 #include "lbagent/core/name.h"
+#include "lbagent/core/suggest.h"
 #include "config_impl.h"
 
 /* Longest line we accept; inih's own buffer is INI_MAX_LINE. */
@@ -222,6 +223,22 @@ named_section(int k)
 	return k == SEC_PROBE || k == SEC_SERVICE;
 }
 
+/*
+ * What a header without ']' meant, kept in its bad section: a service
+ * that names "[probe NAME" is not told again that there is no such probe.
+ */
+static void
+header_meant(struct section *sec, const char *s)
+{
+	char	word[16];
+
+	if (sscanf(s, "%15s %64[^] \t\r\n]", word, sec->name) == 2 &&
+	    strcmp(word, config_section_words[SEC_PROBE]) == 0)
+		sec->kind = SEC_PROBE;
+	else
+		sec->name[0] = '\0';
+}
+
 /* Checks a section header ("[agent]", "[probe NAME]", "[service NAME]"). */
 static void
 section_line(struct parse *p, const char *s)
@@ -229,6 +246,7 @@ section_line(struct parse *p, const char *s)
 	const char	*end = strchr(s, ']');
 	struct section	 sec, *grown;
 	char		 head[NAME_MAX_LEN * 2 + 16], word[16], why[256];
+	const char	*near;
 	size_t		 len, i;
 	int		 n, k;
 
@@ -237,10 +255,11 @@ section_line(struct parse *p, const char *s)
 	sec.bad = true;
 	p->in_section = true;
 	len = end ? (size_t)(end - s - 1) : 0;
-	if (end == NULL)
+	if (end == NULL) {
 		config_error(p->errs, p->path, p->lineno,
 		    "section header without ']'");
-	else if (len >= sizeof(head))
+		header_meant(&sec, s + 1);
+	} else if (len >= sizeof(head))
 		config_error(p->errs, p->path, p->lineno,
 		    "section name too long");
 	else {
@@ -252,10 +271,14 @@ section_line(struct parse *p, const char *s)
 			    strcmp(word, config_section_words[k]) == 0)
 				break;
 		sec.kind = (enum section_kind)k;
+		near = n < 1 ? NULL : suggest_nearest(word,
+		    config_section_words, SEC_KINDS);
 		if (n < 1 || k == SEC_KINDS)
 			config_error(p->errs, p->path, p->lineno,
-			    "unknown section [%s] (known: [agent], [probe NAME], "
-			    "[service NAME], [http], [peers], [haproxy])", head);
+			    "unknown section [%s]%s%s%s (known: [agent], [probe "
+			    "NAME], [service NAME], [http], [peers], [haproxy])",
+			    head, near ? "; did you mean [" : "", near ? near :
+			    "", near ? "]?" : "");
 		else if (!named_section(k) && n != 1)
 			config_error(p->errs, p->path, p->lineno,
 			    "[%s] takes no name", word);

@@ -19,6 +19,13 @@
 #include "lbagent/probes/probe.h"
 #include "config_impl.h"
 
+/* A [service] section: what it does not set it takes from [agent]. */
+static bool
+inherits(const struct parse *p, size_t section)
+{
+	return section != SIZE_MAX && p->sections[section].kind == SEC_SERVICE;
+}
+
 /*
  * The guard's settings of one service (or of [peers]): the load
  * balancers need a backend, a look again needs to come within just_out.
@@ -33,8 +40,13 @@ config_check_guard(struct parse *p, size_t section,
 	if (section == SIZE_MAX)
 		line = 0;
 	else if ((line = config_first_line(p, section, "recheck_after",
-	    NULL)) == 0)
+	    NULL)) == 0 && (line = config_first_line(p, section, "just_out",
+	    NULL)) == 0) {
+		/* A [service] that sets neither has [peers]', said there. */
+		if (inherits(p, section))
+			return;
 		line = p->sections[section].line;
+	}
 	if (tc->recheck_after_ms > tc->just_out_ms) {
 		units_format_ms(tc->recheck_after_ms, r, sizeof(r));
 		units_format_ms(tc->just_out_ms, j, sizeof(j));
@@ -56,6 +68,9 @@ config_check_transitions(struct parse *p, size_t section,
 		return;
 	if (line == 0)
 		line = config_first_line(p, section, "down_after", NULL);
+	/* A [service] that sets neither has [agent]'s, said there once. */
+	if (line == 0 && inherits(p, section))
+		return;
 	if (line == 0 && section != SIZE_MAX)
 		line = p->sections[section].line;
 	units_format_ms(tc->up_after_ms, u, sizeof(u));
@@ -151,7 +166,20 @@ config_check_window(struct parse *p, size_t section,
 	}
 }
 
-/* Every probe a service names must exist. */
+/* Whether a bad [probe NAME] header was given: its error said it. */
+static bool
+bad_probe_header(const struct parse *p, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nsections; i++)
+		if (p->sections[i].bad && p->sections[i].kind == SEC_PROBE &&
+		    strcmp(p->sections[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Every probe a service names must exist (a bad header of it said so). */
 void
 config_check_service_probes(struct parse *p)
 {
@@ -166,7 +194,8 @@ config_check_service_probes(struct parse *p)
 		e = config_find_entry(p, i, "probes");
 		for (j = 0; e != NULL && j < cfg->services[s].nprobes; j++)
 			if (config_probe(cfg,
-			    cfg->services[s].probes[j]) == NULL)
+			    cfg->services[s].probes[j]) == NULL &&
+			    !bad_probe_header(p, cfg->services[s].probes[j]))
 				config_error(p->errs, p->path, e->line,
 				    "probes: no [probe %s] section",
 				    cfg->services[s].probes[j]);

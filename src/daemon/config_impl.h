@@ -106,7 +106,8 @@ struct parse {
 	struct entry		*entries;
 	size_t			 nentries;
 	bool			 in_section;
-	unsigned		 kind_errors;	/* bad values of probe kinds' keys */
+	unsigned		 kind_errors;	/* bad values of probe kinds' keys,
+						   unknown keys of probes */
 	unsigned		 peers_haproxy_line;
 };
 

@@ -209,7 +209,11 @@ config_build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 		    probe_kind_names());
 	else if ((pc->ops = probe_kind(type->value)) == NULL)
 		config_error(p->errs, p->path, type->line,
-		    "type: unknown probe type '%s' (one of: %s)", type->value,
+		    "type: unknown probe type '%s'%s%s%s (one of: %s)",
+		    type->value, probe_kind_nearest(type->value) ?
+		    "; did you mean '" : "", probe_kind_nearest(type->value) ?
+		    probe_kind_nearest(type->value) : "",
+		    probe_kind_nearest(type->value) ? "'?" : "",
 		    probe_kind_names());
 	else if ((pc->kconf = kconf_new(pc->ops)) == NULL)
 		config_error(p->errs, p->path, sec->line, "out of memory");
@@ -218,7 +222,10 @@ config_build_probe(struct parse *p, size_t section, struct probe_conf *pc)
 	    pc, probe_other_key, pc);
 	config_table_defaults(p, config_window_keys, config_window_nkeys, pc,
 	    section);
-	/* After a bad value, "x is required" would only repeat it. */
+	/*
+	 * After a bad value or an unknown key (a required one misspelt),
+	 * "x is required" would only repeat it.
+	 */
 	if (pc->kconf != NULL && p->kind_errors == kind_errors &&
 	    pc->ops->conf_check(pc->kconf->conf, &why) == -1)
 		config_error(p->errs, p->path, sec->line, "[probe %s]: %s",

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lbagent/core/suggest.h"
 #include "lbagent/probes/probe.h"
 #include "config_impl.h"
 
@@ -101,6 +102,42 @@ config_table_defaults(struct parse *p, const struct config_key *table, size_t n,
 	}
 }
 
+/* Names for suggest_nearest, from a table, into names[*n..max). */
+static void
+table_names(const char **names, size_t *n, size_t max,
+    const struct config_key *table, size_t count)
+{
+	size_t	i;
+
+	for (i = 0; i < count && *n < max; i++)
+		names[(*n)++] = table[i].name;
+}
+
+/*
+ * The key of this section's table (of a probe's, its window's and its
+ * type's too) that key is likely a typo of, or NULL.
+ */
+static const char *
+near_key(const struct parse *p, size_t section, const struct config_key *table,
+    size_t count, const char *key)
+{
+	const char		*names[256];
+	const struct entry	*type;
+	const struct probe_ops	*ops;
+	size_t			 n = 0, i;
+
+	table_names(names, &n, 256, table, count);
+	if (p->sections[section].kind == SEC_PROBE) {
+		table_names(names, &n, 256, config_window_keys,
+		    config_window_nkeys);
+		type = config_find_entry(p, section, "type");
+		if (type != NULL && (ops = probe_kind(type->value)) != NULL)
+			for (i = 0; ops->keys[i].name != NULL && n < 256; i++)
+				names[n++] = ops->keys[i].name;
+	}
+	return suggest_nearest(key, names, n);
+}
+
 /*
  * Sets the entries of one section through a table. Returns the entries
  * the table does not know, for the caller (a probe's kind) to try.
@@ -119,12 +156,21 @@ config_table_apply(struct parse *p, size_t section,
 		if (e->section != section)
 			continue;
 		if ((k = config_find_key(table, n, e->key)) == NULL) {
-			if (other == NULL || !other(p, e, arg))
+			if (other == NULL || !other(p, e, arg)) {
+				const char *near = near_key(p, section, table,
+				    n, e->key);
+
 				config_error(p->errs, p->path, e->line,
-				    "unknown key '%s' in [%s%s%s]", e->key,
+				    "unknown key '%s' in [%s%s%s]%s%s%s", e->key,
 				    config_section_words[p->sections[section].kind],
 				    p->sections[section].name[0] ? " " : "",
-				    p->sections[section].name);
+				    p->sections[section].name,
+				    near ? "; did you mean '" : "",
+				    near ? near : "", near ? "'?" : "");
+				/* Maybe a required key misspelt: said once. */
+				if (p->sections[section].kind == SEC_PROBE)
+					p->kind_errors++;
+			}
 			continue;
 		}
 		if (!given_twice(p, e, k))

@@ -86,6 +86,7 @@ state_service_of(struct state_service *ss, struct service *s)
 	ss->has_held = s->has_held;
 	ss->held = s->held;
 	ss->held_since_ms = s->held_since_ms;
+	ss->since_wall_ms = s->since_wall_ms;
 	ss->keys = s->keys;
 	ss->tr = s->tr;
 	ss->history = &s->history;
@@ -95,7 +96,7 @@ void
 state_service_resume(struct service *s, const struct state_service *ss)
 {
 	if (ss->has_decision)
-		service_resume(s, &ss->decision);
+		service_resume(s, &ss->decision, ss->since_wall_ms);
 	if (ss->has_held)
 		service_resume_held(s, &ss->held, ss->held_since_ms);
 }
@@ -161,6 +162,22 @@ held_from_json(const json_t *o, struct state_service *svc, int64_t now_ms,
 	return 0;
 }
 
+/*
+ * Since when the decision was replied (wall ms): as saved; from a file
+ * older than that, the newest transition of the history; else 0 (now).
+ */
+static int64_t
+since_of(const json_t *since, const struct history *h)
+{
+	size_t	n;
+
+	if (json_is_integer(since))
+		return json_integer_value(since);
+	if (h != NULL && (n = history_count(h)) > 0)
+		return history_get(h, n - 1)->wall_ms;
+	return 0;
+}
+
 /* One service's decision, keys, transitions and history from its object. */
 static int
 parse_service(const json_t *o, struct state_service *svc,
@@ -168,14 +185,20 @@ parse_service(const json_t *o, struct state_service *svc,
     const char **why)
 {
 	json_t		*decision = NULL, *lbs, *tr = NULL, *hist = NULL;
-	json_t		*claims = NULL, *held = NULL;
+	json_t		*claims = NULL, *held = NULL, *since = NULL;
 	int64_t		 now_ms = c->now_ms, wall_ms = c->wall_ms;
 	unsigned	 bits;
 
-	if (json_unpack((json_t *)o, "{s?o, s:o, s?o, s?o, s?o, s?o}",
+	if (json_unpack((json_t *)o, "{s?o, s:o, s?o, s?o, s?o, s?o, s?o}",
 	    "decision", &decision, "load_balancers", &lbs, "transition", &tr,
-	    "history", &hist, "claims", &claims, "held", &held) != 0) {
+	    "history", &hist, "claims", &claims, "held", &held, "since",
+	    &since) != 0) {
 		*why = "a service lacks load_balancers";
+		return -1;
+	}
+	if (since != NULL && !json_is_null(since) &&
+	    (!json_is_integer(since) || json_integer_value(since) <= 0)) {
+		*why = "since is not a time";
 		return -1;
 	}
 	if (held != NULL && !json_is_null(held) &&
@@ -192,6 +215,7 @@ parse_service(const json_t *o, struct state_service *svc,
 		    decision_why, why) == -1)
 			return -1;
 		svc->has_decision = true;
+		svc->since_wall_ms = since_of(since, svc->history);
 		/*
 		 * Claims first, so that loaded debts are not taken for renewals.
 		 * They are saved as they were: with automation off, a weight
@@ -403,6 +427,9 @@ service_to_json(json_t *o, const struct state_service *svc, int64_t now_ms,
 	    lbkeys_bits_to_json(lbkeys_claims(svc->keys))) == -1 ||
 	    json_object_set_new(o, "decision", svc->has_decision ?
 	    decision_to_json(&svc->decision) : json_null()) == -1 ||
+	    json_object_set_new(o, "since", svc->has_decision &&
+	    svc->since_wall_ms > 0 ? json_integer(svc->since_wall_ms) :
+	    json_null()) == -1 ||
 	    json_object_set_new(o, "held", held_to_json(svc, now_ms,
 	    wall_ms)) == -1 ||
 	    json_object_set_new(o, "load_balancers",

@@ -50,6 +50,16 @@ status_iso_of(int64_t ms, const struct status_clock *c)
 	return json_string(buf);
 }
 
+/* A wall-clock time (ms) as ISO 8601. */
+static json_t *
+status_iso_of_wall(int64_t wall_ms)
+{
+	char	buf[32];
+
+	status_iso_time(wall_ms, buf);
+	return json_string(buf);
+}
+
 double
 status_seconds(int64_t ms)
 {
@@ -390,6 +400,8 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	}
 	json_object_set_new(o, "reply", line_json(v.reply));
 	json_object_set_new(o, "reason", json_string(v.decision->reason));
+	json_object_set_new(o, "since", v.since_wall_ms > 0 ?
+	    status_iso_of_wall(v.since_wall_ms) : json_null());
 	json_object_set_new(o, "automation_off_by",
 	    v.off_by ? json_string(v.off_by) : json_null());
 	json_object_set_new(o, "shadow_by",

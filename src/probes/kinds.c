@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lbagent/core/suggest.h"
 #include "lbagent/probes/kinds.h"
 
 static const struct probe_ops *const kinds[] = {
@@ -32,6 +33,17 @@ probe_kind(const char *name)
 		if (strcmp(kinds[i]->name, name) == 0)
 			return kinds[i];
 	return NULL;
+}
+
+const char *
+probe_kind_nearest(const char *name)
+{
+	const char	*names[sizeof(kinds) / sizeof(kinds[0])];
+	size_t		 n;
+
+	for (n = 0; kinds[n] != NULL; n++)
+		names[n] = kinds[n]->name;
+	return suggest_nearest(name, names, n);
 }
 
 const char *

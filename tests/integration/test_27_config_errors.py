@@ -4,8 +4,13 @@ is 1 (nothing says `configuration OK`). The errors: an unknown probe type,
 a key the probe's kind does not have, a timeout not below the interval
 (given, and the 2s default against `interval = 1s`), a service naming a
 probe that does not exist, a reaction out of range (`on_crit = 120%`), and
-all of them in one file. Then every conf/examples/*.conf of the repository
-passes `-c` with `configuration OK`."""
+all of them in one file. One mistake is one error (issue 32), exactly, with
+a did-you-mean for a misspelt key, section or probe type: a misspelt
+required key is not also "required", a bad [probe NAME header is not also
+"no [probe NAME] section" in the service naming it, an [agent] up_after
+below down_after is not repeated for each [service] that inherits both.
+Then every conf/examples/*.conf of the repository passes `-c` with
+`configuration OK`."""
 
 import glob
 import os
@@ -87,6 +92,69 @@ probes = t, ghost-probe
       ({21}, ["120%"]), ({23, 24}, ["ghost-probe"])])
 
 
+# name -> (config body after HEAD, the exact [(line, message)] of its errors;
+# a message ending in "..." is the start of one).
+ONCE = {
+    "a misspelt key of [peers]": ("""\
+[peers]
+intervall = 2s
+""", [(5, "unknown key 'intervall' in [peers]; did you mean 'interval'?")]),
+    "a misspelt section": ("""\
+[servce web]
+probes = f
+""", [(4, "unknown section [servce web]; did you mean [service]? (known: "
+          "[agent], [probe NAME], [service NAME], [http], [peers], [haproxy])")]),
+    "a misspelt probe type": ("""\
+[probe f]
+type = fiel
+path = /tmp
+[service web]
+probes = f
+""", [(5, "type: unknown probe type 'fiel'; did you mean 'file'? (one of: http, "
+          "...")]),
+    "a misspelt required key": ("""\
+[probe f]
+type = file
+pth = /tmp
+timout = 1s
+[service web]
+probes = f
+""", [(6, "unknown key 'pth' in [probe f]; did you mean 'path'?"),
+      (7, "unknown key 'timout' in [probe f]; did you mean 'timeout'?")]),
+    "a probe header without ']'": ("""\
+[probe f
+type = file
+path = /tmp
+[service web]
+probes = f
+""", [(4, "section header without ']'")]),
+    "an [agent] window inherited by every service": ("""\
+down_after = 1m
+up_after = 10s
+[probe f]
+type = file
+path = /tmp
+[service web]
+probes = f
+[service api]
+probes = f
+""", [(5, "up_after 10s must be at least down_after 1m")]),
+}
+
+
+def check_once(name, body, expected):
+    rc, out, path = h.check_config(HEAD + body, name=re.sub(r"\W+", "-", name))
+    print(f"   {name}: exit {rc}\n" + "".join(f"      {line}\n" for line in out.splitlines()),
+          end="", flush=True)
+    rx = re.compile(re.escape(path) + r":(\d+): (.+)$")
+    errors = [(int(m.group(1)), m.group(2)) for m in map(rx.match, out.splitlines())
+              if m and not m.group(2).startswith("warning: ")]
+    h.expect_equal(rc, 1, f"{name}: exit status of `lbagent -c` (output: {out!r})")
+    errors = [(n, msg[:len(want) - 3] + "..." if want.endswith("...") else msg)
+              for (n, msg), (_, want) in zip(errors, expected + [(0, "")] * len(errors))]
+    h.expect_equal(errors, expected, f"{name}: the errors")
+
+
 def check(name, body, expected):
     rc, out, path = h.check_config(HEAD + body, name=re.sub(r"\W+", "-", name))
     print(f"   {name}: exit {rc}\n" + "".join(f"      {line}\n" for line in out.splitlines()),
@@ -116,6 +184,9 @@ def main():
         check(name, body, expected)
     h.section("every error at once")
     check("all at once", *ALL)
+    for name, (body, expected) in ONCE.items():
+        h.section(f"once: {name}")
+        check_once(name, body, expected)
 
     h.section("a mistyped LBAGENT_MODE refuses to start")
     path = os.path.join(REPO, "conf", "lbagent.conf")

@@ -139,8 +139,12 @@ def main():
     h.expect(out.startswith("lbagentctl "), f"-V: {out!r}")
     for args in (["maint"], ["maint", "maybe"], ["frobnicate"], ["drain", "off", "--reason", "x"],
                  ["status", "--service", "web"], []):
+        # The error and a hint, no usage dump after it (issue 32).
         _, err, _ = ctl.fails(2, *args)
-        h.expect("usage:" in err, f"lbagentctl {args}: no usage on stderr: {err!r}")
+        lines = err.splitlines()
+        h.expect(len(lines) == 2 and lines[0].startswith("lbagentctl: ") and
+                 lines[1] == "try 'lbagentctl --help'",
+                 f"lbagentctl {args}: not the error and the hint: {err!r}")
 
     h.section("check: what lbagent -c prints, with its exit status")
     for text in (lb.config_text,

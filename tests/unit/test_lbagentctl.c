@@ -1521,6 +1521,28 @@ START_TEST(format_fleet)
 	free(t);
 	json_decref(f);
 
+	/* More load balancers than fit: whole entries, and how many more. */
+	{
+		json_t	*lbs = json_array();
+		FILE	*fp;
+		char	*text = NULL;
+		size_t	 len = 0, k;
+
+		free(fleet_text(root, NULL, &f));
+		for (k = 0; k < 8; k++)
+			json_array_append_new(lbs, json_pack("{s:s, s:i}",
+			    "status", "UP", "weight", 100));
+		json_object_set_new(json_array_get(json_object_get(f, "rows"),
+		    0), "load_balancers", lbs);
+		ck_assert_ptr_nonnull(fp = open_memstream(&text, &len));
+		ctl_fleet_format(fp, f, 80);
+		fclose(fp);
+		ck_assert_msg(strstr(text, "    now    self     3    1:UP/100 "
+		    "+7 more\n") != NULL, "%s", text);
+		free(text);
+		json_decref(f);
+	}
+
 	/* A view older than its rounds allow says so. */
 	json_object_set_new(json_object_get(root, "peer_rounds"),
 	    "last_round_s", json_real(300.0));
@@ -1821,9 +1843,9 @@ START_TEST(format_window)
 	t = format(root, "");
 	check_text(t);
 	ck_assert_msg(strstr(t, "      window 1m: p50 12ms, p95 310ms, p99 "
-	    "1.8s, error rate 5.3%\n        57 runs since 2026-12-02 01:05:50 "
+	    "1.8s, error rate 5.3%\n        57 samples since 2026-12-02 01:05:50 "
 	    "UTC; warn: p99 1.8s over 1m") != NULL, "%s", t);
-	ck_assert_msg(strstr(t, "      window 10s: 4 of 10 runs, not judged "
+	ck_assert_msg(strstr(t, "      window 10s: 4 of 10 samples, not judged "
 	    "yet\n") != NULL, "%s", t);
 	free(t);
 	json_decref(root);

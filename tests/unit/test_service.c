@@ -138,7 +138,8 @@ step_at(struct tsvc *t, bool at_start)
 	for (i = 0; i < fx.nnotes; i++) {
 		len = strlen(logbuf);
 		snprintf(logbuf + len, sizeof(logbuf) - len, "%s %s\n",
-		    fx.notes[i].warning ? "W" : "N", fx.notes[i].text);
+		    fx.notes[i].debug ? "D" : fx.notes[i].warning ? "W" : "N",
+		    fx.notes[i].text);
 	}
 }
 
@@ -1359,6 +1360,50 @@ START_TEST(shadow_carry_over)
 }
 END_TEST
 
+/*
+ * A reason whose number moves under a steady weight: the reply changes at
+ * each step, the log says it at warning once a minute per reason shape
+ * (the others at debug, counted in the next), any other change at once.
+ */
+START_TEST(number_changes_logged_once_a_minute)
+{
+	struct tsvc	t;
+
+	init(&t, "web");
+	probe(&t, 0, "api", PROBE_OK, "", REACT_WEIGHT, 50);
+	step_at(&t, true);
+	run(&t, 1 * S);
+	probe(&t, 0, "api", PROBE_CRIT, "p99 253ms", REACT_WEIGHT, 50);
+	run(&t, 2 * S);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up 50% #api: p99 253ms\n");
+	ck_assert_msg(logged("W service web: reply changed") == 1, "%s", logbuf);
+	probe(&t, 0, "api", PROBE_CRIT, "p99 254ms", REACT_WEIGHT, 50);
+	step(&t);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up 50% #api: p99 254ms\n");
+	probe(&t, 0, "api", PROBE_CRIT, "p99 25.5ms", REACT_WEIGHT, 50);
+	step(&t);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up 50% #api: p99 25.5ms\n");
+	ck_assert_uint_eq(logged("W service web: reply changed"), 1);
+	ck_assert_uint_eq(logged("D service web: reply changed"), 2);
+	/* A minute after the last one logged: at warning, with the count. */
+	run(&t, SERVICE_NUMBER_LOG_MS);
+	probe(&t, 0, "api", PROBE_CRIT, "p99 256ms", REACT_WEIGHT, 50);
+	step(&t);
+	ck_assert_uint_eq(logged("W service web: reply changed"), 2);
+	ck_assert_msg(logged("\"up 50% #api: p99 256ms\" (was \"up 50% #api: "
+	    "p99 25.5ms\") (and 2 more like it, at debug level)") == 1, "%s",
+	    logbuf);
+	/* Another reason is a change in kind: at once, whenever. */
+	probe(&t, 0, "api", PROBE_CRIT, "queue deep", REACT_WEIGHT, 50);
+	step(&t);
+	ck_assert_uint_eq(logged("W service web: reply changed"), 3);
+	probe(&t, 0, "api", PROBE_CRIT, "p99 257ms", REACT_WEIGHT, 50);
+	step(&t);
+	ck_assert_uint_eq(logged("W service web: reply changed"), 4);
+	ck_assert_uint_eq(logged("D service web: reply changed"), 2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1392,6 +1437,7 @@ main(void)
 	tcase_add_test(tc, mode_ended_by_a_restart_is_a_switch);
 	tcase_add_test(tc, shadow_to_auto_from_where_the_engine_stands);
 	tcase_add_test(tc, shadow_carry_over);
+	tcase_add_test(tc, number_changes_logged_once_a_minute);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

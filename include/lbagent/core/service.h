@@ -68,6 +68,16 @@ struct service {
 	bool			 has_held;
 	struct decision		 held;
 	int64_t			 held_since_ms;
+	/*
+	 * Since when (wall ms) the reply says what it says in kind (its
+	 * words: a ramp step or a new reason is not a change); kept in the
+	 * state file, so that a restart into the same state keeps it.
+	 */
+	int64_t			 since_wall_ms;
+	/* The log's limit on changes of a number only (SERVICE_NUMBER_LOG_MS). */
+	char			 number_shape[REASON_MAX + 1];
+	int64_t			 number_logged_ms;
+	unsigned		 number_quiet;	/* not logged since */
 	uint64_t		 replies;
 	uint64_t		 transitions[NODE_STATE_COUNT + 1]; /* [COUNT]: off */
 	/* A marker taking the node out while no other node serves. */
@@ -118,8 +128,17 @@ struct service_input {
 /* A line to log, at warning or notice, in order. */
 struct service_note {
 	bool	warning;
+	bool	debug;		/* at debug level (a ramp step, a number) */
 	char	text[SERVICE_NOTE_MAX];
 };
+
+/*
+ * A reply that changes only in a number of its reason (p99 253ms, then
+ * 254ms) is logged at warning at most once in this long per service and
+ * reason shape (the reason with its numbers taken out); the others at
+ * debug level, counted in the next warning.
+ */
+#define SERVICE_NUMBER_LOG_MS	60000
 
 /* What one evaluation asks the agent to do. */
 struct service_effects {
@@ -164,10 +183,13 @@ void	service_step(struct service *, const struct service_input *,
 	    struct service_effects *fx);
 
 /*
- * The decision replied before a restart, as the state file has it: the
- * lines are composed so that the change at start-up is logged.
+ * The decision replied before a restart, as the state file has it, and
+ * since when (wall ms; 0: unknown, the first step's time): the lines are
+ * composed so that the change at start-up is logged, and the since stays
+ * unless the first step decides otherwise.
  */
-void	service_resume(struct service *, const struct decision *);
+void	service_resume(struct service *, const struct decision *,
+	    int64_t since_wall_ms);
 
 /*
  * What HAProxy held from lbagent's automation before a restart, and since

@@ -30,6 +30,7 @@ struct state_service {
 	bool		 has_held;
 	struct decision	 held;
 	int64_t		 held_since_ms;	/* monotonic, as the service keeps it */
+	int64_t		 since_wall_ms;	/* the decision's, wall; 0: unknown */
 	struct lbkeys	*keys;
 	struct transition *tr;		/* may be NULL: not persisted */
 	struct history	*history;	/* may be NULL */

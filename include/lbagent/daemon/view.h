@@ -36,6 +36,7 @@ struct agent_service_view {
 	const struct decision	*target;	/* what the rules say */
 	const struct transition	*tr;
 	const struct history	*history;
+	int64_t			 since_wall_ms;	/* the reply's kind, since */
 	const struct markers	*node, *own;	/* own: NULL for the default */
 	struct probe *const	*probes;	/* see agent_view::probe_conf */
 	size_t			 nprobes;

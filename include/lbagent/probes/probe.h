@@ -169,6 +169,8 @@ void	probe_report_errno(struct probe_run *run, int err, const char *fmt,
 const struct probe_ops	*probe_kind(const char *name);
 /* Lists the kinds' names, comma-separated, for error messages. */
 const char		*probe_kind_names(void);
+/* The kind whose name name is likely a typo of ("did you mean"), or NULL. */
+const char		*probe_kind_nearest(const char *name);
 /* The same, of the kinds that keep a window. */
 const char		*probe_windowed_kind_names(void);
 
