@@ -19,6 +19,7 @@ as HAProxy asks:
                       "capacity": CAPACITY, "completed": since start,
                       "busy_s": worker-seconds busy since start}
                      503 while reporting is off (a fault)
+  GET /counters      the same, always (the harness reads it)
   GET /set?capacity=N     the capacity from now on (requests already in
                           service keep theirs); &report=on|off
 
@@ -160,6 +161,8 @@ def route(model, url):
         return 200, f"{model.name}\n", "text/plain"
     if url.path in ("/alive", "/health"):
         return 200, "ok\n", "text/plain"
+    if url.path == "/counters":                 # the harness's own reading
+        return 200, json.dumps(model.load()) + "\n", "application/json"
     if url.path == "/load":
         if not model.report:
             return 503, "no report\n", "text/plain"
