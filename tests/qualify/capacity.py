@@ -184,10 +184,10 @@ def apply_event(dep, node, what):
         n.set_app(report="off" if what["on"] else "on")
     elif what["fault"] == "peers":
         for p in n.to_peer.values():
-            p.set_mode(mode)
+            p.set(mode)
     elif what["fault"] == "stats":
         for p in n.to_lb.values():
-            p.set_mode(mode)
+            p.set(mode)
 
 
 def run_way(case, way, t, outdir):
@@ -319,22 +319,18 @@ def weight_dev(series, caps_at, a, b):
 
 def settle_time(series, caps_at, since, end):
     """Seconds from since until the weight shares stay within
-    SETTLE_WITHIN of the ideal to end; None when they never do."""
-    last_bad = None
-    seen = False
-    for row in series:
-        if not since <= row["t"] < end:
-            continue
-        seen = True
-        if weight_dev([row], caps_at, row["t"], row["t"] + 1e-9) > SETTLE_WITHIN:
-            last_bad = row["t"]
-    if not seen:
+    SETTLE_WITHIN of the ideal to end; None when the last bin is still
+    off (or there is none)."""
+    rows = [r for r in series if since <= r["t"] < end]
+    if not rows:
         return None
-    if last_bad is None:
+    bad = [r["t"] for r in rows
+           if weight_dev([r], caps_at, r["t"], r["t"] + 1e-9) > SETTLE_WITHIN]
+    if not bad:
         return 0.0
-    if last_bad >= end - 1.0:
+    if bad[-1] >= rows[-1]["t"]:
         return None
-    return round(last_bad + 1.0 - since, 1)
+    return round(bad[-1] + capplot.BIN_S - since, 1)
 
 
 def max_move_per_min(series, caps_at, a, b, minute_s):
