@@ -46,13 +46,19 @@ def main():
     import harness as h
     import report
     import scenarios
+    import capacity
     from deploy import Timings
 
-    names = [n for n, _ in scenarios.SCENARIOS]
+    # The capacity group (capacity.py) runs only when named: `--only
+    # capacity` (every case) or its cases' names.
+    names = [n for n, _ in scenarios.SCENARIOS] + capacity.NAMES
     if args.list:
         print("\n".join(names))
         return 0
     only = [n.strip() for n in args.only.split(",") if n.strip()]
+    if "capacity" in only:
+        only = [n for n in only if n != "capacity"] + \
+            [n for n in capacity.NAMES if n not in only]
     unknown = [n for n in only if n not in names]
     if unknown:
         print(f"qualify: no scenario {', '.join(unknown)}; there are: {', '.join(names)}",
@@ -85,8 +91,9 @@ def main():
     def wanted_one(name):
         if only:
             return name in only
-        return args.full or name not in scenarios.FULL_ONLY
-    wanted = [(name, fn) for name, fn in scenarios.SCENARIOS if wanted_one(name)]
+        return name not in capacity.NAMES and (args.full or name not in scenarios.FULL_ONLY)
+    wanted = [(name, fn) for name, fn in scenarios.SCENARIOS + [(n, None) for n in capacity.NAMES]
+              if wanted_one(name)]
     if args.jobs > 1 and len(wanted) > 1:
         results = side_by_side(args, build, outdir, [n for n, _ in wanted])
         wanted = []
@@ -95,11 +102,14 @@ def main():
     for name, fn in wanted:
         h.section(f"scenario {name}")
         t1 = time.monotonic()
-        run = scenarios.run_one(name, fn, t, full=args.full)
-        run.fn = fn
-        summary = report.summarize(run, time.monotonic() - t1)
-        report.write_scenario(outdir, run, summary)
-        run.close()
+        if fn is None:
+            summary = capacity.run_case(name, t, args.full, outdir)
+        else:
+            run = scenarios.run_one(name, fn, t, full=args.full)
+            run.fn = fn
+            summary = report.summarize(run, time.monotonic() - t1)
+            report.write_scenario(outdir, run, summary)
+            run.close()
         results.append(summary)
         print(f"{'PASS' if summary['passed'] else 'FAIL'} {name} "
               f"({summary['elapsed_s']} s; {summary['failed']}/{summary['requests']} "

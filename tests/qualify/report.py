@@ -202,6 +202,9 @@ def write_report(outdir, results, t, tier, started, elapsed_s):
         if extra:
             body.append("- measured: " + ", ".join(f"{k} = {v}" for k, v in extra.items()))
         body += _phases_text(r["metrics"].get("phases"))
+        if r.get("capacity"):
+            import capplot
+            body += capplot.report_lines(r) + [""]
         body.append("- checks:")
         body += [f"  - {'ok' if c['ok'] else '**FAILED**'}: {c['what']}" for c in r["checks"]]
         body.append("- invariant violations:" + (" none" if not r["violations"] else ""))
