@@ -355,7 +355,7 @@ state_line(struct hastats_reader *r, const char *p, size_t len)
 static bool
 header_skip(struct hastats_reader *r)
 {
-	size_t	n = r->len;
+	size_t	n = r->len, i;
 
 	while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
 		n--;
@@ -366,7 +366,10 @@ header_skip(struct hastats_reader *r)
 	}
 	if (n == 0)
 		return r->absent;
-	return r->absent && strspn(r->line, "0123456789") == n;
+	/* The line is no string: count its digits within its n bytes. */
+	for (i = 0; i < n && r->line[i] >= '0' && r->line[i] <= '9'; i++)
+		;
+	return r->absent && i == n;
 }
 
 /* A record is complete (its newline included in line, when copied). */

@@ -1401,6 +1401,7 @@ START_TEST(number_changes_logged_once_a_minute)
 	step(&t);
 	ck_assert_uint_eq(logged("W service web: reply changed"), 4);
 	ck_assert_uint_eq(logged("D service web: reply changed"), 2);
+	service_free(&t.s);
 }
 END_TEST
 
