@@ -489,20 +489,18 @@ accept_failed(struct http_server *srv, int err)
 	    strerror(err));
 }
 
-/* A listening socket is readable: a few accepts, then the loop's turn. */
+/* Up to max connections queued on sock accepted; stops when none is. */
 static void
-accept_ready(evutil_socket_t lfd, short what, void *arg)
+accept_some(struct http_sock *sock, int max)
 {
-	struct http_sock	*sock = arg;
 	struct sockaddr_storage	 ss;
 	socklen_t		 len;
 	evutil_socket_t		 fd;
 	int			 i;
 
-	(void)what;
-	for (i = 0; i < HTTP_ACCEPT_BATCH && !sock->srv->paused; i++) {
+	for (i = 0; i < max && !sock->srv->paused; i++) {
 		len = sizeof(ss);
-		fd = accept4(lfd, (struct sockaddr *)&ss, &len,
+		fd = accept4(sock->fd, (struct sockaddr *)&ss, &len,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -515,6 +513,15 @@ accept_ready(evutil_socket_t lfd, short what, void *arg)
 			ss.ss_family = AF_UNIX;
 		accept_conn(sock, fd, (struct sockaddr *)&ss);
 	}
+}
+
+/* A listening socket is readable: a few accepts, then the loop's turn. */
+static void
+accept_ready(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)lfd;
+	(void)what;
+	accept_some(arg, HTTP_ACCEPT_BATCH);
 }
 
 static void
@@ -570,6 +577,17 @@ fail:
 		free(path);
 	}
 	return -1;
+}
+
+/*
+ * A socket about to close (a reload moved its address): the connections
+ * the kernel completed but nobody accepted yet would be reset by the
+ * close; they are clients that came in time, so they are served.
+ */
+void
+http_server_sock_drain(struct http_sock *sock)
+{
+	accept_some(sock, HTTP_BACKLOG);
 }
 
 void

@@ -85,6 +85,7 @@ struct http_server {
  */
 int	http_server_sock_add(struct http_server *, int fd, int backlog,
 	    bool trusted, const char *key, char *path);
+void	http_server_sock_drain(struct http_sock *);
 void	http_server_sock_free(struct http_sock *);
 /* Accepting again, unless a pause for descriptors runs. */
 void	http_server_resume(struct http_server *);

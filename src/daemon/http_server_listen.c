@@ -271,6 +271,7 @@ http_server_reload(struct http_server *srv, const struct config *cfg)
 		}
 		log_notice("reload: the http API no longer listens on %s",
 		    sock->key);
+		http_server_sock_drain(sock);
 		http_server_sock_free(sock);
 	}
 	srv->nsocks = k;

@@ -1438,6 +1438,7 @@ def run(main):
     rc = 1
     e = env()
     started = time.monotonic()
+    failed = f"FAIL {e.name}: unexpected error"
     try:
         lbagent_exe()
         main()
@@ -1447,17 +1448,21 @@ def run(main):
         rc = 77
         print(f"SKIP {e.name}: {s}")
     except TestFailure as f:
-        print(f"FAIL {e.name}: {f}")
+        failed = f"FAIL {e.name}: {f}"
+        print(failed)
         print(_scenario_frames(f.__traceback__))
     except KeyboardInterrupt as k:
-        print(f"FAIL {e.name}: interrupted ({k})")
+        failed = f"FAIL {e.name}: interrupted ({k})"
+        print(failed)
         traceback.print_exc(file=sys.stdout)
     except Exception:  # noqa: BLE001 - a harness or scenario bug is a failure too
-        print(f"FAIL {e.name}: unexpected error")
+        print(failed)
         traceback.print_exc(file=sys.stdout)
     finally:
         if rc == 1:
             print("\n" + e.diagnostics())
+            # Again last: meson keeps only a long log's last 100 lines.
+            print(f"\n{failed.splitlines()[0][:400]}")
         sys.stdout.flush()
         e.cleanup()
     sys.exit(rc)

@@ -5,7 +5,8 @@
 - a storm of 30 reloads while clients loop on /health (TCP) and /status
   (unix): every request succeeds;
 - a changed address moves: the new port answers, the old one is refused,
-  and a request in flight on the old one still completes; a token file
+  and requests in flight on the old one still complete, those waiting in
+  its backlog (not accepted yet when the reload came) too; a token file
   added by the reload applies to the detail of /status."""
 
 import os
@@ -18,6 +19,9 @@ sys.dont_write_bytecode = True
 import harness as h  # noqa: E402
 
 RELOADS = 30
+# More than one turn of the loop accepts (HTTP_ACCEPT_BATCH, 16), fewer
+# than the backlog (64).
+QUEUED = 24
 TOKEN = "reload-token"
 
 
@@ -121,14 +125,29 @@ def main():
         print(f"   {name}: {len(seen)} requests, {len(bad)} failed", flush=True)
         h.expect(not bad, f"{name} requests that failed during reloads: {bad[:5]}")
 
-    h.section("a changed address moves; a request in flight on the old one completes")
+    h.section("a changed address moves; requests in flight on the old one complete")
     token_file = os.path.join(d, "token")
     h.write_atomic(token_file, TOKEN + "\n", mode=0o600)
     old = half_request(p1)
     with open(lb.config_path, "w") as f:
         f.write(config(lb, d, p2, token_file))
-    reload()
+    # Connections the kernel completed while lbagent was stopped wait in
+    # the old port's backlog, more than one turn of the loop accepts: the
+    # reload closes that port, and must serve them rather than reset them.
+    os.kill(lb.pid, signal.SIGSTOP)
+    try:
+        queued = [half_request(p1) for _ in range(QUEUED)]
+        mark = lb.log_mark()
+        os.kill(lb.pid, signal.SIGHUP)
+    finally:
+        os.kill(lb.pid, signal.SIGCONT)
+    h.wait_until(lambda: lb.log_since(mark), 10, "the reload to finish",
+                 ok=lambda t: "reloaded " in t or "reload failed" in t)
+    h.expect("reload failed" not in lb.log_since(mark), "the reload failed")
+    reloads[0] += 1
     h.expect_equal(finish(old), "HTTP/1.1 200 OK", "the request in flight on the old port")
+    h.expect_equal([finish(q) for q in queued], ["HTTP/1.1 200 OK"] * QUEUED,
+                   "the requests queued on the old port when it closed")
     h.expect_equal(h.http_request(p2, "/health")[0], 200, "/health on the new port")
     try:
         h.http_request(p1, "/health", timeout_s=2)
