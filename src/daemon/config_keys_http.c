@@ -24,5 +24,11 @@ const struct config_key config_http_keys[] = {
 	  "counting as one address); default max_connections / 8, at least "
 	  "4. Raise it when a proxy in front of the API gathers many callers "
 	  "on one address; never more than max_connections." },
+	{ "http", "max_rate", KEY_UINT, "500", 0, 1000000,
+	  OFF(http.max_rate),
+	  "TCP connections the API accepts a second, a quarter of a second's "
+	  "at once; past it accepting waits (the kernel queues the rest), so "
+	  "that clients asking without pause cannot take the event loop from "
+	  "the agent port. Unix sockets are not counted. 0: no limit." },
 };
 const size_t config_http_nkeys = NKEYS_OF(config_http_keys);

@@ -133,7 +133,7 @@ get_metrics(struct http_api *api, struct http_req *r)
 {
 	struct http_blob	*b = http_cache_get(&api->cache,
 				    HTTP_DOC_METRICS, &api->view, api->dm);
-	char			 tail[1024];
+	char			 tail[2048];
 	int			 n;
 
 	n = snprintf(tail, sizeof(tail),
@@ -147,10 +147,16 @@ get_metrics(struct http_api *api, struct http_req *r)
 	    "with a 503 because their address held its share of the API's "
 	    "connections.\n"
 	    "# TYPE lbagent_http_refused_total counter\n"
-	    "lbagent_http_refused_total %llu\n",
+	    "lbagent_http_refused_total %llu\n"
+	    "# HELP lbagent_http_rate_waits_total Times the HTTP API stopped "
+	    "accepting TCP connections for a while: more came than [http] "
+	    "max_rate a second.\n"
+	    "# TYPE lbagent_http_rate_waits_total counter\n"
+	    "lbagent_http_rate_waits_total %llu\n",
 	    (unsigned long long)api->cache.renders[HTTP_DOC_METRICS],
 	    (unsigned long long)api->cache.renders[HTTP_DOC_STATUS],
-	    (unsigned long long)http_server_refused(api->server));
+	    (unsigned long long)http_server_refused(api->server),
+	    (unsigned long long)http_server_rate_waits(api->server));
 	if (n < 0 || (size_t)n >= sizeof(tail))
 		n = 0;
 	reply_blob(r, "text/plain; version=0.0.4; charset=utf-8", b, tail,
@@ -285,7 +291,7 @@ static void
 api_settings(struct http_api *api, const struct config *cfg)
 {
 	http_server_settings(api->server, cfg->http.max_connections,
-	    cfg->http.per_address, cfg->max_connections);
+	    cfg->http.per_address, cfg->max_connections, cfg->http.max_rate);
 	read_token(api, cfg->http.token_file);
 }
 

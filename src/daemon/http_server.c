@@ -97,13 +97,10 @@ conn_wait(struct http_conn *c, short what)
 static void
 server_pause(struct http_server *srv)
 {
-	size_t	i;
-
 	if (srv->paused)
 		return;
-	for (i = 0; i < srv->nsocks; i++)
-		event_del(srv->socks[i]->ev);
 	srv->paused = true;
+	http_server_socks_sync(srv);
 }
 
 /*
@@ -133,13 +130,10 @@ server_cap(const struct http_server *srv)
 static void
 server_resume(struct http_server *srv)
 {
-	size_t	i;
-
 	if (!srv->paused || srv->nconns >= server_cap(srv))
 		return;
-	for (i = 0; i < srv->nsocks; i++)
-		event_add(srv->socks[i]->ev, NULL);
 	srv->paused = false;
+	http_server_socks_sync(srv);
 }
 
 static void
@@ -489,9 +483,12 @@ accept_failed(struct http_server *srv, int err)
 	    strerror(err));
 }
 
-/* Up to max connections queued on sock accepted; stops when none is. */
+/*
+ * Up to max connections queued on sock accepted; stops when none is, and
+ * at [http] max_rate (TCP) unless draining (the socket closes next).
+ */
 static void
-accept_some(struct http_sock *sock, int max)
+accept_some(struct http_sock *sock, int max, bool drain)
 {
 	struct sockaddr_storage	 ss;
 	socklen_t		 len;
@@ -499,6 +496,10 @@ accept_some(struct http_sock *sock, int max)
 	int			 i;
 
 	for (i = 0; i < max && !sock->srv->paused; i++) {
+		if (!drain && !http_server_rate_allows(sock)) {
+			http_server_rate_pause(sock->srv);
+			return;
+		}
 		len = sizeof(ss);
 		fd = accept4(sock->fd, (struct sockaddr *)&ss, &len,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -511,6 +512,7 @@ accept_some(struct http_sock *sock, int max)
 		}
 		if (len == 0)		/* an unnamed unix peer */
 			ss.ss_family = AF_UNIX;
+		http_server_rate_took(sock);
 		accept_conn(sock, fd, (struct sockaddr *)&ss);
 	}
 }
@@ -521,7 +523,7 @@ accept_ready(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)lfd;
 	(void)what;
-	accept_some(arg, HTTP_ACCEPT_BATCH);
+	accept_some(arg, HTTP_ACCEPT_BATCH, false);
 }
 
 static void
@@ -566,9 +568,8 @@ http_server_sock_add(struct http_server *srv, int fd, int backlog,
 		goto fail;
 	}
 	event_priority_set(sock->ev, HTTP_PRIORITY);
-	if (!srv->paused)
-		event_add(sock->ev, NULL);
 	srv->socks[srv->nsocks++] = sock;
+	http_server_socks_sync(srv);
 	return 0;
 fail:
 	close(fd);
@@ -587,7 +588,7 @@ fail:
 void
 http_server_sock_drain(struct http_sock *sock)
 {
-	accept_some(sock, HTTP_BACKLOG);
+	accept_some(sock, HTTP_BACKLOG, true);
 }
 
 void
@@ -613,11 +614,18 @@ http_server_new(struct event_base *base, const struct http_server_hooks *hooks)
 	srv->hooks = *hooks;
 	srv->accept_limit.interval_ms = LOG_LIMIT_MS;
 	srv->share_limit.interval_ms = LOG_LIMIT_MS;
-	if ((srv->resume_ev = evtimer_new(base, resume_cb, srv)) == NULL) {
+	srv->rate_limit.interval_ms = LOG_LIMIT_MS;
+	bucket_init(&srv->rate, 0, 1, clock_now_ms());
+	if ((srv->resume_ev = evtimer_new(base, resume_cb, srv)) == NULL ||
+	    (srv->rate_ev = evtimer_new(base, http_server_rate_cb,
+	    srv)) == NULL) {
+		if (srv->resume_ev != NULL)
+			event_free(srv->resume_ev);
 		free(srv);
 		return NULL;
 	}
 	event_priority_set(srv->resume_ev, HTTP_PRIORITY);
+	event_priority_set(srv->rate_ev, HTTP_PRIORITY);
 	return srv;
 }
 
@@ -637,16 +645,25 @@ http_server_free(struct http_server *srv)
 	while (srv->conns != NULL)
 		conn_close(srv->conns);
 	event_free(srv->resume_ev);
+	event_free(srv->rate_ev);
 	free(srv);
 }
 
 void
 http_server_settings(struct http_server *srv, uint64_t max_conns,
-    uint64_t per_address, uint64_t agent_conns)
+    uint64_t per_address, uint64_t agent_conns, uint64_t max_rate)
 {
+	uint64_t	burst = max_rate / HTTP_RATE_BURST_DIV;
+
 	srv->max_conns = max_conns;
 	srv->per_address = per_address;
 	srv->agent_conns = agent_conns;
+	bucket_set(&srv->rate, max_rate, burst, clock_now_ms());
+	if (max_rate == 0 && srv->rate_paused) {
+		event_del(srv->rate_ev);
+		srv->rate_paused = false;
+		http_server_socks_sync(srv);
+	}
 }
 
 /* max_connections may have grown. */
@@ -675,6 +692,12 @@ uint64_t
 http_server_refused(const struct http_server *srv)
 {
 	return srv->refused;
+}
+
+uint64_t
+http_server_rate_waits(const struct http_server *srv)
+{
+	return srv->rate_waits;
 }
 
 bool

@@ -13,6 +13,7 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
+#include "lbagent/core/bucket.h"
 #include "lbagent/sys/log.h"
 #include "lbagent/daemon/http_server.h"
 
@@ -23,6 +24,8 @@
 #define HTTP_KEY_MAX		(sizeof("unix:") + 108)
 #define HTTP_ACCEPT_BATCH	16		/* per turn of the loop */
 #define HTTP_ADDR_KEY		17		/* family and IPv6 bytes */
+/* [http] max_rate's burst: a quarter of a second's connections at once. */
+#define HTTP_RATE_BURST_DIV	4
 
 enum conn_state {
 	CONN_REQUEST,	/* reading the request line and headers */
@@ -75,6 +78,11 @@ struct http_server {
 	struct log_limit		 accept_limit;
 	struct log_limit		 share_limit;	/* addresses over their share */
 	uint64_t			 refused;	/* by the share, since start */
+	struct bucket			 rate;		/* [http] max_rate, TCP */
+	bool				 rate_paused;	/* TCP waits for the rate */
+	struct event			*rate_ev;	/* its end */
+	struct log_limit		 rate_limit;
+	uint64_t			 rate_waits;	/* since start */
 };
 
 /* http_server.c */
@@ -89,6 +97,20 @@ void	http_server_sock_drain(struct http_sock *);
 void	http_server_sock_free(struct http_sock *);
 /* Accepting again, unless a pause for descriptors runs. */
 void	http_server_resume(struct http_server *);
+
+/* http_server_listen.c */
+/*
+ * Each listening socket accepting or not as the server is: none while it
+ * pauses (descriptors, capacity), no TCP one while the rate waits.
+ */
+void	http_server_socks_sync(struct http_server *);
+/* Whether sock may accept one more now ([http] max_rate; unix: always). */
+bool	http_server_rate_allows(struct http_sock *);
+/* sock accepted one: counted against the rate (TCP). */
+void	http_server_rate_took(struct http_sock *);
+/* Past the rate: TCP sockets stop accepting until it allows one again. */
+void	http_server_rate_pause(struct http_server *);
+void	http_server_rate_cb(evutil_socket_t, short, void *);
 
 /* http_server_parse.c */
 /*

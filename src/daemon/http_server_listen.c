@@ -1,8 +1,8 @@
 /*
  * The HTTP API's listening sockets: the configured addresses bound (TCP,
  * or unix sockets that replace one left by an earlier run), the sockets
- * systemd passed, and a reload that keeps the sockets whose address
- * stays, with their connections.
+ * systemd passed, a reload that keeps the sockets whose address stays,
+ * with their connections, and the pauses of accepting ([http] max_rate).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include "lbagent/sys/clock.h"
 #include "lbagent/sys/log.h"
 #include "lbagent/sys/net.h"
 #include "lbagent/daemon/http_server.h"
@@ -278,4 +280,75 @@ http_server_reload(struct http_server *srv, const struct config *cfg)
 	rc = listen_all(srv, cfg, false);
 	http_server_resume(srv);
 	return rc;
+}
+
+void
+http_server_socks_sync(struct http_server *srv)
+{
+	size_t	i;
+
+	for (i = 0; i < srv->nsocks; i++) {
+		struct http_sock *sock = srv->socks[i];
+
+		if (srv->paused || (srv->rate_paused && !sock->trusted))
+			event_del(sock->ev);
+		else
+			event_add(sock->ev, NULL);
+	}
+}
+
+bool
+http_server_rate_allows(struct http_sock *sock)
+{
+	return sock->trusted ||
+	    bucket_wait_ms(&sock->srv->rate, clock_now_ms(), 1) == 0;
+}
+
+void
+http_server_rate_took(struct http_sock *sock)
+{
+	if (!sock->trusted)
+		(void)bucket_take(&sock->srv->rate, clock_now_ms());
+}
+
+/*
+ * Past [http] max_rate: the TCP sockets stop accepting (the kernel queues
+ * what comes, up to the backlog, and then drops it: clients retry) until
+ * the rate allows a turn's accepts again (waking once per connection
+ * would cost more than the connections). Nothing else is that cheap
+ * against a client that comes again the moment it is answered, however
+ * it is answered.
+ */
+void
+http_server_rate_pause(struct http_server *srv)
+{
+	uint64_t	wait_ms = bucket_wait_ms(&srv->rate, clock_now_ms(),
+			    HTTP_ACCEPT_BATCH);
+	struct timeval	tv;
+
+	if (srv->rate_paused)
+		return;
+	if (wait_ms == 0)
+		wait_ms = 1;
+	srv->rate_paused = true;
+	srv->rate_waits++;
+	log_limited(&srv->rate_limit, LOG_WARNING, "http API: more than "
+	    "[http] max_rate (%llu) TCP connections a second: accepting "
+	    "waits, the kernel queues the rest",
+	    (unsigned long long)srv->rate.rate);
+	http_server_socks_sync(srv);
+	tv.tv_sec = (time_t)(wait_ms / 1000);
+	tv.tv_usec = (suseconds_t)(wait_ms % 1000) * 1000;
+	event_add(srv->rate_ev, &tv);
+}
+
+void
+http_server_rate_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_server	*srv = arg;
+
+	(void)fd;
+	(void)what;
+	srv->rate_paused = false;
+	http_server_socks_sync(srv);
 }

@@ -45,6 +45,8 @@ struct config_http {
 	char				*token_file;	/* NULL: none */
 	uint64_t			 max_connections;
 	uint64_t			 per_address;	/* 0: the share */
+	uint64_t			 max_rate;	/* TCP accepts a second;
+							   0: no limit */
 };
 
 /* What a probe's warn or crit result does to its service. */

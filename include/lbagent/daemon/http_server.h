@@ -86,12 +86,13 @@ struct http_server	*http_server_new(struct event_base *,
 			    const struct http_server_hooks *);
 void			 http_server_free(struct http_server *);
 /*
- * [http] max_connections, [http] per_address (0: the cap's share) and
- * [agent] max_connections (see server_cap).
+ * [http] max_connections, [http] per_address (0: the cap's share),
+ * [agent] max_connections (see server_cap) and [http] max_rate (TCP
+ * connections accepted a second; 0: no limit).
  */
 void			 http_server_settings(struct http_server *,
 			    uint64_t max_conns, uint64_t per_address,
-			    uint64_t agent_conns);
+			    uint64_t agent_conns, uint64_t max_rate);
 /* Binds cfg->http's addresses; -1 when one cannot be bound (logged). */
 int			 http_server_listen(struct http_server *,
 			    const struct config *);
@@ -108,6 +109,8 @@ int			 http_server_reload(struct http_server *,
 void			 http_server_answer_waiting(struct http_server *);
 /* Connections refused by the share since start. */
 uint64_t		 http_server_refused(const struct http_server *);
+/* Times TCP accepting waited for [http] max_rate since start. */
+uint64_t		 http_server_rate_waits(const struct http_server *);
 
 /* --- for the hooks: one request --- */
 
