@@ -29,7 +29,7 @@ PROBE_INTERVAL = "1s"     # the postgres probes: a run a second
 PROBE_TIMEOUT = "500ms"
 STALL_S = 10              # pg_sleep, far past the probe's timeout
 CSV_BYTES = 8000000       # 8 MB, under the 8 MiB that lbagent takes at most
-CSV_INTERVAL = "200ms"    # [peers] interval: a stats round every 200 ms
+CSV_INTERVAL = "200ms"    # [peers] interval and steady_interval: a round every 200 ms
 FLOOD_CLIENTS = 256
 FLOOD_SOURCES = [f"127.0.0.{n}" for n in range(10, 18)]
 SERVICES = 200
@@ -211,7 +211,8 @@ class Row:
             return head(bf, sname, port) + pg_probe(self.ports[variant], self.query[variant])
         if self.name == "csv":
             return (head(bf, sname, port) + file_probe(bf, "f") +
-                    f"\n[peers]\ninterval = {CSV_INTERVAL}\n\n[haproxy]\n"
+                    f"\n[peers]\ninterval = {CSV_INTERVAL}\nsteady_interval = {CSV_INTERVAL}\n"
+                    "\n[haproxy]\n"
                     f"sources = http://127.0.0.1:{self.ports[variant]}/stats;csv\n"
                     "backend = be\nserver = n1\n")
         self.http_port = bf.free_port()
