@@ -98,20 +98,26 @@ count_liveness(struct peers *ps)
 /*
  * A round of the own rows only leaves the view of the others (the peers,
  * the other servers) as the last whole round judged it: it has not read
- * them again.
+ * them again. When a whole one follows at once (a detail read waits for
+ * it), nobody is told of this one.
  */
 static void
 round_done(struct peers *ps)
 {
+	bool	was_whole = ps->whole;
+
 	ps->in_flight = false;
 	ps->done_ms = ps->round_ms;
-	if (ps->whole) {
+	if (was_whole) {
+		ps->whole_ms = ps->round_ms;
 		count_liveness(ps);
 		peers_judge_all(ps);
 	}
 	if (ps->again) {
 		ps->again = false;
 		round_start(ps);
+		if (!was_whole && ps->whole)
+			return;
 	} else if (wanted(ps))
 		schedule(ps);
 	ps->changed(ps->arg);
@@ -340,12 +346,20 @@ peers_watch(struct peers *ps)
 	if (ps == NULL)
 		return true;
 	ps->watched_ms = now;
-	fresh = ps->done_ms != NO_TIME && now - ps->done_ms <=
+	fresh = ps->whole_ms != NO_TIME && now - ps->whole_ms <=
 	    (int64_t)ps->cfg->peers.interval_ms;
-	/* A detail read gets a round begun within the fast interval. */
-	if (!fresh && !ps->in_flight)
-		peers_soon(ps);
-	else
+	/*
+	 * A detail read gets a whole round begun within the fast interval:
+	 * it shows the other nodes and servers too. One of the own rows in
+	 * flight is followed by a whole one at once.
+	 */
+	if (!fresh && !(ps->in_flight && ps->whole)) {
+		ps->whole_due = true;
+		if (ps->in_flight)
+			ps->again = true;
+		else
+			peers_soon(ps);
+	} else
 		resume(ps);
 	return fresh;
 }
@@ -530,7 +544,7 @@ peers_new(struct event_base *base, struct curl_loop *curl,
 	ps->curl = curl;
 	ps->changed = changed;
 	ps->arg = arg;
-	ps->done_ms = NO_TIME;
+	ps->done_ms = ps->whole_ms = NO_TIME;
 	ps->watched_ms = NO_TIME;
 	ps->seed = pace_seed(cfg->node_id, (uint64_t)getpid() ^
 	    (uint64_t)clock_now_ms());

@@ -75,6 +75,7 @@ struct peers {
 	size_t			 waiting;	/* answers the round waits for */
 	int64_t			 round_ms;	/* the round in flight's start */
 	int64_t			 done_ms;	/* the last answered round's start */
+	int64_t			 whole_ms;	/* the same, of a whole round */
 	struct event		*timer;
 };
 

@@ -114,6 +114,7 @@ reload_new(const struct peers *old, const struct config *cfg)
 	ps->changed = old->changed;
 	ps->arg = old->arg;
 	ps->done_ms = old->done_ms;
+	ps->whole_ms = old->whole_ms;
 	ps->round_ms = old->done_ms;
 	ps->pace = old->pace;
 	ps->seed = old->seed;
