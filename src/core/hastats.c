@@ -33,6 +33,7 @@ static const struct {
 	[HASTATS_COL_STOT] = { "stot", NULL },
 	[HASTATS_COL_RTIME] = { "rtime", NULL },
 	[HASTATS_COL_QTIME] = { "qtime", NULL },
+	[HASTATS_COL_SID] = { "sid", NULL },
 };
 
 /* Reads one field at s->p and steps past it and its separator. */
@@ -295,6 +296,8 @@ hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT],
 	    have[HASTATS_COL_RTIME], LONG_MAX);
 	r->qtime_ms = (long)field_count(&got[HASTATS_COL_QTIME],
 	    have[HASTATS_COL_QTIME], LONG_MAX);
+	r->sid = (long)field_count(&got[HASTATS_COL_SID],
+	    have[HASTATS_COL_SID], LONG_MAX);
 	if (have[HASTATS_COL_AGENT_STATUS])
 		field_show(&got[HASTATS_COL_AGENT_STATUS], r->agent_status,
 		    sizeof(r->agent_status), true);

@@ -67,6 +67,9 @@ struct hastats_reader {
 	size_t			 total;
 	bool			 st_header, st_usable;
 	size_t			 st_be, st_srv, st_iw;
+	size_t			*w_be;		/* "get weight" answers due: */
+	char			**w_srv;	/* their backends and servers */
+	size_t			 nw, w_next;
 	char			 error[96];
 };
 
@@ -121,7 +124,33 @@ hastats_reader_free(struct hastats_reader *r)
 		return;
 	hastats_table_free(r->t);
 	free(r->line);
+	for (; r->nw > 0; r->nw--)
+		free(r->w_srv[r->nw - 1]);
+	free(r->w_srv);
+	free(r->w_be);
 	free(r);
+}
+
+int
+hastats_reader_weights(struct hastats_reader *r, const char *const *backends,
+    const char *const *servers, size_t n)
+{
+	size_t	i, k;
+
+	if ((r->w_be = calloc(n ? n : 1, sizeof(*r->w_be))) == NULL ||
+	    (r->w_srv = calloc(n ? n : 1, sizeof(*r->w_srv))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < r->t->nbackends; k++)
+			if (strcmp(r->t->backends[k], backends[i]) == 0)
+				break;
+		if (k == r->t->nbackends ||
+		    (r->w_srv[i] = strdup(servers[i])) == NULL)
+			return -1;
+		r->w_be[i] = k;
+		r->nw++;
+	}
+	return 0;
 }
 
 /* "8 MiB", "64 KiB" or "100 bytes". */
@@ -372,6 +401,63 @@ header_skip(struct hastats_reader *r)
 	return r->absent && i == n;
 }
 
+/* Digits only, at least one, within [p, p + n): their value, else -1. */
+static long
+digits(const char *p, size_t n)
+{
+	long	v = 0;
+	size_t	i;
+
+	if (n == 0 || n > 9)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		v = v * 10 + (p[i] - '0');
+	}
+	return v;
+}
+
+/*
+ * The answer to the next "get weight BE/SERVER" due: "N (initial M)", or
+ * the error it gives for a server or backend not there. The configured
+ * weight, M, is the server's (its row read before it, in the same
+ * answer); an error leaves it unknown. False: not such an answer.
+ */
+static bool
+weight_line(struct hastats_reader *r)
+{
+	static const char	 mid[] = " (initial ";
+	const char		*p = r->line, *sp;
+	size_t			 n = r->len, i;
+	long			 iw = -1;
+
+	while (n > 0 && (p[n - 1] == '\n' || p[n - 1] == '\r'))
+		n--;
+	if (r->w_next == r->nw || n < 2)
+		return false;
+	if ((sp = memchr(p, ' ', n)) != NULL && digits(p, (size_t)(sp - p)) >=
+	    0 && (size_t)(p + n - sp) > sizeof(mid) && memcmp(sp, mid,
+	    sizeof(mid) - 1) == 0 && p[n - 1] == ')')
+		iw = digits(sp + sizeof(mid) - 1, (size_t)(p + n - 1 - sp) -
+		    (sizeof(mid) - 1));
+	if (iw == -1 && !((n == 15 && memcmp(p, "No such server.", 15) == 0) ||
+	    (n == 16 && memcmp(p, "No such backend.", 16) == 0)))
+		return false;
+	for (i = 0; iw != -1 && i < r->t->n; i++) {
+		struct entry *e = &r->t->rows[i];
+
+		if (e->backend == r->w_be[r->w_next] &&
+		    strcmp(e->server, r->w_srv[r->w_next]) == 0) {
+			e->iweight = iw;
+			e->state_seen = true;
+			break;
+		}
+	}
+	r->w_next++;
+	return true;
+}
+
 /* A record is complete (its newline included in line, when copied). */
 static int
 record_done(struct hastats_reader *r, const char **why)
@@ -382,6 +468,8 @@ record_done(struct hastats_reader *r, const char **why)
 
 	if (r->skip)
 		;
+	else if (r->mode != MODE_STATE && weight_line(r))
+		r->lead = r->mode == MODE_HEADER;
 	else if (r->mode == MODE_STATE)
 		state_line(r, r->line, r->len - 1);
 	else if (r->mode == MODE_HEADER && header_skip(r))
@@ -662,21 +750,42 @@ hastats_table_rows(const struct hastats_table *t)
 	return t->n;
 }
 
-void
-hastats_request(const char *const *backends, size_t nbackends, char *buf)
+int
+hastats_table_merge(struct hastats_table *dst, const struct hastats_table *src)
 {
-	static const char	all[] = "show stat;show servers state\n";
-	size_t			i, len = 0;
-	int			n;
+	struct entry	*grown;
+	size_t		 i, j;
+	long		 k, iw;
+	bool		 seen;
 
-	for (i = 0; i < 2 * nbackends; i++) {
-		n = snprintf(buf + len, HASTATS_REQUEST_MAX - len, i < nbackends ?
-		    "show stat %s 4 -1%s" : "show servers state %s%s",
-		    backends[i % nbackends], i + 1 < 2 * nbackends ? ";" : "\n");
-		if (n < 0 || (size_t)n >= HASTATS_REQUEST_MAX - len)
-			break;
-		len += (size_t)n;
+	for (i = 0; i < src->n; i++) {
+		const struct entry *e = &src->rows[i];
+
+		if ((k = table_backend(dst, src->backends[e->backend])) == -1)
+			continue;
+		for (j = 0; j < dst->n; j++)
+			if (dst->rows[j].backend == (size_t)k &&
+			    strcmp(dst->rows[j].server, e->server) == 0)
+				break;
+		if (j == dst->n && dst->n == dst->cap) {
+			if ((grown = realloc(dst->rows, (dst->cap + 16) *
+			    sizeof(*grown))) == NULL)
+				return -1;
+			dst->rows = grown;
+			dst->cap += 16;
+		}
+		if (j == dst->n) {
+			dst->n++;
+			dst->rows[j].iweight = -1;
+			dst->rows[j].state_seen = false;
+		}
+		/* A configured weight src does not give stays dst's. */
+		iw = e->state_seen ? e->iweight : dst->rows[j].iweight;
+		seen = e->state_seen || dst->rows[j].state_seen;
+		dst->rows[j] = *e;
+		dst->rows[j].backend = (size_t)k;
+		dst->rows[j].iweight = iw;
+		dst->rows[j].state_seen = seen;
 	}
-	if (nbackends == 0 || i < 2 * nbackends)
-		memcpy(buf, all, sizeof(all));
+	return 0;
 }

@@ -9,7 +9,9 @@ pace_of(const struct pace_in *in)
 	if (in->out_ms != INT64_MIN && in->now_ms - in->out_ms <=
 	    (int64_t)in->just_out_ms)
 		return PACE_FAST;
-	if (in->guard == GUARD_BACK_ALONE || !in->in || in->marker)
+	if (in->guard == GUARD_BACK_ALONE || !in->in)
+		return PACE_STEADY_WHOLE;
+	if (in->marker)
 		return PACE_STEADY;
 	return PACE_NONE;
 }
@@ -20,9 +22,15 @@ pace_interval_ms(enum pace p, bool watched, uint64_t fast_ms,
 {
 	if (p == PACE_FAST)
 		return fast_ms;
-	if (p == PACE_STEADY || watched)
+	if (p == PACE_STEADY || p == PACE_STEADY_WHOLE || watched)
 		return steady_ms;
 	return 0;
+}
+
+bool
+pace_whole(enum pace p)
+{
+	return p == PACE_FAST || p == PACE_STEADY_WHOLE;
 }
 
 static uint32_t

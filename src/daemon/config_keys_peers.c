@@ -38,8 +38,11 @@ const struct config_key config_peers_keys[] = {
 	  "waits: a node out by the rules (past just_out), held out by a "
 	  "marker, back alone, or its /status detail read in the last 10 s. "
 	  "Longer costs the load balancers less and shows their view later "
-	  "(coming back alone may wait this long past alone_grace). At "
-	  "least interval; not set: 10s, or interval when that is longer." },
+	  "(coming back alone may wait this long past alone_grace). Held out "
+	  "by a marker or only watched, a Runtime API source is asked for "
+	  "this node's own row alone, an answer that does not grow with the "
+	  "backend; out or back alone, for every server of it. At least "
+	  "interval; not set: 10s, or interval when that is longer." },
 	{ "peers", "suspect_after", KEY_UINT, "3", 1, 100000,
 	  OFF(peers.suspect_after),
 	  "A peer without a good answer for this many rounds in a row is "

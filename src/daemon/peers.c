@@ -7,69 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lbagent/core/hastats_reader.h"
 #include "lbagent/sys/clock.h"
-#include "lbagent/daemon/config.h"
-#include "lbagent/daemon/fetch.h"
-#include "lbagent/daemon/peers.h"
-
-#define NO_TIME		INT64_MIN
-
-/* A source as the rounds ask it: its address and the fetch in flight. */
-struct asked {
-	struct peers		*owner;		/* NULL: taken by a reload */
-	struct fetch_source	 src;
-	struct fetch		*fetch;		/* in flight */
-	struct hastats_reader	*reader;	/* a load balancer's, in flight */
-	size_t			 i;		/* in peers or lbs */
-};
-
-_Static_assert(sizeof(((struct fetch_source *)0)->text) == PEERS_TEXT_MAX,
-    "a source is shown as fetch.c writes it");
-
-struct svc_guard {
-	char			 name[CONFIG_NAME_MAX + 1];
-	const struct transition_conf *tc;
-	struct peer_view	 view;
-	struct peer_verdict	*verdicts;	/* one per peer */
-};
-
-struct peers {
-	struct event_base	*base;
-	struct curl_loop	*curl;
-	const struct config	*cfg;
-	void			(*changed)(void *);
-	void			*arg;
-	struct peer_source	*peers;		/* what they answered */
-	struct asked		*peers_asked;	/* how they are asked */
-	size_t			 npeers;
-	struct lb_source	*lbs;
-	struct asked		*lbs_asked;
-	size_t			 nlbs;
-	struct svc_guard	*svcs;
-	size_t			 nsvcs;
-	const char		**backends;	/* every service's, once: the
-						   rows read (in cfg) */
-	size_t			 nbackends;
-	uint64_t		 timeout_ms;	/* the longest any service allows */
-	/*
-	 * To the Runtime API (HTTP sources get the stats page's CSV): the
-	 * backends' servers only, then their configured weights, which
-	 * 2.6's CSV does not have (hastats_request).
-	 */
-	char			 request[HASTATS_REQUEST_MAX];
-	bool			 in_flight, again;
-	bool			 kick;		/* the timer's round is due anyway */
-	enum pace		 pace;		/* the services want */
-	uint32_t		 seed;		/* the jitter's */
-	uint64_t		 due_in_ms;	/* the scheduled round's wait */
-	int64_t			 watched_ms;	/* the detail was last read */
-	uint64_t		 rounds;	/* begun, since start */
-	size_t			 waiting;	/* answers the round waits for */
-	int64_t			 round_ms;	/* the round in flight's start */
-	int64_t			 done_ms;	/* the last answered round's start */
-	struct event		*timer;
-};
+#include "peers_impl.h"
 
 static void	round_start(struct peers *);
 
@@ -87,8 +26,8 @@ wanted(const struct peers *ps)
 	    ps->cfg->peers.interval_ms, ps->cfg->peers.steady_interval_ms);
 }
 
-static void
-timer_cb(evutil_socket_t fd, short what, void *arg)
+void
+peers_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct peers	*ps = arg;
 
@@ -115,8 +54,8 @@ schedule(struct peers *ps)
 }
 
 /* The first round of a module: from the loop, not from its creator. */
-static void
-soon(struct peers *ps)
+void
+peers_soon(struct peers *ps)
 {
 	struct timeval	tv = { 0, 0 };
 
@@ -125,8 +64,8 @@ soon(struct peers *ps)
 }
 
 /* Verdicts for every service, once every source has answered or not. */
-static void
-judge_all(struct peers *ps)
+void
+peers_judge_all(struct peers *ps)
 {
 	size_t	i;
 
@@ -156,16 +95,29 @@ count_liveness(struct peers *ps)
 	}
 }
 
+/*
+ * A round of the own rows only leaves the view of the others (the peers,
+ * the other servers) as the last whole round judged it: it has not read
+ * them again. When a whole one follows at once (a detail read waits for
+ * it), nobody is told of this one.
+ */
 static void
 round_done(struct peers *ps)
 {
+	bool	was_whole = ps->whole;
+
 	ps->in_flight = false;
 	ps->done_ms = ps->round_ms;
-	count_liveness(ps);
-	judge_all(ps);
+	if (was_whole) {
+		ps->whole_ms = ps->round_ms;
+		count_liveness(ps);
+		peers_judge_all(ps);
+	}
 	if (ps->again) {
 		ps->again = false;
 		round_start(ps);
+		if (!was_whole && ps->whole)
+			return;
 	} else if (wanted(ps))
 		schedule(ps);
 	ps->changed(ps->arg);
@@ -209,6 +161,28 @@ lb_piece(void *arg, const char *data, size_t len, const char **why)
 	return hastats_reader_feed(q->reader, data, len, why);
 }
 
+/*
+ * An answer of the own rows, well formed, with every one of them: merged
+ * into the whole table read before (the others' rows stay as they were
+ * read). Without one of them (a reload renumbered or removed it, or the
+ * answer is malformed), it replaces that table, and the next round, at
+ * once, asks this load balancer the whole backends again: the ids are
+ * learnt afresh.
+ */
+static struct hastats_table *
+own_answer(struct peers *ps, struct lb_source *lb, struct hastats_table *t)
+{
+	if (lb->table != NULL && hastats_table_has_all(t, ps->own_be,
+	    ps->own_srv, ps->nown) && hastats_table_merge(lb->table, t) == 0) {
+		hastats_table_free(t);
+		t = lb->table;
+		lb->table = NULL;
+		return t;
+	}
+	ps->again = true;
+	return t;
+}
+
 static void
 lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 {
@@ -226,6 +200,8 @@ lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 	/* Over a limit, the answer is no answer: never a part of one. */
 	if (ok && (t = hastats_reader_finish(q->reader, &error)) == NULL)
 		ok = false;
+	if (ok && q->own)
+		t = own_answer(ps, lb, t);
 	hastats_table_free(lb->table);
 	lb->table = t;
 	lb->answered = ok;
@@ -241,19 +217,51 @@ lb_done(void *arg, bool ok, const char *body, size_t len, const char *error)
 		round_done(ps);
 }
 
-/* Asks every source at once; the round ends with the last answer. */
+/*
+ * Load balancer i's question: its own rows alone when the round is not
+ * whole, the source a Runtime API socket, and their ids known from a
+ * table read before; else every server of the backends.
+ */
+static struct hastats_reader *
+lb_question(struct peers *ps, size_t i, const char **request)
+{
+	struct asked		*q = &ps->lbs_asked[i];
+	struct hastats_reader	*r;
+
+	q->own = !ps->whole && q->src.kind != FETCH_HTTP &&
+	    peer_view_lb_ok(&ps->lbs[i]) && hastats_table_own_request(
+	    ps->lbs[i].table, ps->own_be, ps->own_srv, ps->nown,
+	    q->request) == 0;
+	*request = q->own ? q->request : ps->request;
+	if ((r = hastats_reader_new(ps->backends, ps->nbackends, NULL)) !=
+	    NULL && q->own && hastats_reader_weights(r, ps->own_be,
+	    ps->own_srv, ps->nown) == -1) {
+		hastats_reader_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * Asks every source at once; the round ends with the last answer. A
+ * whole round (a decision waits on the other servers) asks the peers and
+ * every server of the backends; another, the own rows alone.
+ */
 static void
 round_start(struct peers *ps)
 {
-	size_t	i;
+	const char	*request;
+	size_t		 i;
 
 	evtimer_del(ps->timer);
 	ps->kick = false;
 	ps->in_flight = true;
 	ps->rounds++;
 	ps->round_ms = clock_now_ms();
+	ps->whole = ps->whole_due || pace_whole(ps->pace);
+	ps->whole_due = false;
 	ps->waiting = 1;	/* until every fetch is started */
-	for (i = 0; i < ps->npeers; i++) {
+	for (i = 0; ps->whole && i < ps->npeers; i++) {
 		struct peer_source *p = &ps->peers[i];
 		struct asked *q = &ps->peers_asked[i];
 
@@ -272,10 +280,9 @@ round_start(struct peers *ps)
 		struct asked *q = &ps->lbs_asked[i];
 
 		hastats_reader_free(q->reader);
-		if ((q->reader = hastats_reader_new(ps->backends,
-		    ps->nbackends, NULL)) != NULL &&
+		if ((q->reader = lb_question(ps, i, &request)) != NULL &&
 		    (q->fetch = fetch_start_pieces(ps->base, ps->curl, &q->src,
-		    ps->request, ps->timeout_ms, PEERS_CSV_MAX, lb_piece, lb_done,
+		    request, ps->timeout_ms, PEERS_CSV_MAX, lb_piece, lb_done,
 		    q)) != NULL)
 			ps->waiting++;
 		else {
@@ -295,6 +302,7 @@ peers_ask(struct peers *ps)
 {
 	if (ps == NULL)
 		return;
+	ps->whole_due = true;
 	if (ps->in_flight)
 		ps->again = true;
 	else
@@ -338,12 +346,20 @@ peers_watch(struct peers *ps)
 	if (ps == NULL)
 		return true;
 	ps->watched_ms = now;
-	fresh = ps->done_ms != NO_TIME && now - ps->done_ms <=
+	fresh = ps->whole_ms != NO_TIME && now - ps->whole_ms <=
 	    (int64_t)ps->cfg->peers.interval_ms;
-	/* A detail read gets a round begun within the fast interval. */
-	if (!fresh && !ps->in_flight)
-		soon(ps);
-	else
+	/*
+	 * A detail read gets a whole round begun within the fast interval:
+	 * it shows the other nodes and servers too. One of the own rows in
+	 * flight is followed by a whole one at once.
+	 */
+	if (!fresh && !(ps->in_flight && ps->whole)) {
+		ps->whole_due = true;
+		if (ps->in_flight)
+			ps->again = true;
+		else
+			peers_soon(ps);
+	} else
 		resume(ps);
 	return fresh;
 }
@@ -363,8 +379,8 @@ service_of(const struct config *cfg, size_t i, const char **name,
 	*tc = i == 0 ? &cfg->transitions : &cfg->services[i - 1].transitions;
 }
 
-static void
-sources_free(struct peers *ps)
+void
+peers_sources_free(struct peers *ps)
 {
 	size_t	i;
 
@@ -388,8 +404,10 @@ sources_free(struct peers *ps)
 	free(ps->lbs_asked);
 	free(ps->svcs);
 	free(ps->backends);
-	ps->backends = NULL;
-	ps->npeers = ps->nlbs = ps->nsvcs = ps->nbackends = 0;
+	free(ps->own_be);
+	free(ps->own_srv);
+	ps->backends = ps->own_be = ps->own_srv = NULL;
+	ps->npeers = ps->nlbs = ps->nsvcs = ps->nbackends = ps->nown = 0;
 }
 
 void
@@ -397,7 +415,7 @@ peers_free(struct peers *ps)
 {
 	if (ps == NULL)
 		return;
-	sources_free(ps);
+	peers_sources_free(ps);
 	if (ps->timer != NULL)
 		event_free(ps->timer);
 	free(ps);
@@ -417,9 +435,25 @@ add_backend(struct peers *ps, const char *backend)
 	ps->backends[ps->nbackends++] = backend;
 }
 
+/* Asks for server of backend in the own rows (once a pair, not ""). */
+static void
+add_own(struct peers *ps, const char *backend, const char *server)
+{
+	size_t	i;
+
+	if (backend[0] == '\0')
+		return;
+	for (i = 0; i < ps->nown; i++)
+		if (strcmp(ps->own_be[i], backend) == 0 &&
+		    strcmp(ps->own_srv[i], server) == 0)
+			return;
+	ps->own_be[ps->nown] = backend;
+	ps->own_srv[ps->nown++] = server;
+}
+
 /* Builds the sources and services of cfg into an empty module. */
-static int
-build(struct peers *ps, const struct config *cfg)
+int
+peers_build(struct peers *ps, const struct config *cfg)
 {
 	const struct config_list	*ag = &cfg->peers.agents;
 	const struct config_list	*hx = &cfg->peers.haproxy;
@@ -440,8 +474,11 @@ build(struct peers *ps, const struct config *cfg)
 	ps->lbs_asked = calloc(ps->nlbs ? ps->nlbs : 1, sizeof(*ps->lbs_asked));
 	ps->svcs = calloc(ps->nsvcs, sizeof(*ps->svcs));
 	ps->backends = calloc(ps->nsvcs, sizeof(*ps->backends));
+	ps->own_be = calloc(ps->nsvcs, sizeof(*ps->own_be));
+	ps->own_srv = calloc(ps->nsvcs, sizeof(*ps->own_srv));
 	if (ps->peers == NULL || ps->peers_asked == NULL || ps->lbs == NULL ||
-	    ps->lbs_asked == NULL || ps->svcs == NULL || ps->backends == NULL)
+	    ps->lbs_asked == NULL || ps->svcs == NULL || ps->backends == NULL ||
+	    ps->own_be == NULL || ps->own_srv == NULL)
 		return -1;
 	ps->timeout_ms = 0;
 	for (i = 0; i < ps->nsvcs; i++) {
@@ -459,6 +496,7 @@ build(struct peers *ps, const struct config *cfg)
 		if (tc->peer_timeout_ms > ps->timeout_ms)
 			ps->timeout_ms = tc->peer_timeout_ms;
 		add_backend(ps, tc->backend);
+		add_own(ps, tc->backend, config_server(cfg, tc));
 	}
 	hastats_request(ps->backends, ps->nbackends, ps->request);
 	for (i = 0; i < ps->npeers; i++) {
@@ -506,242 +544,17 @@ peers_new(struct event_base *base, struct curl_loop *curl,
 	ps->curl = curl;
 	ps->changed = changed;
 	ps->arg = arg;
-	ps->done_ms = NO_TIME;
+	ps->done_ms = ps->whole_ms = NO_TIME;
 	ps->watched_ms = NO_TIME;
 	ps->seed = pace_seed(cfg->node_id, (uint64_t)getpid() ^
 	    (uint64_t)clock_now_ms());
-	if ((ps->timer = evtimer_new(base, timer_cb, ps)) == NULL ||
-	    build(ps, cfg) == -1) {
+	if ((ps->timer = evtimer_new(base, peers_timer_cb, ps)) == NULL ||
+	    peers_build(ps, cfg) == -1) {
 		peers_free(ps);
 		*failed = true;
 		return NULL;
 	}
-	soon(ps);
+	ps->whole_due = true;
+	peers_soon(ps);
 	return ps;
-}
-
-/* The same address, credentials included: what a fetch would ask. */
-static bool
-same_source(const struct fetch_source *a, const struct fetch_source *b)
-{
-	return a->kind == b->kind && strcmp(a->url, b->url) == 0 &&
-	    strcmp(a->path, b->path) == 0 && strcmp(a->host, b->host) == 0 &&
-	    strcmp(a->port, b->port) == 0;
-}
-
-/*
- * What a source at the same address learned stays learned: the full
- * address, credentials included (the shown text has them redacted, and
- * cut), and each old source's data to one new source at most.
- */
-static void
-take_peers(struct peers *ps, struct peers *old)
-{
-	size_t	i, j;
-
-	for (i = 0; i < ps->npeers; i++)
-		for (j = 0; j < old->npeers; j++) {
-			struct peer_source *n = &ps->peers[i], *o = &old->peers[j];
-			struct asked *oq = &old->peers_asked[j];
-
-			if (oq->owner == NULL ||
-			    !same_source(&ps->peers_asked[i].src, &oq->src))
-				continue;
-			n->answered = peer_view_peer_ok(o);
-			memcpy(n->error, o->error, sizeof(n->error));
-			n->ans = o->ans;
-			memset(&o->ans, 0, sizeof(o->ans));
-			n->took_ms = o->took_ms;
-			n->seen_ms = o->seen_ms;
-			n->live = o->live;
-			/* A reload accepts whoever answers there now. */
-			snprintf(n->pinned, sizeof(n->pinned), "%s",
-			    n->answered ? n->ans.node_id : "");
-			/* Taken; old is freed below, nothing reads owner again. */
-			o->answered = false;
-			oq->owner = NULL;
-			break;
-		}
-}
-
-/* The same for the load balancers: their tables as last read. */
-static void
-take_lbs(struct peers *ps, struct peers *old)
-{
-	size_t	i, j;
-
-	for (i = 0; i < ps->nlbs; i++)
-		for (j = 0; j < old->nlbs; j++) {
-			struct lb_source *n = &ps->lbs[i], *o = &old->lbs[j];
-			struct asked *oq = &old->lbs_asked[j];
-
-			if (oq->owner == NULL ||
-			    !same_source(&ps->lbs_asked[i].src, &oq->src))
-				continue;
-			n->answered = peer_view_lb_ok(o);
-			memcpy(n->error, o->error, sizeof(n->error));
-			/* A backend the new settings add is "not read" in
-			 * it until the round that follows at once. */
-			n->table = o->table;
-			n->took_ms = o->took_ms;
-			n->seen_ms = o->seen_ms;
-			o->table = NULL;
-			o->answered = false;
-			oq->owner = NULL;
-			break;
-		}
-}
-
-/* A service kept by name keeps when it was last served (alone_grace). */
-static void
-take_served(struct peers *ps, const struct peers *old)
-{
-	size_t	i, j;
-
-	for (i = 0; i < ps->nsvcs; i++)
-		for (j = 0; j < old->nsvcs; j++)
-			if (strcmp(ps->svcs[i].name, old->svcs[j].name) == 0)
-				ps->svcs[i].view.served_ms =
-				    old->svcs[j].view.served_ms;
-}
-
-/* A module built for cfg on old's loop, with old's rounds; NULL: failed. */
-static struct peers *
-reload_new(const struct peers *old, const struct config *cfg)
-{
-	struct peers	*ps;
-
-	if ((ps = calloc(1, sizeof(*ps))) == NULL ||
-	    (ps->timer = evtimer_new(old->base, timer_cb, ps)) == NULL ||
-	    build(ps, cfg) == -1) {
-		if (ps != NULL) {
-			sources_free(ps);
-			if (ps->timer != NULL)
-				event_free(ps->timer);
-			free(ps);
-		}
-		return NULL;
-	}
-	ps->base = old->base;
-	ps->curl = old->curl;
-	ps->changed = old->changed;
-	ps->arg = old->arg;
-	ps->done_ms = old->done_ms;
-	ps->round_ms = old->done_ms;
-	ps->pace = old->pace;
-	ps->seed = old->seed;
-	ps->watched_ms = old->watched_ms;
-	ps->rounds = old->rounds;
-	return ps;
-}
-
-struct peers *
-peers_reload(struct peers *old, const struct config *cfg, bool *failed)
-{
-	struct peers	*ps;
-
-	if (old == NULL)
-		return NULL;	/* the caller creates one with peers_new */
-	if (!cfg->peers.on) {
-		peers_free(old);
-		*failed = false;
-		return NULL;
-	}
-	if ((ps = reload_new(old, cfg)) == NULL) {
-		*failed = true;
-		return old;
-	}
-	*failed = false;
-	take_peers(ps, old);
-	take_lbs(ps, old);
-	take_served(ps, old);
-	peers_free(old);
-	/* Verdicts under the new settings from what is known, then ask. */
-	if (ps->done_ms != NO_TIME)
-		judge_all(ps);
-	soon(ps);
-	return ps;
-}
-
-size_t
-peers_npeers(const struct peers *ps)
-{
-	return ps->npeers;
-}
-
-const struct peer_source *
-peers_peer(const struct peers *ps, size_t i)
-{
-	return &ps->peers[i];
-}
-
-const struct peer_verdict *
-peers_verdict(const struct peers *ps, size_t i, size_t j)
-{
-	return &ps->svcs[i].verdicts[j];
-}
-
-int64_t
-peers_round_ms(const struct peers *ps)
-{
-	return ps->done_ms;
-}
-
-bool
-peers_needed(const struct peers *ps)
-{
-	return ps->pace != PACE_NONE;
-}
-
-enum pace
-peers_pace(const struct peers *ps)
-{
-	return ps->pace;
-}
-
-uint64_t
-peers_rounds(const struct peers *ps)
-{
-	return ps->rounds;
-}
-
-size_t
-peers_nlbs(const struct peers *ps)
-{
-	return ps->nlbs;
-}
-
-const struct lb_source *
-peers_lb(const struct peers *ps, size_t i)
-{
-	return &ps->lbs[i];
-}
-
-bool
-peers_this_node_stats(const struct peers *ps, size_t i, size_t j,
-    struct lb_server_sample *s)
-{
-	const struct lb_source		*lb = &ps->lbs[j];
-	const struct transition_conf	*tc = ps->svcs[i].tc;
-	struct hastats_row		 row;
-	const char			*why;
-
-	memset(s, 0, sizeof(*s));
-	s->stot = s->scur = s->qcur = s->rtime_ms = s->qtime_ms = -1;
-	s->at_ms = s->round_ms = NO_TIME;
-	if (!peer_view_lb_ok(lb))
-		return false;
-	s->at_ms = lb->seen_ms;
-	s->round_ms = lb->seen_ms - lb->took_ms;
-	if (tc->backend[0] == '\0' ||
-	    hastats_table_find(lb->table, tc->backend, config_server(ps->cfg,
-	    tc), &row, &why) != 1)
-		return false;
-	s->found = true;
-	s->stot = row.stot;
-	s->scur = row.scur;
-	s->qcur = row.qcur;
-	s->rtime_ms = row.rtime_ms;
-	s->qtime_ms = row.qtime_ms;
-	return true;
 }

@@ -512,6 +512,124 @@ START_TEST(request)
 }
 END_TEST
 
+/* text read in pieces of cut bytes, with "get weight" answers due. */
+static struct hastats_table *
+read_own(const char *text, size_t len, size_t cut, const char *const *be,
+    const char *const *srv, size_t n)
+{
+	static const char *const kept[] = { "be", "nosuch", "other" };
+	struct hastats_reader	*r = hastats_reader_new(kept, 3, NULL);
+	struct hastats_table	*t;
+	const char		*why;
+	size_t			 off, k;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(hastats_reader_weights(r, be, srv, n), 0);
+	for (off = 0; off < len; off += k) {
+		k = len - off < cut ? len - off : cut;
+		ck_assert_int_eq(hastats_reader_feed(r, text + off, k, &why), 0);
+	}
+	ck_assert_ptr_nonnull(t = hastats_reader_finish(r, &why));
+	hastats_reader_free(r);
+	return t;
+}
+
+/*
+ * The own rows, as peers.c asks them when no decision waits on the other
+ * servers (own-2.6.txt, HAProxy's answer): one row a backend there, its
+ * configured weight from "get weight", whatever the pieces; what a
+ * backend or server not there answers is no row and no malformed answer.
+ */
+START_TEST(own_rows)
+{
+	static const char *const be[] = { "be", "nosuch", "other" };
+	static const char *const srv[] = { "a", "a", "y" };
+	static const size_t	cuts[] = { 1, 7, 100000 };
+	struct hastats_table	*t;
+	struct hastats_row	 r;
+	const char		*why;
+	size_t			 len, i;
+	char			*text = fixture("own-2.6.txt", &len);
+
+	for (i = 0; i < 3; i++) {
+		t = read_own(text, len, cuts[i], be, srv, 3);
+		ck_assert_uint_eq(hastats_table_rows(t), 1);
+		ck_assert_int_eq(hastats_table_find(t, "be", "a", &r, &why), 1);
+		ck_assert_int_eq(r.weight, 3);
+		ck_assert_int_eq(r.sid, 1);
+		ck_assert_int_eq(hastats_table_initial_weight(t, "be", "a"), 7);
+		ck_assert_int_eq(hastats_table_find(t, "other", "y", &r, &why),
+		    0);
+		ck_assert(hastats_table_has_all(t, be, srv, 1));
+		ck_assert(!hastats_table_has_all(t, be + 2, srv + 2, 1));
+		hastats_table_free(t);
+	}
+	/* Without a weight due, "3 (initial 7)" is no configured weight. */
+	t = read_own(text, len, len, be, srv, 0);
+	ck_assert_int_eq(hastats_table_find(t, "be", "a", &r, &why), 1);
+	ck_assert_int_eq(hastats_table_initial_weight(t, "be", "a"), -1);
+	hastats_table_free(t);
+	free(text);
+	/* A backend gone since its id was learnt: no row, nothing malformed. */
+	t = read_own("No such proxy.\n\nNo such backend.\n\n", 34, 3, be,
+	    srv, 1);
+	ck_assert_int_eq(hastats_table_find(t, "be", "a", &r, &why), 0);
+	hastats_table_free(t);
+	/* Not a weight: a row of no backend kept, passed over. */
+	t = read_own("# pxname,svname,status,weight\nbe,a,UP,4\n\n"
+	    "3 (initial x)\n\n", 56, 5, be, srv, 1);
+	ck_assert_int_eq(hastats_table_find(t, "be", "a", &r, &why), 1);
+	ck_assert_int_eq(hastats_table_initial_weight(t, "be", "a"), -1);
+	hastats_table_free(t);
+}
+END_TEST
+
+/* The own rows take the place of theirs in the whole table read before. */
+START_TEST(own_merged)
+{
+	static const char *const be[] = { "be", "other" };
+	static const char *const srv[] = { "b", "x" };
+	static const char *const bad[] = { "a b", "x;y" };
+	static const long	sids[] = { 2, 1 };
+	struct hastats_table	*whole, *own;
+	struct hastats_row	 r;
+	const char		*why;
+	char			 buf[HASTATS_REQUEST_MAX], *text;
+	size_t			 len;
+
+	text = fixture("filtered-2.6.txt", &len);
+	whole = read_whole(text, len);
+	free(text);
+	ck_assert_int_eq(hastats_table_find(whole, "be", "b", &r, &why), 1);
+	ck_assert_int_eq(r.sid, 2);
+	ck_assert_int_eq(hastats_table_own_request(whole, be, srv, 2, buf), 0);
+	ck_assert_str_eq(buf, "show stat be 4 2;get weight be/b;"
+	    "show stat other 4 1;get weight other/x\n");
+	/* An id not known, a name HAProxy would split: not asked so. */
+	ck_assert_int_eq(hastats_table_own_request(whole, be, bad, 1, buf), -1);
+	ck_assert_int_eq(hastats_request_own(bad, srv, sids, 1, buf), -1);
+	ck_assert_int_eq(hastats_request_own(be, bad + 1, sids, 1, buf), -1);
+	ck_assert_int_eq(hastats_request_own(be, srv, sids, 0, buf), -1);
+
+	text = fixture("own-2.6.txt", &len);
+	own = read_own(text, len, len, (const char *const[]){ "be", "nosuch",
+	    "other" }, (const char *const[]){ "a", "a", "y" }, 3);
+	free(text);
+	ck_assert_int_eq(hastats_table_merge(whole, own), 0);
+	ck_assert_uint_eq(hastats_table_rows(whole), 3);
+	ck_assert_int_eq(hastats_table_find(whole, "be", "a", &r, &why), 1);
+	ck_assert_int_eq(r.weight, 3);
+	ck_assert_int_eq(hastats_table_initial_weight(whole, "be", "a"), 7);
+	/* The others as the whole answer read them. */
+	ck_assert_int_eq(hastats_table_find(whole, "be", "b", &r, &why), 1);
+	ck_assert_int_eq(r.weight, 1);
+	ck_assert_int_eq(hastats_table_initial_weight(whole, "be", "b"), 1);
+	ck_assert_int_eq(hastats_table_find(whole, "other", "x", &r, &why), 1);
+	hastats_table_free(own);
+	hastats_table_free(whole);
+}
+END_TEST
+
 /* An answer of total bytes: rows of "zz", then be/s1 last. */
 static char *
 big(size_t total, size_t *len)
@@ -695,6 +813,8 @@ reader_suite(void)
 	tcase_add_test(tc, servers_state);
 	tcase_add_test(tc, filtered);
 	tcase_add_test(tc, request);
+	tcase_add_test(tc, own_rows);
+	tcase_add_test(tc, own_merged);
 	tcase_add_test(tc, limit_bytes);
 	tcase_add_test(tc, limit_line);
 	tcase_add_test(tc, limit_rows);

@@ -30,18 +30,25 @@ START_TEST(what_each_state_wants)
 	ck_assert_int_eq(pace_of(&p), PACE_FAST);
 	p = state(GUARD_HOLDING, true, false);
 	ck_assert_int_eq(pace_of(&p), PACE_FAST);
-	/* Out by the rules: fast within just_out, steady after it. */
+	/*
+	 * Out by the rules: fast within just_out, steady after it, the
+	 * whole backend still read (alone_grace waits on the others).
+	 */
 	p = state(GUARD_WATCHING, false, false);
 	p.out_ms = p.now_ms - 10000;
 	ck_assert_int_eq(pace_of(&p), PACE_FAST);
 	p.out_ms = p.now_ms - 10001;
-	ck_assert_int_eq(pace_of(&p), PACE_STEADY);
+	ck_assert_int_eq(pace_of(&p), PACE_STEADY_WHOLE);
 	p.out_ms = INT64_MIN;
-	ck_assert_int_eq(pace_of(&p), PACE_STEADY);
-	/* Held out by a marker, back alone: steady. */
-	p = state(GUARD_WATCHING, true, true);
-	ck_assert_int_eq(pace_of(&p), PACE_STEADY);
+	ck_assert_int_eq(pace_of(&p), PACE_STEADY_WHOLE);
+	/* Out by the rules and held by a marker: the rules' need stands. */
+	p = state(GUARD_WATCHING, false, true);
+	ck_assert_int_eq(pace_of(&p), PACE_STEADY_WHOLE);
+	/* Back alone: it goes out once another serves. */
 	p = state(GUARD_BACK_ALONE, true, false);
+	ck_assert_int_eq(pace_of(&p), PACE_STEADY_WHOLE);
+	/* Held out by a marker, in by the rules: steady, its own row. */
+	p = state(GUARD_WATCHING, true, true);
 	ck_assert_int_eq(pace_of(&p), PACE_STEADY);
 }
 END_TEST
@@ -53,8 +60,15 @@ START_TEST(intervals)
 	    10000);
 	ck_assert_uint_eq(pace_interval_ms(PACE_STEADY, false, 1000, 10000),
 	    10000);
+	ck_assert_uint_eq(pace_interval_ms(PACE_STEADY_WHOLE, false, 1000,
+	    10000), 10000);
 	ck_assert_uint_eq(pace_interval_ms(PACE_FAST, true, 1000, 10000),
 	    1000);
+	/* Only a decision waiting on the others reads them. */
+	ck_assert(!pace_whole(PACE_NONE));
+	ck_assert(!pace_whole(PACE_STEADY));
+	ck_assert(pace_whole(PACE_STEADY_WHOLE));
+	ck_assert(pace_whole(PACE_FAST));
 }
 END_TEST
 

@@ -28,6 +28,9 @@ struct hastats_row {
 	long	rtime_ms;		/* "rtime": average response time of the
 					   last 1024 requests; -1 not given */
 	long	qtime_ms;		/* "qtime": the same for time queued */
+	long	sid;			/* "sid": the server's numeric id in its
+					   backend ("id"), what "show stat BE 4
+					   SID" asks for; -1 not given */
 };
 
 /* A server name as hastats_each gives it, its NUL included. */

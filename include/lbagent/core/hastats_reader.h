@@ -14,6 +14,7 @@
 #ifndef LBAGENT_HASTATS_READER_H
 #define LBAGENT_HASTATS_READER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lbagent/core/hastats.h"
@@ -59,6 +60,18 @@ int			 hastats_reader_feed(struct hastats_reader *,
 struct hastats_table	*hastats_reader_finish(struct hastats_reader *,
 			    const char **why);
 void			 hastats_reader_free(struct hastats_reader *);
+/*
+ * The answer also holds, in this order, the answer to "get weight
+ * backends[i]/servers[i]" for each i < n, each after that server's row
+ * (hastats_request_own): "N (initial M)" gives the server its configured
+ * weight M (hastats_table_initial_weight), as a servers state would; "No
+ * such server." or "No such backend." leaves it unknown. Every backend
+ * must be one the reader keeps. Before any byte is fed; -1: out of
+ * memory or a backend not kept.
+ */
+int			 hastats_reader_weights(struct hastats_reader *,
+			    const char *const *backends,
+			    const char *const *servers, size_t n);
 
 /*
  * As hastats_find and hastats_each on the whole answer, for a backend the
@@ -77,6 +90,15 @@ long		 hastats_table_initial_weight(const struct hastats_table *,
 /* Rows kept. */
 size_t		 hastats_table_rows(const struct hastats_table *);
 void		 hastats_table_free(struct hastats_table *);
+/*
+ * What src read takes the place of what dst read of the same servers
+ * (their rows and configured weights), in dst's backends; the others'
+ * rows stay as dst had them. src must be well formed (a look-up in it
+ * does not fail). -1: out of memory (dst then has what it had, and part
+ * of src).
+ */
+int		 hastats_table_merge(struct hastats_table *dst,
+		    const struct hastats_table *src);
 
 /*
  * The Runtime API request for these backends, with its newline, into buf
@@ -87,5 +109,31 @@ void		 hastats_table_free(struct hastats_table *);
  */
 void		 hastats_request(const char *const *backends, size_t nbackends,
 		    char *buf);
+/*
+ * The Runtime API request for one server of each backend, servers[i] of
+ * backends[i] with its numeric id sids[i] (hastats_row.sid, learnt from
+ * an answer to hastats_request), into buf: "show stat BE 4 SID;get weight
+ * BE/SERVER;" for each, its newline at the end. An answer holds the CSV's
+ * header and that server's row, then its current and configured weight
+ * (hastats_reader_weights): its size does not grow with the servers in
+ * the backend. -1, buf undefined: none, an id unknown (below 0), a name
+ * that is not one word of HAProxy's characters, or more than fits.
+ */
+int		 hastats_request_own(const char *const *backends,
+		    const char *const *servers, const long *sids, size_t n,
+		    char *buf);
+/*
+ * The same, each server's id read from t (a whole answer's, or one
+ * merged from such): -1 as well when one is not in t, or t has more than
+ * HASTATS_OWN_MAX to ask.
+ */
+#define HASTATS_OWN_MAX		64
+int		 hastats_table_own_request(const struct hastats_table *,
+		    const char *const *backends, const char *const *servers,
+		    size_t n, char *buf);
+/* Whether every servers[i] of backends[i] has a row in the table. */
+bool		 hastats_table_has_all(const struct hastats_table *,
+		    const char *const *backends, const char *const *servers,
+		    size_t n);
 
 #endif

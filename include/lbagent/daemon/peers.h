@@ -9,7 +9,12 @@
  * PACE_JITTER_PCT sooner, drawn from a seed of the node's own, so that
  * a fleet does not ask in lockstep (pace.h). A detail read gets a round
  * begun within an interval. A node in and healthy, with nobody watching,
- * asks nobody. A round ends
+ * asks nobody. A round is whole (every peer, every server of the
+ * backends) when a decision waits on the others (pace_whole, a decision
+ * asking now, a detail read); else it asks each Runtime API source for
+ * this node's own rows alone (hastats_request_own), their ids learnt
+ * from a whole answer and learnt again when one is not found, and the
+ * view of the others stays as the last whole round judged it. A round ends
  * when every source answered or timed out; its verdicts, per service,
  * go to the transition engine as a struct peer_view.
  *
