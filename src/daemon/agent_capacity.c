@@ -31,6 +31,25 @@ probe_named(const struct agent *a, const char *name)
 	return NULL;
 }
 
+/*
+ * The unit of p's value when it is the measure: a json_field's number
+ * has none, any other the kind's. A failed run's value may be another
+ * (an http probe's latency when the body is not there).
+ */
+static const char *
+measure_unit(const struct probe *p)
+{
+	const struct probe_conf	*pc;
+
+	if (p == NULL)
+		return "";
+	pc = scheduler_probe_conf(p);
+	if (strncmp(pc->signature, "json_field=", 11) == 0 ||
+	    strstr(pc->signature, "\njson_field=") != NULL)
+		return "";
+	return pc->ops->unit != NULL ? pc->ops->unit : "";
+}
+
 static void
 settings_of(const struct capacity_conf *cc, struct capacity_settings *cs,
     struct conclimit_settings *ls)
@@ -98,6 +117,9 @@ agent_capacity_init(struct agent *a, struct svc *w,
 	c->rate_p = cc->on ? probe_named(a, cc->rate) : NULL;
 	c->util_p = cc->on ? probe_named(a, cc->utilization) : NULL;
 	c->latency_p = cc->adaptive ? probe_named(a, cc->latency) : NULL;
+	c->rate_unit = measure_unit(c->rate_p);
+	c->util_unit = measure_unit(c->util_p);
+	c->latency_unit = measure_unit(c->latency_p);
 	signature(a, cc, c->sig, sizeof(c->sig));
 }
 
@@ -152,11 +174,11 @@ take_stats(struct agent *a, size_t i, struct svc_capacity *c, bool *reset)
 
 /*
  * A probe's value when it finished a run since *seen (its count of
- * runs, which moves); a percentage as a fraction when asked. False: no
- * new run.
+ * runs, which moves): NAN when it is not in the measure's unit; a
+ * percentage as a fraction. False: no new run.
  */
 static bool
-probe_value(struct probe *p, uint64_t *seen, bool fraction, double *value)
+probe_value(struct probe *p, const char *unit, uint64_t *seen, double *value)
 {
 	const struct probe_state	*st;
 	uint64_t			 runs = 0;
@@ -170,8 +192,8 @@ probe_value(struct probe *p, uint64_t *seen, bool fraction, double *value)
 	if (!st->has_run || runs == *seen)
 		return false;
 	*seen = runs;
-	*value = st->last.value;
-	if (fraction && strcmp(st->last.unit, "%") == 0)
+	*value = strcmp(st->last.unit, unit) == 0 ? st->last.value : NAN;
+	if (strcmp(unit, "%") == 0)
 		*value /= 100;
 	return true;
 }
@@ -212,10 +234,10 @@ capacity_inputs(struct svc_capacity *c, bool stats, int64_t now_ms)
 {
 	double	rate = NAN, util;
 
-	if (probe_value(c->util_p, &c->util_runs, true, &util))
+	if (probe_value(c->util_p, c->util_unit, &c->util_runs, &util))
 		c->v.util = util;
-	if (c->rate_hx ? !stats : !probe_value(c->rate_p, &c->rate_runs,
-	    false, &rate))
+	if (c->rate_hx ? !stats : !probe_value(c->rate_p, c->rate_unit,
+	    &c->rate_runs, &rate))
 		return false;
 	if (c->rate_hx)
 		rate = c->stats_rate;
@@ -234,7 +256,7 @@ limit_inputs(struct svc_capacity *c, const struct lbkeys *keys, bool stats,
 	bool	fresh = false;
 
 	if (c->latency_hx ? stats : probe_value(c->latency_p,
-	    &c->latency_runs, false, &lat)) {
+	    c->latency_unit, &c->latency_runs, &lat)) {
 		c->v.latency_ms = c->latency_hx ? c->stats_latency : lat;
 		/* Without [haproxy] sources nothing says what is in flight. */
 		c->v.inflight = isnan(c->stats_inflight) ? 0 : c->stats_inflight;
@@ -313,6 +335,7 @@ agent_capacity_carry(struct svc *to, const struct svc *from)
 	t->stats_rate = f->stats_rate;
 	t->stats_latency = f->stats_latency;
 	t->stats_inflight = f->stats_inflight;
+	/* The units are the new probes' (the signature has their names). */
 	t->v.view = f->v.view;
 	t->v.view_ms = f->v.view_ms;
 	t->v.rate = f->v.rate;

@@ -39,6 +39,9 @@ struct svc_capacity {
 	struct probe		*rate_p, *util_p, *latency_p;
 	int64_t			 stats_round_ms;	/* the round last taken */
 	uint64_t		 rate_runs, util_runs, latency_runs; /* taken */
+	/* The unit each probe's value has when it is the measure ("": a
+	   json_field's number); a run's value of another is none. */
+	const char		*rate_unit, *util_unit, *latency_unit;
 	double			 stats_rate, stats_latency, stats_inflight;
 };
 
