@@ -187,7 +187,8 @@ check_weight(struct parse *p, size_t section, const struct service_conf *svc)
 		config_error(p->errs, p->path, line, "weight_from = capacity: "
 		    "no [peers] agents to compare estimates with, and no "
 		    "capacity_reference (the req/s that count as 100%%)");
-	if (c->floor_pct > c->cap_pct)
+	/* 0: a bad value, said already. */
+	if (c->cap_pct > 0 && c->floor_pct > c->cap_pct)
 		config_error(p->errs, p->path, line_of(p, section,
 		    "capacity_floor"), "capacity_floor %llu%% is over "
 		    "capacity_cap %llu%%", (unsigned long long)c->floor_pct,
@@ -206,7 +207,7 @@ check_maxconn(struct parse *p, size_t section, const struct service_conf *svc)
 	else
 		check_input(p, section, svc, "maxconn_latency", c->latency,
 		    ROLE_LATENCY);
-	if (c->maxconn_min > c->maxconn_max)
+	if (c->maxconn_max > 0 && c->maxconn_min > c->maxconn_max)
 		config_error(p->errs, p->path, line_of(p, section,
 		    "maxconn_min"), "maxconn_min %llu is over maxconn_max %llu",
 		    (unsigned long long)c->maxconn_min,
