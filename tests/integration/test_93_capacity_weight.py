@@ -13,9 +13,12 @@ report (an http probe's json_field, measure-only).
    one the detail's capacity factor says (state active, an estimate),
    HAProxy applies it, and it carries maxconn:N, which HAProxy takes as
    the server's limit (slim); the public /status publishes the estimate;
+   lbagentctl status and why, and /metrics, show them;
 3. the report goes away (the probe fails: no utilization): within the
    expiry the state is stale, the estimate is no longer published, and
-   the reply falls back to the health weight (100%), in HAProxy too."""
+   the reply falls back to the health weight (100%), in HAProxy too;
+4. a reload that changes nothing of the capacity keys keeps the estimate;
+   one that changes one starts over (a blackout, the health weight)."""
 
 import os
 import re
@@ -165,11 +168,31 @@ def run(lb, hap, app, sock):
     h.expect(pub and pub["estimate"] > 0 and pub["age_ms"] >= 0,
              f"the public /status publishes the estimate: {pub}")
 
+    h.section("lbagentctl status and why, /metrics: the factor, its inputs, the limit")
+    rc, out, err = h.lbagentctl("-f", lb.config_path, "status", "web")
+    h.expect(rc == 0 and re.search(r"capacity +capacity \d+%: [\d.]+ req/s at 0\.5\d", out)
+             and re.search(r"maxconn +maxconn \d+", out),
+             f"status shows the capacity and maxconn lines: {rc} {out!r} {err!r}")
+    rc, out, err = h.lbagentctl("-f", lb.config_path, "why", "web")
+    h.expect(rc == 0 and "capacity " in out and "maxconn " in out,
+             f"why shows them: {rc} {out!r} {err!r}")
+    body = h.http_request(f"unix:{sock}", "/metrics")[2].decode()
+    for name in ("lbagent_capacity_factor_percent", "lbagent_capacity_estimate",
+                 "lbagent_capacity_utilization", "lbagent_maxconn"):
+        h.expect(re.search(r'^%s\{service="web"\} [\d.]+$' % name, body, re.M),
+                 f"/metrics has {name} for web")
+
     h.section("HAProxy applies the weight and the limit")
     st = h.wait_until(lambda: hap.stat("be", "s1"), h.agent_checks_bound_s(3),
                       "HAProxy's weight under 100 and a server limit",
                       ok=lambda r: int(r["weight"]) < 100 and r.get("slim", "") not in ("", "0"))
     h.expect(int(st["slim"]) >= 1, f"slim from maxconn:N: {st['slim']}")
+
+    h.section("a reload that changes nothing of it keeps the estimate")
+    reload(lb)
+    cw = detail(sock)["capacity_weight"]
+    h.expect(cw["state"] == "active" and cw["estimate"],
+             f"still active with its estimate after the reload: {cw}")
 
     h.section("the report goes away: stale within the expiry, the health weight")
     app.set("/load", status=503, body=b"gone")
@@ -180,6 +203,25 @@ def run(lb, hap, app, sock):
                  send=b"web\n", timeout_s=h.agent_checks_bound_s(2))
     h.wait_until(lambda: hap.stat("be", "s1"), h.agent_checks_bound_s(3),
                  "HAProxy's weight back to 100", ok=lambda r: int(r["weight"]) == 100)
+
+
+    h.section("a reload that changes a capacity key starts it over: a blackout")
+    with open(lb.config_path) as f:
+        text = f.read()
+    with open(lb.config_path, "w") as f:
+        f.write(text.replace("capacity_blackout = 1s", "capacity_blackout = 1h"))
+    reload(lb)
+    cw = detail(sock)["capacity_weight"]
+    h.expect(cw["state"] == "blackout" and cw["estimate"] is None and
+             "started or reloaded" in cw["reason"], f"a blackout after the reload: {cw}")
+    h.expect_equal(weight_of(lb.ask(send=b"web\n")), 100, "the health weight")
+
+
+def reload(lb):
+    mark = lb.log_mark()
+    os.kill(lb.pid, 1)
+    h.wait_until(lambda: lb.log_since(mark), 10, "the reload in the log",
+                 ok=lambda t: "reload: " in t and "service(s) kept" in t)
 
 
 if __name__ == "__main__":
