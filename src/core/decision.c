@@ -56,12 +56,16 @@ decision_shadow(struct decision *d)
 const char *
 decision_words(const struct decision *d, char buf[24])
 {
+	unsigned	w;
+
 	if (d->state == NODE_UP && d->shadow)
 		return "shadow";
 	if (d->state == NODE_UP && d->automation_off)
 		return "automation off";
-	if (d->state == NODE_UP && d->weight < 100) {
-		snprintf(buf, 24, "up %u%%", d->weight);
+	/* A capacity factor is no change in kind: the health weight's is. */
+	w = d->capacity_pct != 0 ? d->health_weight : d->weight;
+	if (d->state == NODE_UP && w < 100) {
+		snprintf(buf, 24, "up %u%%", w);
 		return buf;
 	}
 	return decision_state_name(d->state);
@@ -105,5 +109,25 @@ decision_equal(const struct decision *a, const struct decision *b)
 	return a->state == b->state && a->weight == b->weight &&
 	    a->failing == b->failing && a->ramping == b->ramping &&
 	    a->automation_off == b->automation_off && a->shadow == b->shadow &&
+	    a->capacity_pct == b->capacity_pct &&
+	    a->health_weight == b->health_weight && a->maxconn == b->maxconn &&
 	    strcmp(a->reason, b->reason) == 0;
+}
+
+void
+decision_capacity(struct decision *d, unsigned factor_pct, unsigned maxconn)
+{
+	unsigned long	w;
+
+	if (d->state != NODE_UP || d->automation_off)
+		return;
+	d->maxconn = maxconn;
+	if (factor_pct == 0)
+		return;
+	d->capacity_pct = factor_pct;
+	d->health_weight = d->weight;
+	w = (unsigned long)d->weight * factor_pct / 100;
+	if (w == 0 && d->weight > 0)
+		w = 1;
+	d->weight = w > DECISION_WEIGHT_MAX ? DECISION_WEIGHT_MAX : (unsigned)w;
 }

@@ -11,7 +11,7 @@ reply_claims(const struct decision *d)
 
 	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
 		claims |= CLAIM_ADMIN;
-	if (d->state == NODE_UP && d->weight < 100 && !d->automation_off)
+	if (d->state == NODE_UP && d->weight != 100 && !d->automation_off)
 		claims |= CLAIM_WEIGHT;
 	return claims;
 }
@@ -90,10 +90,14 @@ reply_compose(const struct decision *d, unsigned restore, bool reasons,
 	if (d->state == NODE_DRAIN || d->state == NODE_MAINT)
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " %s",
 		    d->failing ? "down" : "up");
-	if (d->state == NODE_UP && d->weight < 100)
+	if (d->state == NODE_UP && d->weight != 100)
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " %u%%", d->weight);
 	else if (restore & CLAIM_WEIGHT)
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " 100%%");
+	/* Never maxconn:0, which HAProxy reads as no limit. */
+	if (d->state == NODE_UP && d->maxconn > 0)
+		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " maxconn:%u",
+		    d->maxconn);
 	if (reasons && d->reason[0] != '\0')
 		n += (size_t)snprintf(buf + n, REPLY_MAX - n, " #%s", d->reason);
 	buf[n++] = '\n';

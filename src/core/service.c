@@ -242,8 +242,10 @@ note_change(struct service *s, const struct decision *d,
 	    s->decision.state == d->state)
 		quiet = true;
 	else if (!in->at_start && s->decision.state == d->state &&
-	    s->decision.weight == d->weight && s->decision.ramping ==
-	    d->ramping && strcmp(shape, old) == 0) {
+	    (s->decision.weight == d->weight || (d->capacity_pct != 0 &&
+	    s->decision.capacity_pct != 0 && s->decision.health_weight ==
+	    d->health_weight)) && s->decision.ramping == d->ramping &&
+	    strcmp(shape, old) == 0) {
 		if (strcmp(shape, s->number_shape) == 0 &&
 		    in->now_ms - s->number_logged_ms < SERVICE_NUMBER_LOG_MS) {
 			quiet = true;
@@ -669,6 +671,7 @@ service_step(struct service *s, const struct service_input *in,
 	else {
 		switch_on(s, in, mode, wb, fx);
 		run_engine(s, in, &target, fx, &auto_d);
+		decision_capacity(&auto_d, in->capacity_pct, in->maxconn);
 	}
 	if (s->shadow) {
 		/* What would be, markers and all; what is, as off. */

@@ -204,3 +204,24 @@ ctl_service_label(const char *name)
 {
 	return name[0] == '\0' ? "(default)" : name;
 }
+
+void
+fmt_capacity(struct fmt_out *o, const json_t *svc, bool why)
+{
+	const char	*keys[2] = { "capacity_weight", "maxconn" };
+	const char	*labels[2] = { "capacity", "maxconn" };
+	char		 reason[TEXT_MAX];
+	size_t		 i;
+
+	for (i = 0; i < 2; i++) {
+		const json_t *c = json_object_get(svc, keys[i]);
+
+		if (!json_is_object(c))
+			continue;
+		fmt_clean(reason, sizeof(reason), fmt_str(c, "reason"));
+		if (why)
+			fmt_paraf(o, 2, "", 4, "%s", reason);
+		else
+			fmt_field(o, labels[i], "%s", reason);
+	}
+}

@@ -63,4 +63,10 @@ void		 fmt_paraf(struct fmt_out *, unsigned indent,
 void		 fmt_field(struct fmt_out *, const char *label,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * A service's capacity weight and maxconn, each by its reason ("capacity
+ * 125%: 180 req/s at 0.60 = ..."): as fields (status) or paragraphs (why).
+ */
+void		 fmt_capacity(struct fmt_out *, const json_t *svc, bool why);
+
 #endif

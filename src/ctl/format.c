@@ -745,6 +745,7 @@ service(struct fmt_out *o, const json_t *root, const json_t *svc)
 		    "(" : "", by, by[0] != '\0' ? ")" : "");
 	} else
 		fmt_field(o, "automation", "auto");
+	fmt_capacity(o, svc, false);
 	transition(o, json_object_get(svc, "transition"));
 	markers(o, svc);
 	probes(o, svc);

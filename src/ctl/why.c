@@ -557,6 +557,7 @@ why_service(struct fmt_out *o, const json_t *root, const json_t *svc,
 	    why_shadow(o, svc))
 		return;
 	why_rules(o, root, svc, st, reason);
+	fmt_capacity(o, svc, true);
 	why_guard(o, json_object_get(svc, "peer_guard"));
 	why_ramp(o, json_object_get(tr, "ramp"), now);
 	why_next(o, svc, st, reason);

@@ -199,12 +199,16 @@ evaluate(struct agent *a, size_t i, bool at_start)
 	in.at_start = at_start;
 	in.now_ms = clock_now_ms();
 	in.wall_ms = clock_wall_ms();
+	agent_capacity_step(a, i, in.now_ms, &in.capacity_pct, &in.maxconn);
 	service_step(&w->s, &in, &fx);
 	public_sig(&w->s, &after);
 	if (fx.line_changed || !public_sig_equal(&before, &after))
 		a->generation++;
 	apply(a, &fx);
 	w->peers_pace = fx.peers_pace;
+	/* Capacity reads every round: the stats, the peers' estimates. */
+	if (agent_capacity_rounds(a, w) && w->peers_pace < PACE_STEADY)
+		w->peers_pace = PACE_STEADY;
 	keep_peers(a);
 }
 
@@ -365,6 +369,7 @@ agent_create_services(struct agent *a)
 		    (w->in = calloc(n, sizeof(*w->in))) == NULL ||
 		    (w->settled = calloc(n, sizeof(*w->settled))) == NULL)
 			return -1;
+		agent_capacity_init(a, w, sc);
 		if (sc == NULL) {
 			for (j = 0; j < a->nprobes; j++)
 				if (!config_probe_named(cfg,

@@ -13,12 +13,37 @@
 
 #include <event2/event.h>
 
+#include "lbagent/core/capacity.h"
+#include "lbagent/core/conclimit.h"
+#include "lbagent/core/rate.h"
 #include "lbagent/core/rules.h"
 #include "lbagent/core/service.h"
 #include "lbagent/core/unknown_names.h"
 #include "lbagent/daemon/agent.h"
 #include "lbagent/daemon/markers.h"
 #include "lbagent/daemon/state.h"
+
+/*
+ * A service's capacity weight and maxconn (agent_capacity.c): the model's
+ * state apart from its settings, the inputs' sources and the rates of
+ * this node's stot on each load balancer.
+ */
+struct svc_capacity {
+	struct agent_capacity_view v;		/* what status shows */
+	char			 sig[256];	/* the settings: a reload that
+						   changes them starts over */
+	struct capacity		 cap;
+	struct conclimit	 cl;
+	struct counter_rate	 rates[CONFIG_PEERS_MAX];
+	bool			 rate_hx, latency_hx;	/* from [haproxy] */
+	struct probe		*rate_p, *util_p, *latency_p;
+	int64_t			 stats_round_ms;	/* the round last taken */
+	uint64_t		 rate_runs, util_runs, latency_runs; /* taken */
+	/* The unit each probe's value has when it is the measure ("": a
+	   json_field's number); a run's value of another is none. */
+	const char		*rate_unit, *util_unit, *latency_unit;
+	double			 stats_rate, stats_latency, stats_inflight;
+};
 
 /* A service and what feeds it. */
 struct svc {
@@ -29,6 +54,7 @@ struct svc {
 	bool			*settled;
 	struct markers		 own;		/* its directory's, last read */
 	enum pace		 peers_pace;	/* its last step's (pace.h) */
+	struct svc_capacity	 cap;
 };
 
 struct agent {
@@ -65,6 +91,21 @@ void	agent_free_services(struct svc *, size_t n);
 void	agent_read_markers(struct agent *, bool at_start);
 void	agent_probe_ran(struct probe *, bool changed, void *agent);
 void	agent_peers_changed(void *agent);
+
+/* agent_capacity.c */
+/* Service w's capacity from its [service] (NULL: the default's, off). */
+void	agent_capacity_init(struct agent *, struct svc *,
+	    const struct service_conf *);
+/*
+ * Before service i's step: the inputs that came since the last, the
+ * model's view at now_ms; the factor and maxconn for the step.
+ */
+void	agent_capacity_step(struct agent *, size_t i, int64_t now_ms,
+	    unsigned *factor_pct, unsigned *maxconn);
+/* Whether service w needs the peers' rounds (the stats, the estimates). */
+bool	agent_capacity_rounds(const struct agent *, const struct svc *);
+/* A reload: the state of from goes on in to when its settings are the same. */
+void	agent_capacity_carry(struct svc *to, const struct svc *from);
 
 /* agent_select.c */
 /* A check from addr answered as the default for a text naming no

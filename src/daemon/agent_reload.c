@@ -42,6 +42,7 @@ carry_services(struct agent *a, struct svc *olds, size_t nolds)
 			if (strcmp(olds[k].s.name, a->svcs[i].s.name) == 0 &&
 			    olds[k].s.keys != NULL) {
 				service_carry_over(&a->svcs[i].s, &olds[k].s);
+				agent_capacity_carry(&a->svcs[i], &olds[k]);
 				a->svcs[i].own = olds[k].own;
 				carried++;
 				break;

@@ -104,6 +104,7 @@ agent_service_view(const struct agent *a, size_t i,
 	v->transitions = s->transitions;
 	v->marker_warning = s->marker_warning;
 	backend_view(a, i, v);
+	v->capacity = &w->cap.v;
 	if (a->peers != NULL) {
 		peers_view(a->peers, i, &v->peers);
 		v->has_peers = true;

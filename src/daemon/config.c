@@ -177,6 +177,7 @@ build(struct parse *p)
 			    &cfg->services[cfg->nservices++]);
 	}
 	config_check_service_probes(p);
+	config_check_capacity(p);
 	config_check_default_probes(p, l.agent);
 	config_check_host(p, l.http);
 }
@@ -470,10 +471,13 @@ config_probe_named(const struct config *cfg, const char *probe)
 {
 	size_t	i, j;
 
-	for (i = 0; i < cfg->nservices; i++)
+	for (i = 0; i < cfg->nservices; i++) {
+		if (config_capacity_names(&cfg->services[i].capacity, probe))
+			return true;
 		for (j = 0; j < cfg->services[i].nprobes; j++)
 			if (strcmp(cfg->services[i].probes[j], probe) == 0)
 				return true;
+	}
 	return false;
 }
 
@@ -494,6 +498,7 @@ config_free(struct config *cfg)
 		free(cfg->services[i].name);
 		config_free_list(cfg->services[i].probes,
 		    cfg->services[i].nprobes);
+		config_capacity_free(&cfg->services[i].capacity);
 	}
 	free(cfg->services);
 	free(cfg->path);

@@ -180,6 +180,12 @@ void		 config_check_service_probes(struct parse *);
  * at the [agent] line (1 without one). */
 void		 config_check_default_probes(struct parse *, size_t agent);
 
+/* config_keys_capacity.c: each service's capacity keys, once all are read. */
+void		 config_check_capacity(struct parse *);
+void		 config_capacity_free(struct capacity_conf *);
+bool		 config_capacity_names(const struct capacity_conf *,
+		    const char *probe);
+
 /* config_host.c: against this host (warnings). */
 void		 config_check_host(struct parse *, size_t http);
 

@@ -5,6 +5,8 @@
 
 #include "config_impl.h"
 
+#define COFF(f)	offsetof(struct service_conf, capacity.f)
+
 /* Keys of a [service NAME]. */
 const struct config_key config_service_keys[] = {
 	{ "service", "probes", KEY_NAMES, NULL, 0, 0, 0,
@@ -14,6 +16,58 @@ const struct config_key config_service_keys[] = {
 	  "Optional ports of this service alone (HAProxy connects there and "
 	  "needs no agent-send); without it, agent-send \"NAME\\n\" on the "
 	  "shared port selects the service." },
+	{ "service", "weight_from", KEY_NAME, "health", 0, 0, COFF(weight_from),
+	  "health: the weight says how healthy the service is (100%, a "
+	  "warn's 50%); capacity: that times the node's share of the fleet's "
+	  "capacity (docs/capacity.md)." },
+	{ "service", "capacity_rate", KEY_NAME, NULL, 0, 0, COFF(rate),
+	  "With weight_from = capacity: haproxy (the growth of this server's "
+	  "stot in [haproxy]'s sources), or the name of a probe whose value "
+	  "is the rate served, req/s." },
+	{ "service", "capacity_utilization", KEY_NAME, NULL, 0, 0,
+	  COFF(utilization),
+	  "With weight_from = capacity: the name of a probe whose value is "
+	  "the utilization (a cpu probe's %, or an http probe's json_field, "
+	  "a fraction from 0 to 1)." },
+	{ "service", "capacity_reference", KEY_UINT, NULL, 1, 1000000000,
+	  COFF(reference),
+	  "The req/s at full utilization that count as 100% when no peer's "
+	  "estimate is at hand; needed without [peers] agents." },
+	{ "service", "capacity_min_rate", KEY_UINT, "1", 0, 1000000000,
+	  COFF(min_rate),
+	  "Under this many req/s the node is idle: its estimate is kept, not "
+	  "updated." },
+	{ "service", "capacity_blackout", KEY_DURATION, "10s", 0, 365 * DAY_MS,
+	  COFF(blackout_ms),
+	  "No sample this long after a start, a reload changing the capacity "
+	  "keys, or the application's restart (its counter went back)." },
+	{ "service", "capacity_expiry", KEY_DURATION, "30s", 1000,
+	  365 * DAY_MS, COFF(expiry_ms),
+	  "No sample this long: the weight falls back to the health weight "
+	  "and the estimate is not published." },
+	{ "service", "capacity_half_life", KEY_DURATION, "5s", 0, DAY_MS,
+	  COFF(half_life_ms),
+	  "The damping of the estimate (0: none)." },
+	{ "service", "capacity_floor", KEY_PERCENT, "25%", 1, 100,
+	  COFF(floor_pct),
+	  "The least factor capacity alone gives the weight." },
+	{ "service", "capacity_cap", KEY_PERCENT, "200%", 100, 256,
+	  COFF(cap_pct),
+	  "The greatest factor (HAProxy caps an effective weight at 256)." },
+	{ "service", "maxconn", KEY_NAME, "off", 0, 0, COFF(maxconn),
+	  "adaptive: replies carry maxconn:N, a concurrency limit from the "
+	  "latency of the node's requests, shared by the load balancers that "
+	  "ask; off: none." },
+	{ "service", "maxconn_latency", KEY_NAME, NULL, 0, 0, COFF(latency),
+	  "With maxconn = adaptive: haproxy (this server's rtime and scur in "
+	  "[haproxy]'s sources), or the name of a probe whose value is the "
+	  "latency, ms." },
+	{ "service", "maxconn_min", KEY_UINT, "4", 1, 100000,
+	  COFF(maxconn_min),
+	  "The least limit the node's latency alone can give." },
+	{ "service", "maxconn_max", KEY_UINT, "1000", 1, 100000,
+	  COFF(maxconn_max),
+	  "The greatest limit." },
 };
 const size_t config_service_nkeys = NKEYS_OF(config_service_keys);
 

@@ -386,20 +386,26 @@ set_number(void *base, const struct config_key *k, const char *value,
     const char **why)
 {
 	uint64_t	u;
-	double		pct;
+	char		digits[32];
+	size_t		len = strlen(value);
 
+	/* Whole, and over 100% where the key's range allows (a weight's). */
 	if (k->type == KEY_PERCENT) {
-		if (units_percent(value, &pct, why) == -1 ||
-		    pct != (uint64_t)pct) {
-			*why = "expected a whole percentage such as 25%";
-			return -1;
-		}
-		return store_number(base, k, (uint64_t)pct, why);
+		if (len < 2 || len >= sizeof(digits) || value[len - 1] != '%')
+			goto not_pct;
+		memcpy(digits, value, len - 1);
+		digits[len - 1] = '\0';
+		if (units_uint(digits, &u, why) == -1)
+			goto not_pct;
+		return store_number(base, k, u, why);
 	}
 	if ((k->type == KEY_DURATION ? units_duration_ms(value, &u, why) :
 	    units_uint(value, &u, why)) == -1)
 		return -1;
 	return store_number(base, k, u, why);
+not_pct:
+	*why = "expected a whole percentage such as 25%";
+	return -1;
 }
 
 /* An absolute path that fits, or a name: a copy of value. */

@@ -58,7 +58,7 @@ decision_from_json(const json_t *o, struct decision *d,
 		*why = whys[1];
 		return -1;
 	}
-	if (weight < 0 || weight > 100) {
+	if (weight < 0 || weight > DECISION_WEIGHT_MAX) {
 		*why = whys[2];
 		return -1;
 	}

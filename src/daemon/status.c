@@ -376,13 +376,14 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	a->service(a, i, &v);
 	status_effective(&v, &d);
 	a->info(a, &info);
-	/* capacity: the estimate peers read; none yet (null). */
-	o = json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:s, s:n}", "name", v.name,
+	/* capacity: the estimate peers read, while it is published. */
+	o = json_pack("{s:s, s:s, s:i, s:b, s:b, s:s, s:s, s:o}", "name", v.name,
 	    "state", decision_state_name(d.state), "weight", d.state == NODE_UP ?
 	    (int)d.weight : 0, "serving", serving(&d), "no_probes",
 	    v.nprobes == 0, "automation",
 	    mode_name(&v), "server",
-	    config_server(info.cfg, transition_conf(v.tr)), "capacity");
+	    config_server(info.cfg, transition_conf(v.tr)), "capacity",
+	    status_capacity_public(&v, c));
 	if (o == NULL || !detail)
 		return o;
 	json_object_set_new(o, "mode", json_string(mode_name(&v)));
@@ -416,6 +417,7 @@ service_json(const struct agent_view *a, size_t i, bool detail,
 	    info.cfg->reply_reasons, c));
 	json_object_set_new(o, "peer_guard", status_guard_json(a, i, &v, c));
 	json_object_set_new(o, "backend", backend_json(&v));
+	status_capacity_detail(o, &v, c);
 	json_object_set_new(o, "history", history_json(v.history));
 	return o;
 }

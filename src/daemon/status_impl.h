@@ -39,4 +39,14 @@ json_t	*status_peer_rounds_json(const struct agent_view *,
 json_t	*status_haproxy_json(const struct agent_view *,
 	    const struct status_clock *);
 
+/* status_capacity.c */
+/* What peers count: {"estimate", "age_ms"} while published, else null. */
+json_t	*status_capacity_public(const struct agent_service_view *,
+	    const struct status_clock *);
+/* The detail's capacity_weight and maxconn (null when off). */
+void	 status_capacity_detail(json_t *, const struct agent_service_view *,
+	    const struct status_clock *);
+/* Their metrics families, as text (NULL: out of memory). */
+char	*status_capacity_metrics(const struct agent_view *);
+
 #endif

@@ -709,6 +709,20 @@ metrics_saves(struct metrics *m)
 	    (unsigned long long)persist.failures);
 }
 
+/* The capacity weights and maxconn (status_capacity.c). */
+static void
+metrics_capacity(struct metrics *m)
+{
+	char	*text = status_capacity_metrics(m->a);
+
+	families_end(&m->b);
+	if (text == NULL)
+		m->b.failed = true;
+	else
+		put(&m->b, "%s", text);
+	free(text);
+}
+
 /* The families by step, in the order they are written. */
 static void (*const steps[])(struct metrics *) = {
 	metrics_node,
@@ -721,6 +735,7 @@ static void (*const steps[])(struct metrics *) = {
 	metrics_probe_runs,
 	metrics_probe_windows,
 	metrics_replies,
+	metrics_capacity,
 	metrics_saves,
 };
 

@@ -1493,7 +1493,8 @@ import socketserver as _socketserver
 # word and the comment "# lbagent shadow: would reply " and a line of the
 # first form (SHADOW_RE: well_formed checks that line too).
 REPLY_RE = re.compile(rb"^(?:(ready )?(up|down|(drain|maint) (up|down))"
-                      rb"( (100|[1-9]?[0-9])%)?( #[\x20-\x7e]*)?"
+                      rb"( (25[0-6]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])%)?"
+                      rb"( maxconn:[1-9][0-9]*)?( #[\x20-\x7e]*)?"
                       rb"|((ready|drain|maint) )?#[\x20-\x7e]*lbagent automation off"
                       rb"|((ready|drain|maint) )?# lbagent shadow: would reply [\x20-\x7e]+)\n$")
 SHADOW_RE = re.compile(rb"^(?:(?:ready|drain|maint) )?# lbagent shadow: would reply "

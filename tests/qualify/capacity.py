@@ -53,9 +53,13 @@ BOUNDED_SCALE = 1.0 / 3.0
 
 class CapTimings:
     def __init__(self, scale, adaptive_maxconn=False):
+        # lbagent's defaults (include/lbagent/core/capacity.h), scaled.
         self.blackout_ms = 10000 * scale
-        self.half_life_ms = 20000 * scale
+        self.half_life_ms = 5000 * scale
         self.expiry_ms = 30000 * scale
+        # The pace of the samples: [peers] steady_interval, which
+        # docs/capacity.md advises at 1 to 2 s for capacity weights.
+        self.steady_interval_ms = 1000 * scale
         self.adaptive_maxconn = adaptive_maxconn
 
     def as_dict(self):

@@ -125,6 +125,7 @@ class CapNode:
         # HAProxy's stot, the utilization from the application's report.
         s["probe load-util"] = {"type": "http", "url": f"{app}/load",
                                 "json_field": "utilization", **probe}
+        s["peers"]["steady_interval"] = _ms(max(t.peer_interval_ms, ct.steady_interval_ms))
         s["service app"].update({
             "weight_from": "capacity", "capacity_rate": "haproxy",
             "capacity_utilization": "load-util",

@@ -1004,6 +1004,88 @@ START_TEST(api_unreachable_by_peers)
 }
 END_TEST
 
+/*
+ * Capacity weights and adaptive maxconn (issue 31): each wrong
+ * combination at the line that makes it wrong; a right one loads, its
+ * input probe no longer the default service's.
+ */
+#define CAP_HEAD "[agent]\nno_probes = yes\n[probe p]\ntype = file\n" \
+	"path = /x\n[probe cpu]\ntype = cpu\n"
+/* A rate: an application's report, after the service. */
+#define CAP_Q "[probe q]\ntype = http\nurl = http://127.0.0.1:9/\n" \
+	"json_field = qps\n"
+
+START_TEST(capacity_keys)
+{
+	struct config_errors	 errs;
+	struct config		*cfg;
+
+	expect_error(CAP_HEAD "[service web]\nprobes = p\ncapacity_cap = 150%\n",
+	    10, "capacity_cap: only with weight_from = capacity (weight_from "
+	    "is not set)");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nmaxconn = off\n"
+	    "maxconn_max = 10\n", 11, "maxconn_max: only with maxconn = "
+	    "adaptive (line 10 says off)");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nweight_from = cpu\n",
+	    10, "weight_from: expected health or capacity: 'cpu'");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nweight_from = "
+	    "capacity\ncapacity_rate = p\ncapacity_utilization = cpu\n"
+	    "capacity_reference = 100\n", 11, "capacity_rate: [probe p] "
+	    "(type = file) gives no value that is the rate in req/s");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nweight_from = "
+	    "capacity\ncapacity_rate = haproxy\ncapacity_utilization = cpu\n"
+	    "capacity_reference = 100\n", 11, "capacity_rate = haproxy: no "
+	    "[haproxy] sources to read this server's stats from (sources = "
+	    "... in [haproxy]), or name a probe");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nweight_from = "
+	    "capacity\ncapacity_rate = q\ncapacity_utilization = cpu\n" CAP_Q,
+	    10, "weight_from = capacity: no [peers] agents to compare "
+	    "estimates with, and no capacity_reference (the req/s that count "
+	    "as 100%)");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nweight_from = "
+	    "capacity\ncapacity_rate = q\ncapacity_reference = 5\n" CAP_Q, 10,
+	    "weight_from = capacity: no capacity_utilization (a probe whose "
+	    "value is the utilization: a cpu probe, an http probe's "
+	    "json_field)");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nweight_from = "
+	    "capacity\ncapacity_rate = nope\ncapacity_utilization = cpu\n"
+	    "capacity_reference = 5\n", 11, "capacity_rate: no [probe nope] "
+	    "section (or haproxy)");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nmaxconn = adaptive\n"
+	    "maxconn_latency = p\n", 11, "maxconn_latency: [probe p] (type = "
+	    "file) gives no value that is the latency in ms");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nmaxconn = adaptive\n"
+	    "maxconn_latency = haproxy\n", 11, "maxconn_latency = haproxy: no "
+	    "[haproxy] sources to read this server's stats from (sources = "
+	    "... in [haproxy]), or name a probe");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nmaxconn = adaptive\n"
+	    "maxconn_latency = q\nmaxconn_min = 50\nmaxconn_max = 10\n" CAP_Q,
+	    12,
+	    "maxconn_min 50 is over maxconn_max 10");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\nweight_from = "
+	    "capacity\ncapacity_rate = q\ncapacity_utilization = cpu\n"
+	    "capacity_reference = 5\ncapacity_cap = 300%\n" CAP_Q, 14,
+	    "capacity_cap: '300%' out of range (100% to 256%)");
+	expect_error(CAP_HEAD "[service web]\nprobes = p\ncapacity_flor = 10%\n",
+	    10, "unknown key 'capacity_flor' in [service web]; did you mean "
+	    "'capacity_floor'?");
+	cfg = load(CAP_HEAD "[service web]\nprobes = p\nweight_from = capacity\n"
+	    "capacity_rate = q\ncapacity_utilization = cpu\n"
+	    "capacity_reference = 100\ncapacity_cap = 250%\n"
+	    "capacity_half_life = 2s\n" CAP_Q, &errs, NULL);
+	ck_assert_msg(cfg != NULL, "%s", errs.count ? errs.lines[0] : "");
+	ck_assert(cfg->services[0].capacity.on);
+	ck_assert(!cfg->services[0].capacity.adaptive);
+	ck_assert_uint_eq(cfg->services[0].capacity.cap_pct, 250);
+	ck_assert_uint_eq(cfg->services[0].capacity.half_life_ms, 2000);
+	ck_assert_uint_eq(cfg->services[0].capacity.floor_pct, 25);
+	ck_assert(config_probe_named(cfg, "cpu"));
+	ck_assert(config_probe_named(cfg, "q"));
+	config_free(cfg);
+	config_errors_free(&errs);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1031,6 +1113,7 @@ main(void)
 	tcase_add_test(tc, shipped_config_documents_every_key);
 	tcase_add_test(tc, transitions_and_mode);
 	tcase_add_test(tc, error_text_escaped);
+	tcase_add_test(tc, capacity_keys);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -206,6 +206,52 @@ START_TEST(shadow)
 }
 END_TEST
 
+/*
+ * Capacity weights (issue 31): the factor over the health weight, above
+ * 100% too (claimed, restored with 100%), maxconn:N when learned, never
+ * maxconn:0; down and markers untouched.
+ */
+START_TEST(capacity)
+{
+	struct decision	d = mk(NODE_UP, 100, "");
+
+	decision_capacity(&d, 125, 17);
+	ck_assert_str_eq(line(d, 0, true), "up 125% maxconn:17\n");
+	ck_assert_uint_eq(reply_claims(&d), CLAIM_WEIGHT);
+	ck_assert_uint_eq(d.health_weight, 100);
+	/* A warn's 50% halves it, rounded down as HAProxy rounds. */
+	d = mk(NODE_UP, 50, "p: slow");
+	decision_capacity(&d, 125, 0);
+	ck_assert_str_eq(line(d, 0, true), "up 62% #p: slow\n");
+	/* Never over HAProxy's 256, never 0 from a weight above 0. */
+	d = mk(NODE_UP, 100, "");
+	decision_capacity(&d, 400, 0);
+	ck_assert_uint_eq(d.weight, 256);
+	d = mk(NODE_UP, 1, "");
+	decision_capacity(&d, 25, 0);
+	ck_assert_uint_eq(d.weight, 1);
+	/* No factor: the health weight, the limit still said. */
+	d = mk(NODE_UP, 100, "");
+	decision_capacity(&d, 0, 4);
+	ck_assert_str_eq(line(d, CLAIM_WEIGHT, true), "up 100% maxconn:4\n");
+	ck_assert_uint_eq(d.capacity_pct, 0);
+	d = mk(NODE_DOWN, 100, "x");
+	decision_capacity(&d, 150, 9);
+	ck_assert_str_eq(line(d, 0, true), "down #x\n");
+	d = mk(NODE_DRAIN, 100, "");
+	decision_capacity(&d, 150, 9);
+	ck_assert_str_eq(line(d, 0, true), "drain up\n");
+	/* The words of the history: the health weight's kind. */
+	{
+		char	buf[24];
+
+		d = mk(NODE_UP, 100, "");
+		decision_capacity(&d, 80, 0);
+		ck_assert_str_eq(decision_words(&d, buf), "up");
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -219,6 +265,7 @@ main(void)
 	tcase_add_test(tc, longest_fits);
 	tcase_add_test(tc, automation_off);
 	tcase_add_test(tc, shadow);
+	tcase_add_test(tc, capacity);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

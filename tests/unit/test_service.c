@@ -56,6 +56,7 @@ struct tsvc {
 };
 
 static struct service_effects	fx;		/* the last step's */
+static unsigned			cap_pct, cap_maxconn;	/* the inputs */
 static char			logbuf[65536];	/* every note since start */
 
 static void
@@ -66,6 +67,7 @@ setup(void)
 	pv.round_ms = INT64_MIN;
 	pv.served_ms = INT64_MIN;
 	peers_on = false;
+	cap_pct = cap_maxconn = 0;
 	sw.mode_env = -1;
 	sw.conf_off = false;
 	sw.conf_shadow = false;
@@ -134,6 +136,8 @@ step_at(struct tsvc *t, bool at_start)
 	in.at_start = at_start;
 	in.now_ms = now;
 	in.wall_ms = WALL0 + (now - NOW0);
+	in.capacity_pct = cap_pct;
+	in.maxconn = cap_maxconn;
 	service_step(&t->s, &in, &fx);
 	for (i = 0; i < fx.nnotes; i++) {
 		len = strlen(logbuf);
@@ -1405,6 +1409,53 @@ START_TEST(number_changes_logged_once_a_minute)
 }
 END_TEST
 
+/*
+ * Capacity (issue 31): a factor coming or going is a change in kind (at
+ * warning), its moves and the limit's are number changes (once a minute
+ * at warning); the history keeps the health weight's kind; a 50% halves
+ * the factor; the restore word follows a weight over 100% too.
+ */
+START_TEST(capacity_factor_logged_as_reply_changes)
+{
+	struct tsvc	t;
+	size_t		h;
+
+	init(&t, "web");
+	probe(&t, 0, "api", PROBE_OK, "", REACT_WEIGHT, 50);
+	step_at(&t, true);
+	h = history_count(&t.s.history);
+	cap_pct = 125;
+	step(&t);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up 125%\n");
+	ck_assert_uint_eq(logged("W service web: reply changed"), 1);
+	cap_pct = 121;
+	cap_maxconn = 17;
+	step(&t);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up 121% maxconn:17\n");
+	cap_maxconn = 16;
+	step(&t);
+	ck_assert_uint_eq(logged("W service web: reply changed"), 1);
+	ck_assert_uint_eq(logged("D service web: reply changed"), 2);
+	probe(&t, 0, "api", PROBE_CRIT, "slow", REACT_WEIGHT, 50);
+	run(&t, 2 * S);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up 60% maxconn:16 #api: "
+	    "slow\n");
+	ck_assert_uint_eq(logged("W service web: reply changed"), 2);
+	probe(&t, 0, "api", PROBE_OK, "", REACT_WEIGHT, 50);
+	run(&t, 2 * S);
+	/* Stale: the health weight, and 100% owed to who saw 121%. */
+	cap_pct = 0;
+	cap_maxconn = 0;
+	step(&t);
+	ck_assert_str_eq(ask(&t, "10.0.0.1", ""), "up 100%\n");
+	ck_assert_msg(logged("W service web: reply changed") == 4, "%s",
+	    logbuf);
+	/* The history saw the warn and its end, nothing of the factor. */
+	ck_assert_uint_eq(history_count(&t.s.history), h + 2);
+	service_free(&t.s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1439,6 +1490,7 @@ main(void)
 	tcase_add_test(tc, shadow_to_auto_from_where_the_engine_stands);
 	tcase_add_test(tc, shadow_carry_over);
 	tcase_add_test(tc, number_changes_logged_once_a_minute);
+	tcase_add_test(tc, capacity_factor_logged_as_reply_changes);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -234,7 +234,7 @@ START_TEST(corrupt_moved_aside)
 	    "{\"state\":\"sideways\",\"weight\":100,\"reason\":\"\"},"
 	    "\"load_balancers\":[]}");
 	expect_corrupt("{\"version\":1,\"incarnation\":1,\"decision\":"
-	    "{\"state\":\"up\",\"weight\":101,\"reason\":\"\"},"
+	    "{\"state\":\"up\",\"weight\":257,\"reason\":\"\"},"
 	    "\"load_balancers\":[]}");
 	/* A well-formed decision followed by a broken key: nothing half-loaded. */
 	expect_corrupt("{\"version\":1,\"incarnation\":1,\"decision\":"

@@ -17,7 +17,7 @@ enum node_state {
 
 struct decision {
 	enum node_state	state;
-	unsigned	weight;			/* 0-100, meaningful when up */
+	unsigned	weight;			/* 0-256, meaningful when up */
 	/*
 	 * Under a marker: the rules say down. Replies carry the operational
 	 * word with drain or maint ("drain up", "maint down"), so that an
@@ -36,8 +36,20 @@ struct decision {
 	 * would send (reply_compose_shadow).
 	 */
 	bool		shadow;
+	/*
+	 * Capacity weights (docs/capacity.md): the factor (percent) an
+	 * estimate gave the weight, which is then health_weight (the rules'
+	 * and the engine's) times it; 0: the weight is the health weight
+	 * alone. maxconn: the reply's maxconn:N; 0: none.
+	 */
+	unsigned	capacity_pct;
+	unsigned	health_weight;
+	unsigned	maxconn;
 	char		reason[REASON_MAX + 1];	/* "" when there is nothing to say */
 };
+
+/* HAProxy's greatest effective weight: no reply asks for more. */
+#define DECISION_WEIGHT_MAX	256
 
 const char	*decision_state_name(enum node_state);
 int		 decision_state_parse(const char *, enum node_state *);
@@ -61,5 +73,13 @@ void		 decision_shadow(struct decision *);
  */
 const char	*decision_words(const struct decision *, char buf[24]);
 bool		 decision_equal(const struct decision *, const struct decision *);
+/*
+ * The capacity factor over an automated decision that is up: the weight
+ * times factor_pct / 100 (rounded down, at least 1 when it was above 0,
+ * at most DECISION_WEIGHT_MAX) when factor_pct is not 0, and maxconn
+ * (0: none). Down, a marker and automation off are left as they are.
+ */
+void		 decision_capacity(struct decision *, unsigned factor_pct,
+		    unsigned maxconn);
 
 #endif

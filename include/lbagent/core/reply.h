@@ -15,7 +15,7 @@
 /* What a reply sets on the load balancer; bit i is undone by restore word i. */
 enum reply_claim {
 	CLAIM_ADMIN = 1 << 0,	/* drain or maint; undone by "ready" */
-	CLAIM_WEIGHT = 1 << 1,	/* a weight below 100%; undone by "100%" */
+	CLAIM_WEIGHT = 1 << 1,	/* a weight other than 100%; undone by "100%" */
 };
 #define CLAIM_ALL	(CLAIM_ADMIN | CLAIM_WEIGHT)
 #define CLAIM_COUNT	2

@@ -121,6 +121,12 @@ struct service_input {
 	const struct service_switch	*sw;
 	const struct peer_view		*peers;		/* NULL: no peer guard */
 	bool				 at_start;	/* the first evaluation */
+	/*
+	 * Capacity (decision_capacity): the factor an estimate gives the
+	 * weight (0: none, the health weight) and the maxconn:N (0: none).
+	 */
+	unsigned			 capacity_pct;
+	unsigned			 maxconn;
 	int64_t				 now_ms;	/* monotonic */
 	int64_t				 wall_ms;	/* the same instant, wall */
 };

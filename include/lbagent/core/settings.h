@@ -164,6 +164,27 @@ struct probe_conf {
 	char			*signature;
 };
 
+/*
+ * A [service]'s capacity weight and adaptive maxconn (docs/capacity.md):
+ * the keys as given (the words and probe names as written, NULL when not
+ * given), and what the loader resolved of them.
+ */
+struct capacity_conf {
+	char		*weight_from;	/* "health" or "capacity" */
+	char		*rate;		/* "haproxy" or a probe's name */
+	char		*utilization;	/* a probe's name */
+	char		*maxconn;	/* "adaptive" or "off" */
+	char		*latency;	/* "haproxy" or a probe's name */
+	uint64_t	 reference;	/* req/s at 100% without peers; 0: none */
+	uint64_t	 min_rate;	/* req/s */
+	uint64_t	 blackout_ms, expiry_ms, half_life_ms;
+	uint64_t	 floor_pct, cap_pct;
+	uint64_t	 maxconn_min, maxconn_max;
+	/* Resolved: weight_from = capacity, maxconn = adaptive. */
+	bool		 on;
+	bool		 adaptive;
+};
+
 /* One [service NAME] section. */
 struct service_conf {
 	char			*name;
@@ -178,6 +199,7 @@ struct service_conf {
 	 */
 	unsigned		 backend_line;
 	bool			 backend_inherited;
+	struct capacity_conf	 capacity;
 };
 
 struct config {

@@ -56,7 +56,10 @@ const char	*config_server(const struct config *,
 
 /* The probe or service of that name; NULL when there is none. */
 const struct probe_conf	*config_probe(const struct config *, const char *name);
-/* Whether a [service] names the probe (else it is the default service's). */
+/*
+ * Whether a [service] names the probe, in probes or as a capacity input
+ * (else it is the default service's).
+ */
 bool		 config_probe_named(const struct config *, const char *probe);
 
 /* "auto", "off" or "shadow", any case, as a service_mode; -1 otherwise. */

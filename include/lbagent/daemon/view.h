@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lbagent/core/capacity.h"
+#include "lbagent/core/conclimit.h"
 #include "lbagent/core/peer_view.h"
 #include "lbagent/core/reply.h"
 #include "lbagent/core/transition.h"
@@ -28,6 +30,25 @@ struct lbkeys;
 struct markers;
 struct probe;
 struct unknown_names;
+
+/*
+ * A service's capacity weight and adaptive maxconn as of its last
+ * evaluation (agent_capacity.c; docs/capacity.md): its inputs, the
+ * model's view and the limit.
+ */
+struct agent_capacity_view {
+	bool			 on;		/* weight_from = capacity */
+	bool			 adaptive;	/* maxconn = adaptive */
+	struct capacity_view	 view;		/* when on */
+	int64_t			 view_ms;	/* when it was taken */
+	/* The latest inputs (NAN: none), and when they came. */
+	double			 rate, util, latency_ms, inflight;
+	int64_t			 input_ms;	/* INT64_MIN: none yet */
+	const struct conclimit	*limit;		/* when adaptive */
+	int			 maxconn;	/* each load balancer's; 0: none */
+	int			 nlbs;		/* the load balancers asking */
+	char			 limit_reason[CONCLIMIT_REASON_MAX];
+};
 
 struct agent_service_view {
 	const char		*name;		/* "" for the default service */
@@ -62,6 +83,7 @@ struct agent_service_view {
 	const char		*backend;
 	unsigned		 backend_line;
 	bool			 backend_inherited;
+	const struct agent_capacity_view *capacity;
 };
 
 struct agent_info {
