@@ -93,7 +93,7 @@ static void
 decision_ok(const struct decision *d)
 {
 	FZ_ASSERT((unsigned)d->state < NODE_STATE_COUNT);
-	FZ_ASSERT(d->weight <= 100);
+	FZ_ASSERT(d->weight <= DECISION_WEIGHT_MAX);
 	FZ_ASSERT(memchr(d->reason, '\0', sizeof(d->reason)) != NULL);
 }
 
