@@ -2150,6 +2150,23 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self._path)
 
 
+def http_status_line(s):
+    """Reads a raw HTTP connection s to its end and closes it; returns the
+    reply's status line, or what went wrong instead."""
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError as e:
+        return f"{type(e).__name__}: {e}"
+    finally:
+        s.close()
+    return data.split(b"\r\n", 1)[0].decode(errors="replace") or "closed without a reply"
+
+
 def http_request(where, path, method="GET", headers=None, timeout_s=5.0):
     """One request to lbagent's HTTP API: where is a TCP port on 127.0.0.1
     or "unix:/path". Returns (status, headers (lowercase names), body)."""

@@ -52,17 +52,10 @@ def finish(s):
     """Ends the request; returns the status line, or what went wrong."""
     try:
         s.sendall(b"\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
     except OSError as e:
-        return f"{type(e).__name__}: {e}"
-    finally:
         s.close()
-    return data.split(b"\r\n", 1)[0].decode(errors="replace") or "closed without a reply"
+        return f"{type(e).__name__}: {e}"
+    return h.http_status_line(s)
 
 
 def main():

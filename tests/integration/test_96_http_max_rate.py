@@ -68,19 +68,9 @@ def main():
 
     def read(i, s):
         s.settimeout(30 * h._time_scale())
-        data = b""
-        try:
-            while True:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
-        except OSError as e:
-            data = f"{type(e).__name__}: {e}".encode()
-        finally:
-            s.close()
+        line = h.http_status_line(s)
         with lock:
-            answers[i] = data.split(b"\r\n", 1)[0].decode(errors="replace")
+            answers[i] = line
             done.append(time.monotonic() - went_on)
 
     threads = [threading.Thread(target=read, args=(i, s), daemon=True)
