@@ -76,7 +76,7 @@ static void
 pg_connected(struct pg_run *r)
 {
 	char	sql[96];
-	int64_t	left, margin;
+	int64_t	took, left, margin;
 
 	if (PQsetnonblocking(r->conn, 1) == -1) {
 		pg_finish(r, PROBE_UNKNOWN, NAN, "cannot make the connection "
@@ -84,11 +84,17 @@ pg_connected(struct pg_run *r)
 		return;
 	}
 	/*
-	 * What is left of the timeout, less a margin (10%, at least 50ms) for
-	 * the server's answer to come back before the scheduler gives up.
+	 * What is left of the timeout, less a margin for this SET's round
+	 * trip and the server's answer to come back before the scheduler
+	 * gives up: 10% of it, at least 50ms, and at least what connecting
+	 * took (a server or machine slow to connect is as slow to answer:
+	 * on a loaded machine a fixed margin let the timeout pass first).
 	 */
-	left = r->run->timeout_ms - (int64_t)pg_elapsed_ms(&r->t0);
+	took = (int64_t)pg_elapsed_ms(&r->t0);
+	left = r->run->timeout_ms - took;
 	margin = left / 10 > PG_MARGIN_MIN_MS ? left / 10 : PG_MARGIN_MIN_MS;
+	if (margin < took)
+		margin = took;
 	r->stmt_timeout_ms = left - margin > 1 ? left - margin : 1;
 	snprintf(sql, sizeof(sql), "SET statement_timeout = %lld%s",
 	    (long long)r->stmt_timeout_ms, r->conf->role != PG_ROLE_ANY ?
