@@ -194,8 +194,10 @@ cmd_get_status(struct ctl *c, json_t **root, char *err, size_t errsize)
 		const struct ctl_addr *a = c->addr != NULL ? c->addr :
 		    &c->addrs[i];
 
-		r = ctl_http_get(a, token_for(c, a), "/status", &status,
-		    &body, e, sizeof(e));
+		/* The operator sees the other nodes and servers as they are
+		 * now: the daemon waits for a round of them (fresh=1). */
+		r = ctl_http_get(a, token_for(c, a), "/status?fresh=1",
+		    &status, &body, e, sizeof(e));
 		if (r == CTL_HTTP_OK && status == 401 && !c->token_refused) {
 			/* Wrong token: say so once, go on with the public part. */
 			cmd_errx("%s refused the token in %s (HTTP 401): the "

@@ -15,9 +15,9 @@
 #include "agent_impl.h"
 
 bool
-agent_peers_watch(struct agent *a)
+agent_peers_watch(struct agent *a, bool fresh)
 {
-	return peers_watch(a->peers);
+	return peers_watch(a->peers, fresh);
 }
 
 void
@@ -173,9 +173,9 @@ view_generation(const struct agent_view *v, uint64_t *ticks)
 }
 
 static bool
-view_peers_watch(const struct agent_view *v)
+view_peers_watch(const struct agent_view *v, bool fresh)
 {
-	return agent_peers_watch(v->agent);
+	return agent_peers_watch(v->agent, fresh);
 }
 
 static void
@@ -222,6 +222,12 @@ view_round_ms(const struct agent_view *v)
 	return peers_round_ms(v->agent->peers);
 }
 
+static int64_t
+view_whole_ms(const struct agent_view *v)
+{
+	return peers_whole_ms(v->agent->peers);
+}
+
 static uint64_t
 view_rounds(const struct agent_view *v)
 {
@@ -257,6 +263,7 @@ agent_view(struct agent *a, struct agent_view *v)
 	v->nlbs = view_nlbs;
 	v->lb = view_lb;
 	v->round_ms = view_round_ms;
+	v->whole_ms = view_whole_ms;
 	v->rounds = view_rounds;
 	v->needed = view_needed;
 }

@@ -28,7 +28,8 @@ const struct config_key config_peers_keys[] = {
 	  "How often the peers and load balancers are asked while a "
 	  "decision waits on them: a node about to go out (the guard asks, "
 	  "or holds it in) or within just_out of going out. A detail read "
-	  "(drain --wait's) gets a round begun within this long. Each round "
+	  "asked fresh (lbagentctl's, drain --wait's) gets a round begun "
+	  "within this long. Each round "
 	  "comes up to 20% sooner, at random, so that a fleet does not ask "
 	  "in lockstep. A decision that needs a fresh answer asks at once; "
 	  "a node in and healthy asks nobody." },

@@ -15,6 +15,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 
 #include "lbagent/sys/clock.h"
 #include "lbagent/sys/log.h"
@@ -90,22 +91,52 @@ send_status(struct http_api *api, struct http_req *r, bool detail)
 	    NULL);
 }
 
+/*
+ * ?fresh=1: the detail waits for a whole round begun within the fast
+ * interval (lbagentctl asks so); ?fresh=0 or none, it shows the whole view
+ * as the last whole round left it. 0 when not asked, 1 asked, -1 wrong.
+ */
+static int
+fresh_asked(const struct evhttp_uri *uri)
+{
+	struct evkeyvalq	 q;
+	const char		*query = evhttp_uri_get_query(uri), *v;
+	int			 fresh = 0;
+
+	if (query == NULL)
+		return 0;
+	/* It initialises q; on a failure, q holds what it took. */
+	if (evhttp_parse_query_str(query, &q) == -1)
+		fresh = -1;
+	else if ((v = evhttp_find_header(&q, "fresh")) != NULL)
+		fresh = strcmp(v, "1") == 0 ? 1 : strcmp(v, "0") == 0 ? 0 : -1;
+	evhttp_clear_headers(&q);
+	return fresh;
+}
+
 static void
-get_status(struct http_api *api, struct http_req *r)
+get_status(struct http_api *api, struct http_req *r,
+    const struct evhttp_uri *uri)
 {
 	int			 who = standing(api, r);
+	int			 fresh = fresh_asked(uri);
 
 	if (who == -1) {
 		http_server_error(r, 401, "Unauthorized", api->token_len ?
 		    "wrong token" : "no token is configured ([http] token_file)");
 		return;
 	}
+	if (fresh == -1) {
+		http_server_error(r, 400, "Bad Request", "fresh is 1 or 0");
+		return;
+	}
 	/*
-	 * The detail shows the peers and load balancers as a round begun
-	 * within an interval found them: without one (rounds stop while the
-	 * node is in and healthy), one starts and the reply waits for it.
+	 * The detail asked fresh shows the peers and load balancers as a
+	 * whole round begun within an interval found them: without one
+	 * (rounds stop while the node is in and healthy), one starts and the
+	 * reply waits for it.
 	 */
-	if (who == 1 && !api->view.peers_watch(&api->view)) {
+	if (who == 1 && !api->view.peers_watch(&api->view, fresh == 1)) {
 		http_server_wait(r);
 		return;
 	}
@@ -238,7 +269,7 @@ route(struct http_req *r, void *arg)
 		http_server_json(r, 405, "Method Not Allowed", json_pack("{s:s}",
 		    "error", "only GET and HEAD"), "Allow: GET, HEAD\r\n");
 	else if (strcmp(path, "/status") == 0)
-		get_status(api, r);
+		get_status(api, r, uri);
 	else if (strcmp(path, "/metrics") == 0)
 		get_metrics(api, r);
 	else if (strcmp(path, "/health") == 0)

@@ -338,7 +338,7 @@ peers_need(struct peers *ps, enum pace pace)
 }
 
 bool
-peers_watch(struct peers *ps)
+peers_watch(struct peers *ps, bool fresh_wanted)
 {
 	int64_t	now = clock_now_ms();
 	bool	fresh;
@@ -349,19 +349,30 @@ peers_watch(struct peers *ps)
 	fresh = ps->whole_ms != NO_TIME && now - ps->whole_ms <=
 	    (int64_t)ps->cfg->peers.interval_ms;
 	/*
-	 * A detail read gets a whole round begun within the fast interval:
-	 * it shows the other nodes and servers too. One of the own rows in
-	 * flight is followed by a whole one at once.
+	 * A detail read asking for a fresh view gets a whole round begun
+	 * within the fast interval: it shows the other nodes and servers as
+	 * they are now. One of the own rows in flight is followed by a whole
+	 * one at once. Any other read (a dashboard's, every few seconds)
+	 * shows the whole view as the last whole round left it, its age
+	 * beside it, and keeps only the own rows coming: with every node read
+	 * so, each load balancer still answers a few KB a node a round.
 	 */
-	if (!fresh && !(ps->in_flight && ps->whole)) {
+	if (fresh_wanted && !fresh && !(ps->in_flight && ps->whole)) {
 		ps->whole_due = true;
 		if (ps->in_flight)
 			ps->again = true;
 		else
 			peers_soon(ps);
-	} else
-		resume(ps);
-	return fresh;
+		return false;
+	}
+	resume(ps);
+	return fresh || !fresh_wanted;
+}
+
+int64_t
+peers_whole_ms(const struct peers *ps)
+{
+	return ps->whole_ms;	/* NO_TIME is INT64_MIN */
 }
 
 void

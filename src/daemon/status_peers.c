@@ -189,7 +189,11 @@ status_peers_json(const struct agent_view *a, const struct status_clock *c)
 	return arr;
 }
 
-/* The peers' rounds: how old the last one is, and the liveness bounds. */
+/*
+ * The peers' rounds: how old the last one is (of the own rows or whole)
+ * and the last whole one (what the other nodes and servers are shown
+ * from), and the liveness bounds.
+ */
 json_t *
 status_peer_rounds_json(const struct agent_view *a, const struct status_clock *c)
 {
@@ -198,8 +202,9 @@ status_peer_rounds_json(const struct agent_view *a, const struct status_clock *c
 	a->info(a, &info);
 	if (!info.has_peers)
 		return json_null();
-	return json_pack("{s:o, s:I, s:I, s:b, s:I, s:I}", "last_round_s",
-	    age_json(a->round_ms(a), c), "interval_ms",
+	return json_pack("{s:o, s:o, s:I, s:I, s:b, s:I, s:I}", "last_round_s",
+	    age_json(a->round_ms(a), c), "last_whole_round_s",
+	    age_json(a->whole_ms(a), c), "interval_ms",
 	    (json_int_t)info.cfg->peers.interval_ms, "rounds",
 	    (json_int_t)a->rounds(a), "needed",
 	    a->needed(a), "suspect_after",

@@ -304,7 +304,7 @@ class Node:
         return doc
 
     def detail(self):
-        status, doc = h.http_json(self.http_port, "/status",
+        status, doc = h.http_json(self.http_port, "/status?fresh=1",
                                   {"Authorization": f"Bearer {TOKEN}"})
         h.expect_equal(status, 200, f"{self.name}: detail /status code")
         h.expect(doc.get("detail") is True, f"{self.name}: /status with the token is "

@@ -201,6 +201,10 @@ def main():
     # The default service by its name in the metrics.
     h.expect_equal(h.http_json(port, "/health/default"), h.http_json(port, "/health"),
                    "/health/default is /health")
+    # fresh (wait for a round of the peers) is 1 or 0, nothing else.
+    h.expect_equal(h.http_request(port, "/status?fresh=yes", headers=auth)[0], 400, "fresh=yes")
+    h.expect_equal(h.http_json(port, "/status?fresh=0", auth)[1].get("detail"), True,
+                   "fresh=0: the detail")
     status, hdrs, _ = h.http_request(port, "/status", method="POST")
     h.expect_equal((status, hdrs.get("allow")), (405, "GET, HEAD"), "POST")
     h.expect_equal(h.http_request(port, "/metrics", method="DELETE")[0], 405, "DELETE")

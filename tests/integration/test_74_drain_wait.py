@@ -81,7 +81,7 @@ class Request:
 
 
 def detail(api):
-    status, doc = h.http_json(api, "/status")
+    status, doc = h.http_json(api, "/status?fresh=1")
     h.expect_equal(status, 200, "detail /status over the unix socket")
     return doc
 

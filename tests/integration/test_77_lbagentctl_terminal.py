@@ -132,7 +132,7 @@ def main():
         lb.ask(send=b"web" + EVIL_BYTES + b"\n")
 
     def detail():
-        status, doc = h.http_json(api, "/status")
+        status, doc = h.http_json(api, "/status?fresh=1")
         return doc if status == 200 else None
 
     def holds(doc):

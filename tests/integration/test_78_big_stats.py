@@ -99,7 +99,7 @@ def vm_hwm_kb(pid):
 
 
 def detail(port):
-    status, doc = h.http_json(port, "/status", {"Authorization": f"Bearer {TOKEN}"})
+    status, doc = h.http_json(port, "/status?fresh=1", {"Authorization": f"Bearer {TOKEN}"})
     h.expect_equal(status, 200, "detail /status code")
     return doc
 

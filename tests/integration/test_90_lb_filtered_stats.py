@@ -106,7 +106,7 @@ def main():
              f"the whole answer is well over {TARGET} bytes: {len(whole)}")
 
     def detail():
-        code, _, body = h.http_request(f"unix:{sock}", "/status")
+        code, _, body = h.http_request(f"unix:{sock}", "/status?fresh=1")
         h.expect_equal(code, 200, "the detail over the unix socket")
         import json
         return json.loads(body)

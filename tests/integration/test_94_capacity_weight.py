@@ -137,7 +137,7 @@ def main():
 
 
 def detail(sock):
-    doc = h.http_json("unix:" + sock, "/status")[1]
+    doc = h.http_json("unix:" + sock, "/status?fresh=1")[1]
     return next(s for s in doc["services"] if s["name"] == "web")
 
 

@@ -5,12 +5,14 @@ through a tap (a second HAProxy, one TCP `listen`) whose frontend counts
 the questions (`stot`) and the bytes sent back to lbagent (`bout`),
 outside lbagent. [peers] interval 200ms, steady_interval 1s.
 
-1. a detail read shows s1 as HAProxy does (it waits for a round of every
-   server: the detail shows the other nodes too); the rounds that go on
-   at the steady pace after it, nobody reading, ask for s1's row alone:
-   each answer a few KB, where every server of the backend (`show stat
-   be 4 -1;show servers state be`, what the guard reads) is well over
-   100 KB;
+1. a fresh detail read (?fresh=1) shows s1 as HAProxy does (it waits
+   for a round of every server: the detail shows the other nodes too);
+   the rounds that go on at the steady pace after it, nobody reading, ask
+   for s1's row alone: each answer a few KB, where every server of the
+   backend (`show stat be 4 -1;show servers state be`, what the guard
+   reads) is well over 100 KB; a dashboard reading the detail (not
+   fresh) every 0.5 s gets the same small answers, and the last whole
+   round only ages; a fresh read again costs one whole answer;
 2. held out by a maint marker (the steady pace), nobody reading: the same
    small answers;
 3. HAProxy reloaded with a server added before s1 (every id moves up by
@@ -74,8 +76,9 @@ def main():
     h.expect(len(whole) > 100 * 1024,
              f"every server of be is well over 100 KB: {len(whole)}")
 
-    def detail():
-        code, _, body = h.http_request(f"unix:{sock}", "/status")
+    def detail(fresh=True):
+        code, _, body = h.http_request(f"unix:{sock}",
+                                       "/status?fresh=1" if fresh else "/status")
         h.expect_equal(code, 200, "the detail over the unix socket")
         return json.loads(body)
 
@@ -123,6 +126,29 @@ def main():
     q0, b0 = counts(tap)
     time.sleep(WINDOW_S)
     small_answers("watched, nobody reading", q0, b0, steady_least)
+
+    h.section("a dashboard reading the detail every 0.5 s: its own row")
+    q0, b0 = counts(tap)
+    ages = []
+    end = time.monotonic() + WINDOW_S
+    while time.monotonic() < end:
+        doc = detail(fresh=False)
+        h.expect(shows("UP", 100, 100)(doc), f"the dashboard's read shows s1: {s1(doc)}")
+        ages.append(doc["peer_rounds"]["last_whole_round_s"])
+        time.sleep(0.5)
+    small_answers("a dashboard reading", q0, b0, steady_least)
+    h.expect(all(b > a for a, b in zip(ages, ages[1:])),
+             f"no whole round while the dashboard reads: last_whole_round_s {ages}")
+
+    h.section("a fresh read: one whole round, then its own row again")
+    q0, b0 = counts(tap)
+    doc = detail()
+    q1, b1 = counts(tap)
+    h.expect(b1 - b0 > 100 * 1024 and
+             doc["peer_rounds"]["last_whole_round_s"] < ages[-1],
+             f"the fresh read waited for a whole answer: {b1 - b0} bytes over {q1 - q0} "
+             f"questions, last whole round {doc['peer_rounds']['last_whole_round_s']} s "
+             f"ago (the dashboard's last read: {ages[-1]} s)")
 
     h.section("held out by a marker: the steady pace, its own row")
     lb.set_marker("maint", "patching")

@@ -108,10 +108,10 @@ void	agent_service_view(const struct agent *, size_t i,
 void	agent_info(const struct agent *, struct agent_info *);
 /*
  * The /status detail is read: the peers' rounds go on a while (see
- * peers_watch). Whether their last round is fresh; when not, one is due
- * and the agent calls the on_round callback at its end.
+ * peers_watch). With fresh, whether their last whole round is fresh; when
+ * not, one is due and the agent calls the on_round callback at its end.
  */
-bool	agent_peers_watch(struct agent *);
+bool	agent_peers_watch(struct agent *, bool fresh);
 /* cb(arg) after each round of the peers, once every service looked. */
 void	agent_on_round(struct agent *, void (*cb)(void *), void *arg);
 /*

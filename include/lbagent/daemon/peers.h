@@ -65,11 +65,15 @@ void		 peers_ask(struct peers *);
 void		 peers_need(struct peers *, enum pace);
 /*
  * The detail is being read: rounds go on at the steady pace for
- * PEERS_WATCH_MS. Whether the last round answered is fresh (begun within
- * an interval); when not, one begins at once (or is in flight), and
- * peers_round_ms moves at its end.
+ * PEERS_WATCH_MS (the own rows only, unless a service wants the whole
+ * view). With fresh, whether the last whole round is fresh (begun within
+ * an interval); when not, one begins at once (or after the one in flight)
+ * and the caller waits for its end (agent_on_round). Without, true: the
+ * read shows the whole view as it is, peers_whole_ms its age.
  */
-bool		 peers_watch(struct peers *);
+bool		 peers_watch(struct peers *, bool fresh);
+/* The start of the last whole round answered; INT64_MIN: none yet. */
+int64_t		 peers_whole_ms(const struct peers *);
 /* Whether a service wants rounds (peers_need: a pace but none). */
 bool		 peers_needed(const struct peers *);
 /* The pace the services want (peers_need). */

@@ -134,9 +134,10 @@ struct agent_view {
 			    uint64_t *ticks);
 
 	/* --- the peers' rounds --- */
-	/* The detail is read: whether the last round is fresh (else one is
-	 * due, and on_round's callback runs at its end). */
-	bool		 (*peers_watch)(const struct agent_view *);
+	/* The detail is read (agent_peers_watch): with fresh, whether the
+	 * last whole round is fresh (else one is due, and on_round's callback
+	 * runs at its end); without, true. */
+	bool		 (*peers_watch)(const struct agent_view *, bool fresh);
 	/* cb(arg) after each round of the peers, once every service looked. */
 	void		 (*on_round)(const struct agent_view *,
 			    void (*cb)(void *), void *arg);
@@ -151,6 +152,9 @@ struct agent_view {
 	const struct lb_source *(*lb)(const struct agent_view *, size_t k);
 	/* The start of the last round answered; INT64_MIN: none yet. */
 	int64_t		 (*round_ms)(const struct agent_view *);
+	/* The start of the last whole round (the peers, every server of the
+	 * backends) answered; INT64_MIN: none yet. */
+	int64_t		 (*whole_ms)(const struct agent_view *);
 	/* Rounds begun since lbagent started (reloads included). */
 	uint64_t	 (*rounds)(const struct agent_view *);
 	/* Whether a service wants rounds every interval. */
