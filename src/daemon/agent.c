@@ -107,11 +107,15 @@ static void
 keep_peers(struct agent *a)
 {
 	enum pace	p = PACE_NONE;
+	bool		estimates = false;
 	size_t		i;
 
-	for (i = 0; i < a->nsvcs; i++)
+	for (i = 0; i < a->nsvcs; i++) {
 		if (a->svcs[i].peers_pace > p)
 			p = a->svcs[i].peers_pace;
+		estimates |= a->svcs[i].cap.v.on;
+	}
+	peers_need_estimates(a->peers, estimates);
 	peers_need(a->peers, p);
 }
 

@@ -60,6 +60,13 @@ settings_of(const struct capacity_conf *cc, struct capacity_settings *cs,
 	cs->blackout_ms = cc->blackout_ms;
 	cs->expiry_ms = cc->expiry_ms;
 	cs->half_life_ms = cc->half_life_ms;
+	/*
+	 * The factor steps at most once a half-life: faster, it would chase
+	 * an estimate that has moved only halfway; slower, a shorter
+	 * half-life (the qualification's bounded tier scales every time)
+	 * would settle no sooner.
+	 */
+	cs->step_interval_ms = cc->half_life_ms;
 	cs->floor_pct = (int)cc->floor_pct;
 	cs->cap_pct = (int)cc->cap_pct;
 	conclimit_settings_default(ls);

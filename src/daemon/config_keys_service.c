@@ -47,7 +47,8 @@ const struct config_key config_service_keys[] = {
 	  "and the estimate is not published." },
 	{ "service", "capacity_half_life", KEY_DURATION, "5s", 0, DAY_MS,
 	  COFF(half_life_ms),
-	  "The damping of the estimate (0: none)." },
+	  "The damping of the estimate (0: none); the factor also steps "
+	  "at most once this long." },
 	{ "service", "capacity_floor", KEY_PERCENT, "25%", 1, 100,
 	  COFF(floor_pct),
 	  "The least factor capacity alone gives the weight." },

@@ -245,7 +245,9 @@ lb_question(struct peers *ps, size_t i, const char **request)
 /*
  * Asks every source at once; the round ends with the last answer. A
  * whole round (a decision waits on the other servers) asks the peers and
- * every server of the backends; another, the own rows alone.
+ * every server of the backends; another, the own rows alone, and the
+ * peers too when a capacity weight needs their estimates (a peer's
+ * answer is small, and asks no load balancer).
  */
 static void
 round_start(struct peers *ps)
@@ -261,7 +263,7 @@ round_start(struct peers *ps)
 	ps->whole = ps->whole_due || pace_whole(ps->pace);
 	ps->whole_due = false;
 	ps->waiting = 1;	/* until every fetch is started */
-	for (i = 0; ps->whole && i < ps->npeers; i++) {
+	for (i = 0; (ps->whole || ps->estimates) && i < ps->npeers; i++) {
 		struct peer_source *p = &ps->peers[i];
 		struct asked *q = &ps->peers_asked[i];
 
@@ -326,6 +328,13 @@ resume(struct peers *ps)
 		evtimer_del(ps->timer);
 	}
 	schedule(ps);
+}
+
+void
+peers_need_estimates(struct peers *ps, bool on)
+{
+	if (ps != NULL)
+		ps->estimates = on;
 }
 
 void

@@ -67,6 +67,8 @@ struct peers {
 	bool			 kick;		/* the timer's round is due anyway */
 	bool			 whole_due;	/* a decision asked: every server */
 	bool			 whole;		/* the round in flight reads them */
+	bool			 estimates;	/* every round asks the peers
+						   (peers_need_estimates) */
 	enum pace		 pace;		/* the services want */
 	uint32_t		 seed;		/* the jitter's */
 	uint64_t		 due_in_ms;	/* the scheduled round's wait */

@@ -117,6 +117,7 @@ reload_new(const struct peers *old, const struct config *cfg)
 	ps->whole_ms = old->whole_ms;
 	ps->round_ms = old->done_ms;
 	ps->pace = old->pace;
+	ps->estimates = old->estimates;
 	ps->seed = old->seed;
 	ps->watched_ms = old->watched_ms;
 	ps->rounds = old->rounds;

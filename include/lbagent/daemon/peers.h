@@ -64,6 +64,11 @@ void		 peers_ask(struct peers *);
 /* The pace the services want (the fastest of theirs, each step). */
 void		 peers_need(struct peers *, enum pace);
 /*
+ * Whether every round, own rows or whole, asks the peers too: a service
+ * weighs its capacity estimate against theirs (their public /status).
+ */
+void		 peers_need_estimates(struct peers *, bool);
+/*
  * The detail is being read: rounds go on at the steady pace for
  * PEERS_WATCH_MS (the own rows only, unless a service wants the whole
  * view). With fresh, whether the last whole round is fresh (begun within
