@@ -34,7 +34,14 @@ static const struct {
 	[HASTATS_COL_RTIME] = { "rtime", NULL },
 	[HASTATS_COL_QTIME] = { "qtime", NULL },
 	[HASTATS_COL_SID] = { "sid", NULL },
+	[HASTATS_COL_HRSP_1XX] = { "hrsp_1xx", NULL },
+	[HASTATS_COL_HRSP_2XX] = { "hrsp_2xx", NULL },
+	[HASTATS_COL_HRSP_3XX] = { "hrsp_3xx", NULL },
+	[HASTATS_COL_HRSP_4XX] = { "hrsp_4xx", NULL },
+	[HASTATS_COL_HRSP_5XX] = { "hrsp_5xx", NULL },
+	[HASTATS_COL_HRSP_OTHER] = { "hrsp_other", NULL },
 };
+
 
 /* Reads one field at s->p and steps past it and its separator. */
 enum hastats_end
@@ -158,6 +165,30 @@ field_count(const struct hastats_field *f, bool have, long long max)
 	if (!have || field_number(f, &n) == -1 || n > max)
 		return -1;
 	return n;
+}
+
+/*
+ * The HTTP responses the server gave, every class summed; -1 unless
+ * hrsp_2xx is a count (a TCP-mode server's are empty). A class that is
+ * not a count adds nothing.
+ */
+static long long
+responses(const struct hastats_field got[HASTATS_COL_COUNT],
+    const bool have[HASTATS_COL_COUNT])
+{
+	long long	sum = 0, n;
+	size_t		c;
+
+	if (field_count(&got[HASTATS_COL_HRSP_2XX], have[HASTATS_COL_HRSP_2XX],
+	    LLONG_MAX) == -1)
+		return -1;
+	for (c = HASTATS_COL_HRSP_1XX; c <= HASTATS_COL_HRSP_OTHER; c++)
+		if ((n = field_count(&got[c], have[c], LLONG_MAX)) != -1) {
+			if (n > LLONG_MAX - sum)
+				return -1;
+			sum += n;
+		}
+	return sum;
 }
 
 /* Shown text: quotes undone, first line, control bytes as '?'. */
@@ -298,6 +329,7 @@ hastats_csv_row(struct hastats_field got[HASTATS_COL_COUNT],
 	    have[HASTATS_COL_QTIME], LONG_MAX);
 	r->sid = (long)field_count(&got[HASTATS_COL_SID],
 	    have[HASTATS_COL_SID], LONG_MAX);
+	r->responses = responses(got, have);
 	if (have[HASTATS_COL_AGENT_STATUS])
 		field_show(&got[HASTATS_COL_AGENT_STATUS], r->agent_status,
 		    sizeof(r->agent_status), true);

@@ -159,7 +159,14 @@ take_stats(struct agent *a, size_t i, struct svc_capacity *c, bool *reset)
 			continue;
 		}
 		found++;
-		if (counter_rate_feed(&c->rates[j], s.stot, s.at_ms,
+		/*
+		 * The rate served: the responses given where HAProxy counts
+		 * them (mode http), else the sessions begun. Past saturation
+		 * a node begins more than it completes (the rest queue in
+		 * the application): its sessions would overstate it.
+		 */
+		if (counter_rate_feed(&c->rates[j], s.responses >= 0 ?
+		    s.responses : s.stot, s.at_ms,
 		    RATE_EPOCH_NONE) == RATE_RESET)
 			*reset = true;
 		if (s.rtime_ms >= 0) {

@@ -217,7 +217,8 @@ peers_this_node_stats(const struct peers *ps, size_t i, size_t j,
 	const char			*why;
 
 	memset(s, 0, sizeof(*s));
-	s->stot = s->scur = s->qcur = s->rtime_ms = s->qtime_ms = -1;
+	s->stot = s->responses = -1;
+	s->scur = s->qcur = s->rtime_ms = s->qtime_ms = -1;
 	s->at_ms = s->round_ms = NO_TIME;
 	if (!peer_view_lb_ok(lb))
 		return false;
@@ -229,6 +230,7 @@ peers_this_node_stats(const struct peers *ps, size_t i, size_t j,
 		return false;
 	s->found = true;
 	s->stot = row.stot;
+	s->responses = row.responses;
 	s->scur = row.scur;
 	s->qcur = row.qcur;
 	s->rtime_ms = row.rtime_ms;

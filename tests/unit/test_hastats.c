@@ -227,6 +227,7 @@ START_TEST(traffic_counters)
 
 	ck_assert_int_eq(hastats_find(csv, len, "app", "a", &r, &why), 1);
 	ck_assert_int_eq(r.stot, 40);
+	ck_assert(r.responses == 40);	/* hrsp_2xx 40, the rest 0 */
 	ck_assert_int_eq(r.scur, 0);
 	ck_assert_int_eq(r.qcur, 0);
 	ck_assert_int_eq(r.rtime_ms, 21);
@@ -244,6 +245,34 @@ START_TEST(traffic_counters)
 	ck_assert_int_eq(r.qtime_ms, -1);
 	ck_assert_int_eq(r.stot, 0);
 	free(csv);
+}
+END_TEST
+
+/* The responses: every hrsp_ class summed; unknown without hrsp_2xx. */
+START_TEST(responses_summed)
+{
+	static const char csv[] = "# pxname,svname,status,weight,stot,"
+	    "hrsp_1xx,hrsp_2xx,hrsp_3xx,hrsp_4xx,hrsp_5xx,hrsp_other\n"
+	    "be,http,UP,1,50,1,30,2,3,4,5\n"
+	    "be,tcp,UP,1,50,,,,,,\n"
+	    "be,odd,UP,1,50,x,7,,-1,1,\n"
+	    "be,over,UP,1,50,0,9223372036854775807,1,0,0,0\n";
+	static const char no_cols[] = "# pxname,svname,status,weight,stot\n"
+	    "be,old,UP,1,50\n";
+	struct hastats_row	 r;
+	const char		*why;
+
+	ck_assert_int_eq(find_s(csv, "be", "http", &r, &why), 1);
+	ck_assert(r.responses == 45);
+	ck_assert_int_eq(find_s(csv, "be", "tcp", &r, &why), 1);
+	ck_assert(r.responses == -1);
+	ck_assert(r.stot == 50);
+	ck_assert_int_eq(find_s(csv, "be", "odd", &r, &why), 1);
+	ck_assert(r.responses == 8);
+	ck_assert_int_eq(find_s(csv, "be", "over", &r, &why), 1);
+	ck_assert(r.responses == -1);
+	ck_assert_int_eq(find_s(no_cols, "be", "old", &r, &why), 1);
+	ck_assert(r.responses == -1);
 }
 END_TEST
 
@@ -738,6 +767,7 @@ hastats_suite(void)
 	tcase_add_loop_test(tc, stat_and_servers_state, 0, NVERSIONS);
 	tcase_add_test(tc, sessions_and_every_server);
 	tcase_add_test(tc, traffic_counters);
+	tcase_add_test(tc, responses_summed);
 	tcase_add_test(tc, counters_odd);
 	suite_add_tcase(s, tc);
 	return s;

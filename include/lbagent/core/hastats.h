@@ -28,6 +28,10 @@ struct hastats_row {
 	long	rtime_ms;		/* "rtime": average response time of the
 					   last 1024 requests; -1 not given */
 	long	qtime_ms;		/* "qtime": the same for time queued */
+	long long responses;		/* HTTP responses since HAProxy started,
+					   hrsp_1xx to hrsp_other summed (a
+					   counter, as stot); -1 not given (a
+					   server in mode tcp) */
 	long	sid;			/* "sid": the server's numeric id in its
 					   backend ("id"), what "show stat BE 4
 					   SID" asks for; -1 not given */

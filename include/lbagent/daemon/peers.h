@@ -109,6 +109,8 @@ const struct lb_source		*peers_lb(const struct peers *, size_t i);
 struct lb_server_sample {
 	bool		found;		/* it answered, and has the row */
 	long long	stot;		/* sessions, cumulative; -1 not given */
+	long long	responses;	/* HTTP responses, cumulative; -1 not
+					   given (mode tcp) */
 	long		scur;		/* -1 not given, as the next ones */
 	long		qcur;
 	long		rtime_ms;
